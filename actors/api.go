@@ -1,0 +1,210 @@
+package actors
+
+import (
+	"context"
+	"reflect"
+
+	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/ringactor/ringactor/lifecycle"
+	"github.com/ringactor/ringactor/telemetry"
+)
+
+// Kernel is a typed handle on a launched ring kernel: the fastest way to
+// talk to it (no lookup, no type check per message).
+type Kernel[Req, Resp any] struct {
+	k  *kernel[Req, Resp]
+	rt *Runtime
+}
+
+// Launch registers def in rt and launches it (gate closed) in one step,
+// returning a typed handle.
+func Launch[Req, Resp any](ctx context.Context, rt *Runtime, def *KernelDef[Req, Resp]) (*Kernel[Req, Resp], error) {
+	ak, err := rt.register(def)
+	if err != nil {
+		return nil, err
+	}
+	if err := ak.launch(ctx); err != nil {
+		rt.mu.Lock()
+		if cur, ok := rt.kernels.Load(def.ID()); ok && cur == ak {
+			rt.kernels.Delete(def.ID())
+		}
+		rt.mu.Unlock()
+		return nil, err
+	}
+	return &Kernel[Req, Resp]{k: ak.(*kernel[Req, Resp]), rt: rt}, nil
+}
+
+// Handle returns a typed handle on the kernel with the given id, or a
+// WrongMessageTypeError when its types are not Req and Resp.
+func Handle[Req, Resp any](rt *Runtime, id string) (*Kernel[Req, Resp], error) {
+	ak, err := rt.lookup(id)
+	if err != nil {
+		return nil, err
+	}
+	k, ok := ak.(*kernel[Req, Resp])
+	if !ok {
+		return nil, typeMismatch(ak, reflect.TypeFor[Req](), reflect.TypeFor[Resp]())
+	}
+	return &Kernel[Req, Resp]{k: k, rt: rt}, nil
+}
+
+func typeMismatch(ak anyKernel, req, resp reflect.Type) error {
+	if ak.messageType() != req {
+		return &WrongMessageTypeError{Kernel: ak.kernelID(), Role: "message", Want: ak.messageType(), Got: req}
+	}
+	return &WrongMessageTypeError{Kernel: ak.kernelID(), Role: "reply", Want: ak.replyType(), Got: resp}
+}
+
+// ID returns the kernel's id.
+func (h *Kernel[Req, Resp]) ID() string { return h.k.def.id }
+
+// PID returns the kernel actor's PID, for Proto.Actor senders.
+func (h *Kernel[Req, Resp]) PID() *actor.PID { return h.k.pid() }
+
+// Request sends msg and waits for the reply of the kernel — of the last
+// kernel of the chain when the kernel routes downstream. A failed handler
+// gives a *gpu.ExecutionError; ctx bounds both the wait for room and the
+// wait for the reply.
+func (h *Kernel[Req, Resp]) Request(ctx context.Context, msg Req) (Resp, error) {
+	if h.k.down == nil {
+		return h.k.request(ctx, msg)
+	}
+	var zero Resp
+	return zero, &WrongMessageTypeError{Kernel: h.k.def.id, Role: "reply", Want: h.k.term, Got: reflect.TypeFor[Resp]()}
+}
+
+// Send admits msg without waiting for its reply, which goes downstream or to
+// the receive stream; it waits (under ctx) only for room. It returns the
+// message id, which the receive stream's errors carry.
+func (h *Kernel[Req, Resp]) Send(ctx context.Context, msg Req) (uint64, error) {
+	return h.k.send(ctx, msg)
+}
+
+// Receive returns the next reply on the kernel's receive stream (replies of
+// sent messages), or its error. After the kernel is terminated and the stream
+// is empty it returns ErrTerminated.
+func (h *Kernel[Req, Resp]) Receive(ctx context.Context) (Resp, error) {
+	r, _, err := h.k.receive(ctx)
+	return r, err
+}
+
+// Activate opens the kernel's gate.
+func (h *Kernel[Req, Resp]) Activate(ctx context.Context) error {
+	return h.rt.command(ctx, h.k.def.id, lifecycle.Activate)
+}
+
+// Deactivate closes the kernel's gate.
+func (h *Kernel[Req, Resp]) Deactivate(ctx context.Context) error {
+	return h.rt.command(ctx, h.k.def.id, lifecycle.Deactivate)
+}
+
+// Reactivate opens the kernel's gate again.
+func (h *Kernel[Req, Resp]) Reactivate(ctx context.Context) error {
+	return h.rt.command(ctx, h.k.def.id, lifecycle.Reactivate)
+}
+
+// Terminate drains and stops the kernel (see Runtime.Terminate).
+func (h *Kernel[Req, Resp]) Terminate(ctx context.Context) error {
+	return h.rt.Terminate(ctx, h.k.def.id)
+}
+
+// State returns the kernel's lifecycle state.
+func (h *Kernel[Req, Resp]) State() lifecycle.State { return h.k.state() }
+
+// Telemetry returns the kernel's counters.
+func (h *Kernel[Req, Resp]) Telemetry() telemetry.KernelStats { return h.k.stats() }
+
+// Request sends msg to the kernel with the given id and waits for its reply
+// of type Resp (the reply of the last kernel of a chain). Resp comes first
+// so that Req is inferred: actors.Request[Sum](ctx, rt, "add", pair).
+func Request[Resp, Req any](ctx context.Context, rt *Runtime, id string, msg Req) (Resp, error) {
+	var zero Resp
+	ak, err := rt.lookup(id)
+	if err != nil {
+		return zero, err
+	}
+	if k, ok := ak.(*kernel[Req, Resp]); ok && k.down == nil {
+		return k.request(ctx, msg)
+	}
+	in, ok := ak.(inbox[Req])
+	if !ok || ak.terminalType() != reflect.TypeFor[Resp]() {
+		if !ok {
+			return zero, &WrongMessageTypeError{Kernel: id, Role: "message", Want: ak.messageType(), Got: reflect.TypeFor[Req]()}
+		}
+		return zero, &WrongMessageTypeError{Kernel: id, Role: "reply", Want: ak.terminalType(), Got: reflect.TypeFor[Resp]()}
+	}
+	return chainRequest[Resp](ctx, in, id, msg)
+}
+
+// chainRequest sends msg into the head of a chain and waits for the reply of
+// its last kernel.
+func chainRequest[Resp, Req any](ctx context.Context, in inbox[Req], id string, msg Req) (Resp, error) {
+	var zero Resp
+	if err := ctx.Err(); err != nil {
+		return zero, kernelErr(id, err)
+	}
+	if isNilValue(msg) {
+		return zero, kernelErr(id, ErrNilMessage)
+	}
+	w := newWaiter[Resp]()
+	if err := in.forward(ctx, ctx, msg, nextID(), monoNow(), nil, w); err != nil {
+		return zero, err
+	}
+	select {
+	case <-w.ch:
+		return w.take()
+	case <-ctx.Done():
+		return zero, kernelErr(id, ctx.Err())
+	}
+}
+
+// isNilValue reports whether v is a nil pointer, map, slice, func, chan or
+// interface.
+func isNilValue[T any](v T) bool {
+	rv := reflect.ValueOf(&v).Elem()
+	switch rv.Kind() {
+	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Func, reflect.Chan, reflect.Interface:
+		return rv.IsNil()
+	}
+	return false
+}
+
+// Send admits msg into the kernel with the given id without waiting for its
+// reply, and returns the message id.
+func Send[Req any](ctx context.Context, rt *Runtime, id string, msg Req) (uint64, error) {
+	ak, err := rt.lookup(id)
+	if err != nil {
+		return 0, err
+	}
+	in, ok := ak.(inbox[Req])
+	if !ok {
+		return 0, &WrongMessageTypeError{Kernel: id, Role: "message", Want: ak.messageType(), Got: reflect.TypeFor[Req]()}
+	}
+	if isNilValue(msg) {
+		return 0, kernelErr(id, ErrNilMessage)
+	}
+	if err := ctx.Err(); err != nil {
+		return 0, kernelErr(id, err)
+	}
+	mid := nextID()
+	return mid, in.forward(ctx, nil, msg, mid, monoNow(), nil, nil)
+}
+
+// Receive returns the next reply on the receive stream of the kernel with
+// the given id.
+func Receive[Resp any](ctx context.Context, rt *Runtime, id string) (Resp, error) {
+	var zero Resp
+	ak, err := rt.lookup(id)
+	if err != nil {
+		return zero, err
+	}
+	src, ok := ak.(interface {
+		receive(context.Context) (Resp, uint64, error)
+	})
+	if !ok {
+		return zero, &WrongMessageTypeError{Kernel: id, Role: "reply", Want: ak.replyType(), Got: reflect.TypeFor[Resp]()}
+	}
+	r, _, err := src.receive(ctx)
+	return r, err
+}

@@ -1,0 +1,82 @@
+package actors
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+)
+
+// Errors of the runtime API. Each is matched with errors.Is; the typed
+// errors below carry the details and match the sentinels too.
+var (
+	// ErrUnknownKernel: no kernel with that id is launched in this runtime.
+	ErrUnknownKernel = errors.New("ringactor: unknown kernel")
+	// ErrDuplicateKernel: a kernel with that id is already launched.
+	ErrDuplicateKernel = errors.New("ringactor: duplicate kernel id")
+	// ErrNotLaunched: the kernel exists but was never launched.
+	ErrNotLaunched = errors.New("ringactor: kernel not launched")
+	// ErrTerminated: the kernel is terminated (or terminating); it takes no
+	// messages, and messages it held when it stopped without draining get
+	// this error.
+	ErrTerminated = errors.New("ringactor: kernel terminated")
+	// ErrWrongMessageType: the message or reply type does not match the kernel.
+	ErrWrongMessageType = errors.New("ringactor: wrong message type")
+	// ErrNilMessage: a nil pointer, map, slice, func, chan or interface was sent.
+	ErrNilMessage = errors.New("ringactor: nil message")
+	// ErrRingFull: the kernel's ring and overflow are full and its
+	// backpressure policy is Reject.
+	ErrRingFull = errors.New("ringactor: ring full")
+	// ErrDropped: the message was evicted by the DropOldest policy.
+	ErrDropped = errors.New("ringactor: message dropped")
+	// ErrRuntimeClosed: the runtime was closed.
+	ErrRuntimeClosed = errors.New("ringactor: runtime closed")
+	// ErrInvalidKernel: a kernel definition is malformed (empty id, no handler).
+	ErrInvalidKernel = errors.New("ringactor: invalid kernel definition")
+)
+
+// KernelError names the kernel an error is about.
+type KernelError struct {
+	Kernel string
+	Err    error
+}
+
+// Error implements error.
+func (e *KernelError) Error() string { return fmt.Sprintf("kernel %q: %v", e.Kernel, e.Err) }
+
+// Unwrap returns the cause.
+func (e *KernelError) Unwrap() error { return e.Err }
+
+func kernelErr(id string, err error) error { return &KernelError{Kernel: id, Err: err} }
+
+// WrongMessageTypeError says which type a kernel wanted and which it got.
+type WrongMessageTypeError struct {
+	Kernel string
+	Role   string // "message" or "reply"
+	Want   reflect.Type
+	Got    reflect.Type
+}
+
+// Error implements error.
+func (e *WrongMessageTypeError) Error() string {
+	return fmt.Sprintf("ringactor: kernel %q takes %s type %v, got %v", e.Kernel, e.Role, e.Want, e.Got)
+}
+
+// Is matches ErrWrongMessageType.
+func (e *WrongMessageTypeError) Is(target error) bool { return target == ErrWrongMessageType }
+
+// BackpressureError reports a message refused or evicted by a kernel's
+// admission policy.
+type BackpressureError struct {
+	Kernel    string
+	MessageID uint64
+	Policy    Backpressure
+	Err       error // ErrRingFull or ErrDropped
+}
+
+// Error implements error.
+func (e *BackpressureError) Error() string {
+	return fmt.Sprintf("ringactor: kernel %q message %d: %v (policy %v)", e.Kernel, e.MessageID, e.Err, e.Policy)
+}
+
+// Unwrap returns ErrRingFull or ErrDropped.
+func (e *BackpressureError) Unwrap() error { return e.Err }

@@ -1,0 +1,113 @@
+package actors
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/ringactor/ringactor/messages"
+	"github.com/ringactor/ringactor/supervision"
+)
+
+// Test message types.
+type (
+	addReq struct {
+		A, B []float32
+	}
+	addResp struct {
+		Sum []float32
+	}
+	num   struct{ V int }
+	total struct{ Sum int }
+	label struct{ S string }
+)
+
+func init() {
+	messages.MustRegister[addReq]("test.add.request")
+	messages.MustRegister[addResp]("test.add.response")
+	messages.MustRegister[num]("test.num")
+	messages.MustRegister[total]("test.total")
+	messages.MustRegister[label]("test.label")
+	messages.MustRegister[*num]("test.num.ptr")
+}
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+// newTestRuntime starts a quiet runtime with fast restarts and closes it at
+// the end of the test.
+func newTestRuntime(t testing.TB, opts ...Option) *Runtime {
+	t.Helper()
+	base := []Option{
+		WithLogger(DiscardLogger()),
+		WithTelemetry(false),
+		WithSupervisor(supervision.NewStrategy(
+			supervision.WithLogger(DiscardLogger()),
+			supervision.WithBackoff(supervision.Backoff{Initial: 50 * time.Microsecond, Max: time.Millisecond, Multiplier: 2}),
+		)),
+	}
+	rt, err := NewRuntime(append(base, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		if err := rt.Close(ctx); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	})
+	return rt
+}
+
+func testCtx(t testing.TB) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func vectorAdd(_ context.Context, r addReq) (addResp, error) {
+	if len(r.A) != len(r.B) {
+		return addResp{}, fmt.Errorf("length mismatch: %d vs %d", len(r.A), len(r.B))
+	}
+	out := make([]float32, len(r.A))
+	for i := range r.A {
+		out[i] = r.A[i] + r.B[i]
+	}
+	return addResp{Sum: out}, nil
+}
+
+// runningSum is a stateful kernel: its state resets when it restarts.
+func runningSum() Handler[num, total] {
+	sum := 0
+	return func(_ context.Context, n num) (total, error) {
+		sum += n.V
+		return total{Sum: sum}, nil
+	}
+}
+
+func mustLaunch[Req, Resp any](t testing.TB, rt *Runtime, def *KernelDef[Req, Resp], activate bool) *Kernel[Req, Resp] {
+	t.Helper()
+	k, err := Launch(testCtx(t), rt, def)
+	if err != nil {
+		t.Fatalf("Launch %s: %v", def.ID(), err)
+	}
+	if activate {
+		if err := k.Activate(testCtx(t)); err != nil {
+			t.Fatalf("Activate %s: %v", def.ID(), err)
+		}
+	}
+	return k
+}
+
+func wantErr(t testing.TB, err, target error) {
+	t.Helper()
+	if !errors.Is(err, target) {
+		t.Fatalf("error = %v, want %v", err, target)
+	}
+}

@@ -1,0 +1,251 @@
+package actors
+
+import (
+	"fmt"
+	"reflect"
+
+	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/ringactor/ringactor/gpu/cpu"
+	"github.com/ringactor/ringactor/lifecycle"
+)
+
+// KernelActor is the Proto.Actor that owns one ring kernel. It is a child of
+// the orchestrator, which supervises it. Its mailbox feeds the kernel's input
+// ring; lifecycle commands drive the state machine of package lifecycle and
+// the control block's gate and terminate flag; the kernel's loop runs on a
+// goroutine of its current incarnation, and a handler panic fails the actor
+// so that its supervisor restarts it with a fresh handler.
+//
+// Other actors talk to it with ordinary Proto.Actor messages: a value of the
+// kernel's message type (Send, or RequestFuture for the reply), a
+// lifecycle.Command (answered with a lifecycle.Reply).
+type KernelActor interface {
+	actor.Actor
+	// Kernel returns the id of the kernel the actor owns.
+	Kernel() string
+}
+
+type kernelActor[Req, Resp any] struct {
+	k *kernel[Req, Resp]
+}
+
+// kernelFault tells the actor its loop stopped on a failure.
+type kernelFault struct{ err error }
+
+// loopExited tells the actor its loop returned after a terminate.
+type loopExited struct{}
+
+// lifecycleRequest is the runtime's lifecycle command, answered through done.
+type lifecycleRequest struct {
+	event lifecycle.Event
+	done  chan lifecycle.Reply
+}
+
+func (a *kernelActor[Req, Resp]) Kernel() string { return a.k.def.id }
+
+// Receive implements actor.Actor.
+func (a *kernelActor[Req, Resp]) Receive(c actor.Context) {
+	k := a.k
+	switch m := c.Message().(type) {
+	case *actor.Started:
+		k.onStarted(c)
+	case *actor.Restarting:
+		k.cb.Restarts.Store(k.cb.Restarts.Load() + 1)
+	case *actor.Stopping:
+		k.onStopping()
+	case *kernelFault:
+		k.onLoopEnd(c, m.err)
+	case *loopExited:
+		k.onLoopEnd(c, nil)
+	case *lifecycleRequest:
+		k.apply(c, m.event, func(r lifecycle.Reply) { m.done <- r })
+	case *lifecycle.Command:
+		k.apply(c, m.Event, func(r lifecycle.Reply) { c.Respond(&r) })
+	case lifecycle.Command:
+		k.apply(c, m.Event, func(r lifecycle.Reply) { c.Respond(&r) })
+	case actor.SystemMessage, actor.AutoReceiveMessage:
+	default:
+		// A message of the kernel's type never gets here (the mailbox admits
+		// it); anything else is the wrong type for this kernel.
+		err := &WrongMessageTypeError{Kernel: k.def.id, Role: "message", Want: reflect.TypeFor[Req](), Got: reflect.TypeOf(m)}
+		if c.Sender() != nil {
+			c.Respond(err)
+		} else {
+			k.rt.logger.Warn("ringactor: message of the wrong type", "kernel", k.def.id, "error", err)
+		}
+	}
+}
+
+// onStarted starts the loop of a new incarnation: the first one after launch,
+// or one after a supervisor restart, which reopens the gate if it was open.
+func (k *kernel[Req, Resp]) onStarted(c actor.Context) {
+	k.mu.Lock()
+	k.self = c.Self()
+	if k.st == lifecycle.Failed {
+		next, _ := lifecycle.Transition(k.st, lifecycle.Restart)
+		k.setState(next)
+		if k.resumeOpen {
+			if next, err := lifecycle.Transition(k.st, lifecycle.Activate); err == nil {
+				k.setState(next)
+				k.cb.Open()
+			}
+		}
+	}
+	terminated := k.st == lifecycle.Terminated
+	k.mu.Unlock()
+	if terminated && k.cb.TerminatedAck.Load() != 0 {
+		return // a restart that arrived after termination finished
+	}
+	k.startLoop(c)
+}
+
+// startLoop runs a fresh handler on a new loop goroutine. The handler's
+// factory runs here, so a panicking factory fails the actor like a handler.
+func (k *kernel[Req, Resp]) startLoop(c actor.Context) {
+	h := k.def.newHandler()
+	loop := &cpu.Loop{
+		Control: k.cb, Wake: k.wake, Wait: k.def.wait,
+		Poll:  func(draining bool) (bool, error) { return k.poll(h, draining) },
+		Ready: k.ready,
+	}
+	k.loopRunning = true
+	done := make(chan struct{})
+	k.loopDone = done
+	self, root := c.Self(), k.rt.system.Root
+	go func() {
+		err := loop.Run()
+		close(done)
+		if err != nil {
+			root.Send(self, &kernelFault{err: err})
+			return
+		}
+		root.Send(self, &loopExited{})
+	}()
+	k.wake.Notify()
+}
+
+// onLoopEnd handles the loop's exit: the end of a termination, or a fault
+// that fails the actor so its supervisor decides (restart, stop, …).
+func (k *kernel[Req, Resp]) onLoopEnd(c actor.Context, fault error) {
+	k.loopRunning = false
+	k.mu.Lock()
+	if k.st == lifecycle.Terminated {
+		k.mu.Unlock()
+		if fault != nil || !k.drained() {
+			k.startLoop(c) // a fault raced the terminate: drain with a fresh loop
+			return
+		}
+		k.finishTermination(c)
+		return
+	}
+	k.resumeOpen = k.cb.IsOpen()
+	if next, err := lifecycle.Transition(k.st, lifecycle.Fault); err == nil {
+		k.setState(next)
+	}
+	k.mu.Unlock()
+	k.lastFault = fault
+	panic(fault) // Proto.Actor escalates to the orchestrator's supervisor strategy
+}
+
+// drained reports whether nothing is left in the ring or the overflow.
+func (k *kernel[Req, Resp]) drained() bool { return k.in.Empty() && k.ovLen.Load() == 0 }
+
+// apply applies a lifecycle event and answers with the transition.
+func (k *kernel[Req, Resp]) apply(c actor.Context, ev lifecycle.Event, reply func(lifecycle.Reply)) {
+	k.mu.Lock()
+	from := k.st
+	next, err := lifecycle.Transition(from, ev)
+	if err != nil {
+		k.mu.Unlock()
+		reply(lifecycle.Reply{From: from, To: from, Err: kernelErr(k.def.id, err)})
+		return
+	}
+	k.setState(next)
+	switch ev {
+	case lifecycle.Activate, lifecycle.Reactivate:
+		k.cb.Open()
+	case lifecycle.Deactivate:
+		k.cb.Close()
+	case lifecycle.Terminate:
+		k.wakeSenders() // blocked senders retry and find the kernel terminated
+		k.mu.Unlock()
+		k.terminators = append(k.terminators, reply)
+		k.cb.Terminate.Store(1)
+		k.wake.Notify()
+		if !k.loopRunning { // failed and waiting for its restart: drain now
+			k.startLoop(c)
+		}
+		return
+	}
+	k.mu.Unlock()
+	k.wake.Notify()
+	reply(lifecycle.Reply{From: from, To: next})
+}
+
+// finishTermination releases the kernel once its loop has drained it.
+func (k *kernel[Req, Resp]) finishTermination(c actor.Context) {
+	select {
+	case <-k.ended:
+		return
+	default:
+	}
+	k.end(lifecycle.Reply{From: lifecycle.Active, To: lifecycle.Terminated})
+	c.Stop(c.Self())
+}
+
+// onStopping runs when the actor stops for another reason than a terminate:
+// its supervisor gave up on it, or the actor system is shutting down. Every
+// queued message is answered with ErrTerminated (joined with the last fault).
+func (k *kernel[Req, Resp]) onStopping() {
+	k.mu.Lock()
+	if k.st == lifecycle.Terminated && k.cb.TerminatedAck.Load() != 0 {
+		k.mu.Unlock()
+		return
+	}
+	k.setState(lifecycle.Terminated)
+	k.wakeSenders()
+	k.mu.Unlock()
+	k.rejectAll.Store(true)
+	k.cb.Terminate.Store(1)
+	if k.loopRunning {
+		// Shutting down under a running loop: it drains, rejecting, and
+		// gives up on a receive stream nobody reads.
+		k.cancel()
+		k.wake.Notify()
+		<-k.loopDone
+	} else { // no loop: this goroutine is the ring's consumer now
+		var zero Resp
+		cause := error(ErrTerminated)
+		if k.lastFault != nil {
+			cause = fmt.Errorf("%w after a failure: %w", ErrTerminated, k.lastFault)
+		}
+		for {
+			s, ok := k.in.TryPop()
+			if !ok {
+				if k.ovLen.Load() == 0 {
+					break
+				}
+				k.refill()
+				continue
+			}
+			k.finish(&s, zero, kernelErr(k.def.id, cause), false)
+		}
+		k.cb.TerminatedAck.Store(1)
+	}
+	k.loopRunning = false
+	k.end(lifecycle.Reply{From: lifecycle.Failed, To: lifecycle.Terminated, Err: k.lastFault})
+}
+
+// end marks the kernel ended and answers every Terminate waiting for it.
+func (k *kernel[Req, Resp]) end(r lifecycle.Reply) {
+	select {
+	case <-k.ended:
+	default:
+		close(k.ended)
+	}
+	for _, t := range k.terminators {
+		t(r)
+	}
+	k.terminators = nil
+}

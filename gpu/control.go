@@ -1,0 +1,110 @@
+package gpu
+
+import (
+	"math"
+	"time"
+)
+
+// Gate values of a control block.
+const (
+	GateClosed uint64 = 0
+	GateOpen   uint64 = 1
+)
+
+// ControlBlock is the shared state of one ring kernel: the words the host
+// writes (gate, terminate) and the words the kernel writes (terminated ack,
+// counters, heartbeat, latency). Every word sits on its own cache line.
+//
+// Each word has exactly one writer: the host writes Gate and Terminate, the
+// kernel loop writes everything else (Dropped is written by the admitting
+// side, which is the host). Writers use plain stores of a value they compute
+// themselves, never a read-modify-write shared with the other side, so the
+// same layout works in mapped pinned memory for a device kernel. Observers
+// read any word at any time.
+type ControlBlock struct {
+	Gate          paddedUint64 // GateOpen or GateClosed; host → kernel
+	Terminate     paddedUint64 // non-zero asks the loop to exit; host → kernel
+	TerminatedAck paddedUint64 // non-zero once the loop has exited; kernel → host
+	Processed     paddedUint64 // messages handled (successfully or not)
+	Errors        paddedUint64 // messages whose handler failed
+	Dropped       paddedUint64 // messages rejected or evicted by admission policy
+	Heartbeat     paddedUint64 // unix nanoseconds of the loop's last activity
+	LatencyMin    paddedUint64 // nanoseconds, admission → reply; MaxUint64 until the first message
+	LatencyMax    paddedUint64
+	LatencySum    paddedUint64
+	LatencyCount  paddedUint64
+	Restarts      paddedUint64 // supervisor restarts of the kernel
+}
+
+// NewControlBlock returns a control block with the gate closed.
+func NewControlBlock() *ControlBlock {
+	cb := &ControlBlock{}
+	cb.LatencyMin.Store(math.MaxUint64)
+	return cb
+}
+
+// Open opens the gate: the loop consumes its input ring.
+func (cb *ControlBlock) Open() { cb.Gate.Store(GateOpen) }
+
+// Close closes the gate: messages queue, nothing is lost.
+func (cb *ControlBlock) Close() { cb.Gate.Store(GateClosed) }
+
+// IsOpen reports whether the gate is open.
+func (cb *ControlBlock) IsOpen() bool { return cb.Gate.Load() == GateOpen }
+
+// RecordMessage is called by the kernel loop (the only writer of these words)
+// after handling one message that waited latency since its admission.
+func (cb *ControlBlock) RecordMessage(latency time.Duration, failed bool, now int64) {
+	ns := uint64(max(latency, 0))
+	cb.Processed.Store(cb.Processed.Load() + 1)
+	if failed {
+		cb.Errors.Store(cb.Errors.Load() + 1)
+	}
+	if ns < cb.LatencyMin.Load() {
+		cb.LatencyMin.Store(ns)
+	}
+	if ns > cb.LatencyMax.Load() {
+		cb.LatencyMax.Store(ns)
+	}
+	cb.LatencySum.Store(cb.LatencySum.Load() + ns)
+	cb.LatencyCount.Store(cb.LatencyCount.Load() + 1)
+	cb.Heartbeat.Store(uint64(now))
+}
+
+// Beat records loop activity without a message (start, restart, exit).
+func (cb *ControlBlock) Beat(now int64) { cb.Heartbeat.Store(uint64(now)) }
+
+// Stats is a consistent-enough copy of a control block for observers.
+type Stats struct {
+	Open         bool
+	Terminated   bool
+	Processed    uint64
+	Errors       uint64
+	Dropped      uint64
+	Restarts     uint64
+	LatencyMin   time.Duration
+	LatencyAvg   time.Duration
+	LatencyMax   time.Duration
+	LastActivity time.Time
+}
+
+// Snapshot reads every word once.
+func (cb *ControlBlock) Snapshot() Stats {
+	s := Stats{
+		Open:       cb.IsOpen(),
+		Terminated: cb.TerminatedAck.Load() != 0,
+		Processed:  cb.Processed.Load(),
+		Errors:     cb.Errors.Load(),
+		Dropped:    cb.Dropped.Load(),
+		Restarts:   cb.Restarts.Load(),
+		LatencyMax: time.Duration(cb.LatencyMax.Load()),
+	}
+	if n := cb.LatencyCount.Load(); n > 0 {
+		s.LatencyMin = time.Duration(cb.LatencyMin.Load())
+		s.LatencyAvg = time.Duration(cb.LatencySum.Load() / n)
+	}
+	if hb := cb.Heartbeat.Load(); hb != 0 {
+		s.LastActivity = time.Unix(0, int64(hb))
+	}
+	return s
+}

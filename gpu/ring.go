@@ -1,0 +1,128 @@
+package gpu
+
+import (
+	"fmt"
+	"sync/atomic"
+)
+
+// cacheLine is the size the hot words of a ring or control block are padded
+// to, so that the producer's and the consumer's words never share a line.
+const cacheLine = 64
+
+// paddedUint64 is an atomic word alone on its cache line.
+type paddedUint64 struct {
+	atomic.Uint64
+	_ [cacheLine - 8]byte
+}
+
+// Ring is a lock-free single-producer/single-consumer ring of T.
+//
+// Exactly one goroutine may push at a time and exactly one may pop at a
+// time; callers that have several producers serialise them (the kernel's
+// admission lock does). Head and tail grow monotonically; Go's atomics give
+// the acquire/release ordering the protocol needs, and the race detector
+// sees the happens-before edge they create.
+type Ring[T any] struct {
+	_     [cacheLine]byte
+	tail  paddedUint64 // next index the producer writes; written by the producer only
+	head  paddedUint64 // next index the consumer reads; written by the consumer only
+	mask  uint64
+	slots []T
+
+	// producer-local and consumer-local caches of the other side's index:
+	// they save a cross-core load on most operations.
+	cachedHead uint64
+	_          [cacheLine - 8]byte
+	cachedTail uint64
+	_          [cacheLine - 8]byte
+}
+
+// CapacityError reports a ring capacity that is not a power of two in range.
+type CapacityError struct {
+	Capacity int
+}
+
+// MaxRingCapacity is the largest capacity a ring may have.
+const MaxRingCapacity = 1 << 24
+
+// Error implements error.
+func (e *CapacityError) Error() string {
+	return fmt.Sprintf("gpu: ring capacity %d is not a power of two in [2, %d]", e.Capacity, MaxRingCapacity)
+}
+
+// ValidCapacity reports whether n can be a ring's capacity.
+func ValidCapacity(n int) bool {
+	return n >= 2 && n <= MaxRingCapacity && n&(n-1) == 0
+}
+
+// NewRing returns an empty ring of the given capacity, which must be a power
+// of two between 2 and MaxRingCapacity.
+func NewRing[T any](capacity int) (*Ring[T], error) {
+	if !ValidCapacity(capacity) {
+		return nil, &CapacityError{Capacity: capacity}
+	}
+	return &Ring[T]{mask: uint64(capacity - 1), slots: make([]T, capacity)}, nil
+}
+
+// Cap returns the ring's capacity.
+func (r *Ring[T]) Cap() int { return len(r.slots) }
+
+// Len returns the number of messages in the ring. It is exact only when
+// neither side is moving; observers use it as a gauge.
+func (r *Ring[T]) Len() int {
+	tail := r.tail.Load()
+	head := r.head.Load()
+	if tail < head { // a racing pop between the two loads
+		return 0
+	}
+	return int(tail - head)
+}
+
+// TryPush appends v and reports whether there was room. Producer side only.
+func (r *Ring[T]) TryPush(v T) bool {
+	tail := r.tail.Load() // own index: no other writer
+	if tail-r.cachedHead >= uint64(len(r.slots)) {
+		r.cachedHead = r.head.Load() // acquire the consumer's progress
+		if tail-r.cachedHead >= uint64(len(r.slots)) {
+			return false
+		}
+	}
+	r.slots[tail&r.mask] = v
+	r.tail.Store(tail + 1) // release: the slot is visible before the index
+	return true
+}
+
+// Free returns how many pushes would succeed now. Producer side only.
+func (r *Ring[T]) Free() int {
+	r.cachedHead = r.head.Load()
+	return len(r.slots) - int(r.tail.Load()-r.cachedHead)
+}
+
+// TryPop removes the oldest message and reports whether there was one.
+// Consumer side only. The slot is cleared so the ring keeps no garbage alive.
+func (r *Ring[T]) TryPop() (T, bool) {
+	var zero T
+	head := r.head.Load()
+	if head == r.cachedTail {
+		r.cachedTail = r.tail.Load() // acquire the producer's writes
+		if head == r.cachedTail {
+			return zero, false
+		}
+	}
+	i := head & r.mask
+	v := r.slots[i]
+	r.slots[i] = zero
+	r.head.Store(head + 1) // release the slot back to the producer
+	return v, true
+}
+
+// Empty reports whether the consumer would find nothing. Consumer side only
+// (or an observer that tolerates a stale answer).
+func (r *Ring[T]) Empty() bool {
+	return r.head.Load() == r.tail.Load()
+}
+
+// Indices returns the head and tail indices (for telemetry and tests).
+func (r *Ring[T]) Indices() (head, tail uint64) {
+	return r.head.Load(), r.tail.Load()
+}
