@@ -84,6 +84,7 @@ type kernel[Req, Resp any] struct {
 
 	stA       atomic.Uint32 // copy of st for lock-free reads
 	ovLen     atomic.Int64  // overflow.len() for the loop's cheap check
+	blocked   atomic.Bool   // senders wait for room (space != nil)
 	rejectAll atomic.Bool   // draining answers ErrTerminated instead of handling
 
 	// owned by the actor goroutine
@@ -239,6 +240,7 @@ func (k *kernel[Req, Resp]) admit(ctx context.Context, s slot[Req, Resp], wait b
 		if ch == nil {
 			ch = make(chan struct{})
 			k.space = ch
+			k.blocked.Store(true)
 		}
 		k.mu.Unlock()
 		select {
@@ -254,6 +256,7 @@ func (k *kernel[Req, Resp]) wakeSenders() {
 	if k.space != nil {
 		close(k.space)
 		k.space = nil
+		k.blocked.Store(false)
 	}
 }
 
@@ -265,7 +268,7 @@ func (k *kernel[Req, Resp]) refill() {
 		k.overflow.pop()
 	}
 	k.ovLen.Store(int64(k.overflow.len()))
-	if k.overflow.len() < k.def.overflow {
+	if k.overflow.len() < k.def.overflow || k.in.Free() > 0 {
 		k.wakeSenders()
 	}
 	k.mu.Unlock()
@@ -285,7 +288,7 @@ func (k *kernel[Req, Resp]) poll(h Handler[Req, Resp], draining bool) (bool, err
 		if s, ok = k.in.TryPop(); !ok {
 			return false, nil
 		}
-	} else if k.ovLen.Load() != 0 {
+	} else if k.ovLen.Load() != 0 || k.blocked.Load() {
 		k.refill()
 	}
 	return true, k.handle(h, &s, draining)

@@ -271,11 +271,7 @@ func (rt *Runtime) command(ctx context.Context, id string, ev lifecycle.Event) e
 	}
 	pid := k.pid()
 	if pid == nil {
-		_, err := lifecycle.Transition(k.state(), ev)
-		if err == nil {
-			err = ErrNotLaunched
-		}
-		return kernelErr(id, err)
+		return kernelErr(id, ErrNotLaunched)
 	}
 	done := make(chan lifecycle.Reply, 1)
 	rt.system.Root.Send(pid, &lifecycleRequest{event: ev, done: done})

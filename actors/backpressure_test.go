@@ -1,0 +1,158 @@
+package actors
+
+import (
+	"context"
+	"errors"
+	"sort"
+	"testing"
+	"time"
+)
+
+// fill sends n numbered messages to a deactivated kernel.
+func fill(t *testing.T, k *Kernel[num, total], from, n int) {
+	t.Helper()
+	for i := from; i < from+n; i++ {
+		if _, err := k.Send(testCtx(t), num{V: i}); err != nil {
+			t.Fatalf("Send %d: %v", i, err)
+		}
+	}
+}
+
+func echoNum(_ context.Context, n num) (total, error) { return total{Sum: n.V}, nil }
+
+func TestDeactivateQueuesAndLosesNothing(t *testing.T) {
+	rt := newTestRuntime(t)
+	ctx := testCtx(t)
+	k := mustLaunch(t, rt, NewStatelessKernel("echo", echoNum, WithCapacity(8), WithOverflow(8)), true)
+	if err := k.Deactivate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	fill(t, k, 1, 16) // ring and overflow exactly full
+	// The gate is closed: a request waits, and gives up at its deadline.
+	short, cancel := context.WithTimeout(ctx, 20*time.Millisecond)
+	defer cancel()
+	_, err := k.Request(short, num{V: 99})
+	wantErr(t, err, context.DeadlineExceeded)
+	if st := k.Telemetry(); st.Processed != 0 || st.Depth != 16 {
+		t.Fatalf("while deactivated: %+v", st)
+	}
+	if err := k.Reactivate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for want := 1; want <= 16; want++ {
+		r, err := k.Receive(ctx)
+		if err != nil || r.Sum != want {
+			t.Fatalf("Receive = %v %v, want %d", r, err, want)
+		}
+	}
+}
+
+func TestBackpressureBlocksSender(t *testing.T) {
+	rt := newTestRuntime(t)
+	ctx := testCtx(t)
+	k := mustLaunch(t, rt, NewStatelessKernel("echo", echoNum, WithCapacity(2), WithOverflow(2)), false)
+	fill(t, k, 1, 4)
+	sent := make(chan error, 1)
+	go func() { // blocks until the kernel drains
+		_, err := k.Send(ctx, num{V: 5})
+		sent <- err
+	}()
+	select {
+	case err := <-sent:
+		t.Fatalf("Send into a full kernel returned %v without waiting", err)
+	default:
+	}
+	if err := k.Activate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for want := 1; want <= 5; want++ {
+		r, err := k.Receive(ctx)
+		if err != nil || r.Sum != want {
+			t.Fatalf("Receive = %v %v, want %d", r, err, want)
+		}
+	}
+	if err := <-sent; err != nil {
+		t.Fatal(err)
+	}
+	if st := k.Telemetry(); st.Dropped != 0 {
+		t.Fatalf("blocking policy dropped %d", st.Dropped)
+	}
+}
+
+func TestBackpressureReject(t *testing.T) {
+	rt := newTestRuntime(t)
+	ctx := testCtx(t)
+	k := mustLaunch(t, rt, NewStatelessKernel("echo", echoNum, WithCapacity(2), WithOverflow(1), WithBackpressure(Reject)), false)
+	fill(t, k, 1, 3)
+	_, err := k.Send(ctx, num{V: 4})
+	var be *BackpressureError
+	if !errors.As(err, &be) || !errors.Is(err, ErrRingFull) || be.Policy != Reject {
+		t.Fatalf("Send into a full kernel: %v", err)
+	}
+	_, err = k.Request(ctx, num{V: 5})
+	wantErr(t, err, ErrRingFull)
+	if st := k.Telemetry(); st.Dropped != 2 {
+		t.Fatalf("dropped = %d, want 2", st.Dropped)
+	}
+	if err := k.Activate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for want := 1; want <= 3; want++ {
+		if r, err := k.Receive(ctx); err != nil || r.Sum != want {
+			t.Fatalf("Receive = %v %v, want %d", r, err, want)
+		}
+	}
+}
+
+func TestBackpressureDropOldest(t *testing.T) {
+	rt := newTestRuntime(t)
+	ctx := testCtx(t)
+	k := mustLaunch(t, rt, NewStatelessKernel("echo", echoNum, WithCapacity(2), WithOverflow(2), WithBackpressure(DropOldest)), false)
+	fill(t, k, 1, 4)
+	// A request that gets evicted still gets its outcome.
+	evicted := make(chan error, 1)
+	go func() {
+		_, err := k.Request(ctx, num{V: 5})
+		evicted <- err
+	}()
+	// Keep sending until the request is evicted; each eviction is counted.
+	var sent []int
+	for i := 6; ; i++ {
+		fill(t, k, i, 1)
+		sent = append(sent, i)
+		select {
+		case err := <-evicted:
+			wantErr(t, err, ErrDropped)
+			goto done
+		default:
+		}
+		if i > 10_000 {
+			t.Fatal("request never evicted")
+		}
+	}
+done:
+	if err := k.Activate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// Every sent message has exactly one outcome on the stream: a reply or ErrDropped.
+	var got []int
+	dropped := 0
+	for i := 0; i < 4+len(sent); i++ {
+		r, err := k.Receive(ctx)
+		switch {
+		case errors.Is(err, ErrDropped):
+			dropped++
+		case err != nil:
+			t.Fatal(err)
+		default:
+			got = append(got, r.Sum)
+		}
+	}
+	st := k.Telemetry()
+	if int(st.Dropped) != dropped+1 { // +1: the evicted request
+		t.Fatalf("dropped counter %d, outcomes %d+1", st.Dropped, dropped)
+	}
+	if !sort.IntsAreSorted(got) || got[0] != 1 || got[1] != 2 {
+		t.Fatalf("survivors out of order: %v", got)
+	}
+}

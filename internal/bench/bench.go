@@ -1,0 +1,255 @@
+// Package bench measures ringactor's message paths against baselines taken
+// in the same process: a raw Proto.Actor request to an echo actor and a Go
+// channel ping-pong. The ringactor command's bench subcommand prints them.
+package bench
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/ringactor/ringactor/actors"
+	"github.com/ringactor/ringactor/messages"
+)
+
+// Ping is the benchmark's message and reply.
+type Ping struct{ N int64 }
+
+func init() {
+	if _, err := messages.Register[Ping]("ringactor.bench.ping"); err != nil {
+		panic(err)
+	}
+}
+
+// Config sizes a run.
+type Config struct {
+	RTTSamples     int // sequential round trips per measurement
+	PipelinedMsgs  int // messages per pipelined measurement
+	InFlight       int // messages in flight in the pipelined measurement
+	WarmupRequests int
+}
+
+// Quick finishes in a few seconds; Full takes longer for steadier numbers.
+var (
+	Quick = Config{RTTSamples: 50_000, PipelinedMsgs: 500_000, InFlight: 256, WarmupRequests: 5_000}
+	Full  = Config{RTTSamples: 300_000, PipelinedMsgs: 3_000_000, InFlight: 256, WarmupRequests: 20_000}
+)
+
+// Result is one run's numbers; the JSON names are the contract of
+// `ringactor bench --json`.
+type Result struct {
+	GoVersion              string  `json:"go_version"`
+	GOMAXPROCS             int     `json:"gomaxprocs"`
+	RingRTTP50             int64   `json:"ring_rtt_p50_ns"`
+	RingRTTP99             int64   `json:"ring_rtt_p99_ns"`
+	ProtoActorRTTP50       int64   `json:"protoactor_rtt_p50_ns"`
+	ProtoActorRTTP99       int64   `json:"protoactor_rtt_p99_ns"`
+	ChanRTTP50             int64   `json:"chan_rtt_p50_ns"`
+	ChanRTTP99             int64   `json:"chan_rtt_p99_ns"`
+	RingPipelinedMsgsPerS  float64 `json:"ring_pipelined_msgs_per_s"`
+	ChanPipelinedMsgsPerS  float64 `json:"chan_pipelined_msgs_per_s"`
+	RingAllocsPerRequest   float64 `json:"ring_allocs_per_request"`
+	RTTRatioRingVsActor    float64 `json:"rtt_p50_ratio_ring_vs_protoactor"`
+	PipelinedRatioRingChan float64 `json:"pipelined_ratio_ring_vs_chan"`
+}
+
+// Run measures everything in one process.
+func Run(ctx context.Context, cfg Config) (Result, error) {
+	res := Result{GoVersion: runtime.Version(), GOMAXPROCS: runtime.GOMAXPROCS(0)}
+	rt, err := actors.NewRuntime(actors.WithLogger(actors.DiscardLogger()), actors.WithTelemetry(false))
+	if err != nil {
+		return res, err
+	}
+	defer func() { _ = rt.Close(context.Background()) }()
+	echo := actors.NewStatelessKernel("bench.echo", func(_ context.Context, p Ping) (Ping, error) { return p, nil },
+		actors.WithCapacity(1024))
+	k, err := actors.Launch(ctx, rt, echo)
+	if err != nil {
+		return res, err
+	}
+	if err := k.Activate(ctx); err != nil {
+		return res, err
+	}
+
+	ring, err := RingRTT(ctx, k, cfg.WarmupRequests, cfg.RTTSamples)
+	if err != nil {
+		return res, err
+	}
+	res.RingRTTP50, res.RingRTTP99 = percentile(ring, 50), percentile(ring, 99)
+	pa := ProtoActorRTT(rt.ActorSystem(), cfg.WarmupRequests, cfg.RTTSamples)
+	res.ProtoActorRTTP50, res.ProtoActorRTTP99 = percentile(pa, 50), percentile(pa, 99)
+	ch := ChanRTT(cfg.WarmupRequests, cfg.RTTSamples)
+	res.ChanRTTP50, res.ChanRTTP99 = percentile(ch, 50), percentile(ch, 99)
+
+	res.RingPipelinedMsgsPerS, err = RingPipelined(ctx, k, cfg.PipelinedMsgs, cfg.InFlight)
+	if err != nil {
+		return res, err
+	}
+	res.ChanPipelinedMsgsPerS = ChanPipelined(cfg.PipelinedMsgs, cfg.InFlight)
+	res.RingAllocsPerRequest = allocsPerRequest(ctx, k, 10_000)
+	if res.ProtoActorRTTP50 > 0 {
+		res.RTTRatioRingVsActor = float64(res.RingRTTP50) / float64(res.ProtoActorRTTP50)
+	}
+	if res.ChanPipelinedMsgsPerS > 0 {
+		res.PipelinedRatioRingChan = res.RingPipelinedMsgsPerS / res.ChanPipelinedMsgsPerS
+	}
+	return res, k.Terminate(ctx)
+}
+
+func percentile(samples []time.Duration, p int) int64 {
+	if len(samples) == 0 {
+		return 0
+	}
+	s := slices.Clone(samples)
+	slices.Sort(s)
+	i := (len(s) - 1) * p / 100
+	return int64(s[i])
+}
+
+// RingRTT times sequential typed Requests through the kernel.
+func RingRTT(ctx context.Context, k *actors.Kernel[Ping, Ping], warmup, n int) ([]time.Duration, error) {
+	for i := 0; i < warmup; i++ {
+		if _, err := k.Request(ctx, Ping{N: int64(i)}); err != nil {
+			return nil, err
+		}
+	}
+	out := make([]time.Duration, n)
+	for i := range out {
+		start := time.Now()
+		r, err := k.Request(ctx, Ping{N: int64(i)})
+		out[i] = time.Since(start)
+		if err != nil {
+			return nil, err
+		}
+		if r.N != int64(i) {
+			return nil, fmt.Errorf("bench: reply %d to request %d", r.N, i)
+		}
+	}
+	return out, nil
+}
+
+// echoActor answers every Ping with itself.
+type echoActor struct{}
+
+func (echoActor) Receive(c actor.Context) {
+	if p, ok := c.Message().(Ping); ok {
+		c.Respond(p)
+	}
+}
+
+// ProtoActorRTT times sequential RequestFuture round trips to a bare echo actor.
+func ProtoActorRTT(system *actor.ActorSystem, warmup, n int) []time.Duration {
+	pid := system.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return echoActor{} }))
+	defer func() { _ = system.Root.StopFuture(pid).Wait() }()
+	for i := 0; i < warmup; i++ {
+		_, _ = system.Root.RequestFuture(pid, Ping{N: int64(i)}, 10*time.Second).Result()
+	}
+	out := make([]time.Duration, n)
+	for i := range out {
+		start := time.Now()
+		_, _ = system.Root.RequestFuture(pid, Ping{N: int64(i)}, 10*time.Second).Result()
+		out[i] = time.Since(start)
+	}
+	return out
+}
+
+// ChanRTT times a ping-pong between two goroutines over unbuffered channels.
+func ChanRTT(warmup, n int) []time.Duration {
+	req, resp := make(chan Ping), make(chan Ping)
+	go func() {
+		for p := range req {
+			resp <- p
+		}
+	}()
+	defer close(req)
+	for i := 0; i < warmup; i++ {
+		req <- Ping{N: int64(i)}
+		<-resp
+	}
+	out := make([]time.Duration, n)
+	for i := range out {
+		start := time.Now()
+		req <- Ping{N: int64(i)}
+		<-resp
+		out[i] = time.Since(start)
+	}
+	return out
+}
+
+// RingPipelined keeps inFlight requests outstanding through one kernel
+// (inFlight requester goroutines, each sending its next request when the
+// previous reply arrives) and returns messages per second.
+func RingPipelined(ctx context.Context, k *actors.Kernel[Ping, Ping], total, inFlight int) (float64, error) {
+	per := total / inFlight
+	var wg sync.WaitGroup
+	errs := make(chan error, inFlight)
+	start := time.Now()
+	for g := 0; g < inFlight; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < per; i++ {
+				if _, err := k.Request(ctx, Ping{N: int64(i)}); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	el := time.Since(start)
+	close(errs)
+	if err := <-errs; err != nil {
+		return 0, err
+	}
+	return float64(per*inFlight) / el.Seconds(), nil
+}
+
+// ChanPipelined is RingPipelined's baseline: the same requesters, each with
+// its own reply channel, served by one goroutine over a buffered channel.
+func ChanPipelined(total, inFlight int) float64 {
+	type req struct {
+		p     Ping
+		reply chan Ping
+	}
+	in := make(chan req, 1024)
+	go func() {
+		for r := range in {
+			r.reply <- r.p
+		}
+	}()
+	defer close(in)
+	per := total / inFlight
+	var wg sync.WaitGroup
+	start := time.Now()
+	for g := 0; g < inFlight; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			reply := make(chan Ping, 1)
+			for i := 0; i < per; i++ {
+				in <- req{p: Ping{N: int64(i)}, reply: reply}
+				<-reply
+			}
+		}()
+	}
+	wg.Wait()
+	return float64(per*inFlight) / time.Since(start).Seconds()
+}
+
+// allocsPerRequest counts heap allocations per sequential Request.
+func allocsPerRequest(ctx context.Context, k *actors.Kernel[Ping, Ping], n int) float64 {
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	for i := 0; i < n; i++ {
+		_, _ = k.Request(ctx, Ping{N: int64(i)})
+	}
+	runtime.ReadMemStats(&after)
+	return float64(after.Mallocs-before.Mallocs) / float64(n)
+}

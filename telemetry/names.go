@@ -1,0 +1,71 @@
+package telemetry
+
+// ScopeName is the instrumentation scope of ringactor's meter and tracer.
+const ScopeName = "ringactor"
+
+// Instrument names.
+const (
+	// KernelExecutions is an Int64Counter of one-shot kernel executions run
+	// by the orchestrator; attributes AttrKernel, AttrBackend.
+	KernelExecutions = "ringactor.kernel.executions"
+	// KernelDuration is a Float64Histogram of one execution's duration in
+	// seconds; attributes AttrKernel, AttrBackend.
+	KernelDuration = "ringactor.kernel.duration"
+	// MemoryAllocated is an Int64ObservableGauge of the bytes held by a ring
+	// kernel (rings, control blocks); attribute AttrKernel.
+	MemoryAllocated = "ringactor.memory.allocated"
+	// MemoryTransferred is an Int64Counter of bytes moved between host and
+	// device; attributes AttrKernel, AttrBackend, AttrDirection.
+	MemoryTransferred = "ringactor.memory.transferred"
+	// RingDepth is an Int64ObservableGauge of the messages waiting in a
+	// kernel's input ring, overflow included; attribute AttrKernel.
+	RingDepth = "ringactor.ring.depth"
+	// MessagesProcessed is an Int64ObservableCounter of the messages a kernel
+	// has processed; attribute AttrKernel.
+	MessagesProcessed = "ringactor.messages.processed"
+	// MessagesDropped is an Int64ObservableCounter of the messages a kernel
+	// has dropped; attribute AttrKernel.
+	MessagesDropped = "ringactor.messages.dropped"
+	// KernelRestarts is an Int64ObservableCounter of a kernel's restarts;
+	// attribute AttrKernel.
+	KernelRestarts = "ringactor.kernel.restarts"
+	// KernelErrors is an Int64ObservableCounter of a kernel's errors;
+	// attribute AttrKernel.
+	KernelErrors = "ringactor.kernel.errors"
+	// KernelLatency is a Float64ObservableGauge of a kernel's per-message
+	// latency in seconds; attributes AttrKernel and AttrStat.
+	KernelLatency = "ringactor.kernel.latency"
+)
+
+// Attribute keys.
+const (
+	// AttrKernel names the kernel a measurement belongs to.
+	AttrKernel = "kernel"
+	// AttrBackend names the compute backend that ran the kernel.
+	AttrBackend = "backend"
+	// AttrDirection is DirectionHostToDevice or DirectionDeviceToHost.
+	AttrDirection = "direction"
+	// AttrStat is StatMin, StatAvg or StatMax.
+	AttrStat = "stat"
+)
+
+// Attribute values.
+const (
+	// DirectionHostToDevice marks bytes copied from host to device.
+	DirectionHostToDevice = "host_to_device"
+	// DirectionDeviceToHost marks bytes copied from device to host.
+	DirectionDeviceToHost = "device_to_host"
+	// StatMin marks the minimum latency.
+	StatMin = "min"
+	// StatAvg marks the average latency.
+	StatAvg = "avg"
+	// StatMax marks the maximum latency.
+	StatMax = "max"
+)
+
+// Units.
+const (
+	unitSeconds = "s"
+	unitBytes   = "By"
+	unitMessage = "{message}"
+)
