@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"testing"
 	"time"
 
@@ -27,6 +28,7 @@ type (
 )
 
 func init() {
+	messages.MustRegister[seq]("test.seq")
 	messages.MustRegister[addReq]("test.add.request")
 	messages.MustRegister[addResp]("test.add.response")
 	messages.MustRegister[num]("test.num")
@@ -111,3 +113,7 @@ func wantErr(t testing.TB, err, target error) {
 		t.Fatalf("error = %v, want %v", err, target)
 	}
 }
+
+// waitTurn lets other goroutines run while a test polls a condition that
+// another goroutine is about to make true (an admission, a counter).
+func waitTurn() { runtime.Gosched() }

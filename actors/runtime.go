@@ -253,9 +253,12 @@ func (rt *Runtime) Terminate(ctx context.Context, id string) error {
 		rt.mu.Unlock()
 		return nil
 	}
+	if err := ctx.Err(); err != nil { // nothing asked yet: nothing changes
+		return kernelErr(id, err)
+	}
 	err = rt.command(ctx, id, lifecycle.Terminate)
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		k.abort()
+		k.abort() // the terminate goes on, without waiting for readers
 	}
 	return err
 }
