@@ -90,7 +90,6 @@ type kernel[Req, Resp any] struct {
 	// owned by the actor goroutine
 	loopRunning bool
 	loopDone    chan struct{}
-	resumeOpen  bool
 	lastFault   error
 	terminators []func(lifecycle.Reply)
 }

@@ -77,25 +77,20 @@ func (a *kernelActor[Req, Resp]) Receive(c actor.Context) {
 	}
 }
 
-// onStarted starts the loop of a new incarnation: the first one after launch,
-// or one after a supervisor restart, which reopens the gate if it was open.
+// onStarted starts the loop of a new incarnation: the first one after
+// launch, or one after a supervisor restart (Failed → Restart → Active; the
+// gate stays as it was, so messages queued behind the failure go on).
 func (k *kernel[Req, Resp]) onStarted(c actor.Context) {
 	k.mu.Lock()
 	k.self = c.Self()
 	if k.st == lifecycle.Failed {
 		next, _ := lifecycle.Transition(k.st, lifecycle.Restart)
 		k.setState(next)
-		if k.resumeOpen {
-			if next, err := lifecycle.Transition(k.st, lifecycle.Activate); err == nil {
-				k.setState(next)
-				k.cb.Open()
-			}
-		}
 	}
-	terminated := k.st == lifecycle.Terminated
+	finished := k.st == lifecycle.Terminated && k.cb.TerminatedAck.Load() != 0
 	k.mu.Unlock()
-	if terminated && k.cb.TerminatedAck.Load() != 0 {
-		return // a restart that arrived after termination finished
+	if finished {
+		return // a restart that arrived after the termination finished
 	}
 	k.startLoop(c)
 }
@@ -139,7 +134,6 @@ func (k *kernel[Req, Resp]) onLoopEnd(c actor.Context, fault error) {
 		k.finishTermination(c)
 		return
 	}
-	k.resumeOpen = k.cb.IsOpen()
 	if next, err := lifecycle.Transition(k.st, lifecycle.Fault); err == nil {
 		k.setState(next)
 	}
@@ -170,7 +164,10 @@ func (k *kernel[Req, Resp]) apply(c actor.Context, ev lifecycle.Event, reply fun
 	case lifecycle.Terminate:
 		k.wakeSenders() // blocked senders retry and find the kernel terminated
 		k.mu.Unlock()
-		k.terminators = append(k.terminators, reply)
+		k.terminators = append(k.terminators, func(r lifecycle.Reply) {
+			r.From = from
+			reply(r)
+		})
 		k.cb.Terminate.Store(1)
 		k.wake.Notify()
 		if !k.loopRunning { // failed and waiting for its restart: drain now

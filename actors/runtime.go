@@ -57,7 +57,9 @@ func WithLogger(l *slog.Logger) Option { return func(c *runtimeConfig) { c.logge
 
 // WithSupervisor sets the strategy the orchestrator applies to failing kernel
 // actors (default supervision.NewStrategy(): exponential backoff).
-func WithSupervisor(s actor.SupervisorStrategy) Option { return func(c *runtimeConfig) { c.strategy = s } }
+func WithSupervisor(s actor.SupervisorStrategy) Option {
+	return func(c *runtimeConfig) { c.strategy = s }
+}
 
 // WithName names the orchestrator actor (default "ringactor"); several
 // runtimes may share one actor system under different names.

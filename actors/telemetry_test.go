@@ -65,11 +65,11 @@ func TestTelemetryInstruments(t *testing.T) {
 		}
 	}
 	want := map[string]int64{
-		telemetry.MessagesProcessed: 25,
-		telemetry.MessagesDropped:   1,
-		telemetry.RingDepth:         16,
-		telemetry.KernelRestarts:    0,
-		telemetry.KernelErrors:      0,
+		telemetry.MessagesProcessed:        25,
+		telemetry.MessagesDropped:          1,
+		telemetry.RingDepth:                16,
+		telemetry.KernelRestarts:           0,
+		telemetry.KernelErrors:             0,
 		telemetry.KernelLatency + ".max>0": 1,
 	}
 	for name, v := range want {

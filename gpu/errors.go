@@ -60,10 +60,10 @@ type DeviceKind uint8
 
 // Device failure kinds.
 const (
-	DeviceFailed       DeviceKind = iota // the device or driver failed (lost, reset, launch failure)
-	DeviceOutOfMemory                    // an allocation did not fit
-	DeviceUnavailable                    // no usable device: no driver, no device, or disabled
-	DeviceBusyTransient                  // a transient condition (busy, not ready); retry may succeed
+	DeviceFailed        DeviceKind = iota // the device or driver failed (lost, reset, launch failure)
+	DeviceOutOfMemory                     // an allocation did not fit
+	DeviceUnavailable                     // no usable device: no driver, no device, or disabled
+	DeviceBusyTransient                   // a transient condition (busy, not ready); retry may succeed
 )
 
 // DeviceError reports a failure of a device or its driver.
