@@ -1,0 +1,282 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/ringactor/ringactor/actors"
+	"github.com/ringactor/ringactor/internal/bench"
+)
+
+// TestMain fails the package when a test leaves goroutines behind.
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(settled{m})
+}
+
+// settled runs the tests, then waits (up to two seconds) for Proto.Actor's
+// dead-letter log throttle to finish: the first dead letter of a period
+// starts a goroutine that lives one period (one second) and then exits. A
+// runtime's Close can post one (a Stop to a kernel actor that Terminate
+// already stopped), and goleak's own retries give up sooner than a second.
+// Anything else still running, or a throttle that never ends, goleak reports.
+type settled struct{ m *testing.M }
+
+// Run implements goleak.TestingM.
+func (s settled) Run() int {
+	code := s.m.Run()
+	for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if !goroutinesMention("protoactor-go/actor.NewDeadLetter.NewThrottle") {
+			break
+		}
+	}
+	return code
+}
+
+// goroutinesMention reports whether any goroutine's stack mentions fn.
+func goroutinesMention(fn string) bool {
+	buf := make([]byte, 1<<20)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			return bytes.Contains(buf[:n], []byte(fn))
+		}
+		buf = make([]byte, 2*len(buf))
+	}
+}
+
+// testCtx is a context that ends with the test or after a minute.
+func testCtx(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// tinyBench is a benchmark configuration that runs in a moment.
+var tinyBench = bench.Config{RTTSamples: 200, PipelinedMsgs: 2000, InFlight: 8, WarmupRequests: 50}
+
+// runCLI runs the command line args and returns its status, stdout and
+// stderr.
+func runCLI(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	code := run(testCtx(t), args, &stdout, &stderr)
+	return code, stdout.String(), stderr.String()
+}
+
+// TestDemoPrintsResults runs the demo in process and checks its numbers:
+// the vector sums, the running sum 55, the chain's 56 and the telemetry rows.
+func TestDemoPrintsResults(t *testing.T) {
+	var out bytes.Buffer
+	if err := runDemo(testCtx(t), &out, 300, actors.WithLogger(actors.DiscardLogger()), actors.WithTelemetry(false)); err != nil {
+		t.Fatalf("runDemo: %v\n%s", err, out.String())
+	}
+	got := out.String()
+	for _, want := range []string{
+		"Send    [1 2 3] + [4 5 6], Receive -> [5 7 9]",
+		"Request [10 20 30 40] + [0.5 1.5 2.5 3.5] -> [10.5 21.5 32.5 43.5]",
+		"Request [1 2] + [3] -> error:",
+		"length mismatch: 2 vs 1",
+		"300 messages of 16-element vectors (checksums ok)",
+		"Send 1..10, Receive -> 1 3 6 10 15 21 28 36 45 55\n",
+		"final running sum: 55 after 10 values",
+		"Request [1 2 3] to scale -> square_sum replies 56\n",
+		"Send    [1 1] to scale, Receive from square_sum -> 8\n",
+		"Send    [0.5 1.5] to scale, Receive from square_sum -> 10\n",
+		"Send    [3 4] to scale, Receive from square_sum -> 100\n",
+		"terminated vector_add, running_sum, scale, square_sum",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("demo output lacks %q:\n%s", want, got)
+		}
+	}
+	// Telemetry rows: vector_add processed 2 + 1 failed + 2×300, one error;
+	// running_sum 10; scale 4 (1 Request + 3 Sends); square_sum 4.
+	for _, want := range [][]string{
+		{"vector_add", "603", "1", "0", "0"},
+		{"running_sum", "10", "0", "0", "0"},
+		{"scale", "4", "0", "0", "0"},
+		{"square_sum", "4", "0", "0", "0"},
+	} {
+		if !hasRow(got, want) {
+			t.Errorf("telemetry lacks a row starting %q (processed errors dropped restarts):\n%s", want, got)
+		}
+	}
+}
+
+// hasRow reports whether a telemetry row names kernel cells[0] and has the
+// counters cells[1:] in its processed, errors, dropped, restarts columns.
+func hasRow(out string, cells []string) bool {
+	for line := range strings.SplitSeq(out, "\n") {
+		f := strings.Fields(line)
+		if len(f) >= 7 && f[0] == cells[0] && strings.Join(f[3:7], " ") == strings.Join(cells[1:], " ") {
+			return true
+		}
+	}
+	return false
+}
+
+// TestDemoCommand runs "ringactor demo -n 20" through the dispatcher.
+func TestDemoCommand(t *testing.T) {
+	code, stdout, stderr := runCLI(t, "demo", "-n", "20")
+	if code != exitOK {
+		t.Fatalf("demo exit %d, stderr:\n%s", code, stderr)
+	}
+	if !strings.Contains(stdout, "final running sum: 55") || !strings.Contains(stdout, "replies 56") {
+		t.Fatalf("demo stdout:\n%s", stdout)
+	}
+}
+
+// TestDemoInterrupted checks that a cancelled context (an interrupt) makes
+// the demo fail with context.Canceled after closing its runtime.
+func TestDemoInterrupted(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var out bytes.Buffer
+	err := runDemo(ctx, &out, 10, actors.WithLogger(actors.DiscardLogger()), actors.WithTelemetry(false))
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("runDemo with a cancelled context = %v, want context.Canceled", err)
+	}
+}
+
+// TestBenchJSON runs the bench code path with a tiny configuration and
+// checks that stdout is one JSON object with every required key above zero.
+func TestBenchJSON(t *testing.T) {
+	var out bytes.Buffer
+	if err := runBench(testCtx(t), &out, tinyBench, "tiny", true); err != nil {
+		t.Fatal(err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(out.Bytes()))
+	var res map[string]any
+	if err := dec.Decode(&res); err != nil {
+		t.Fatalf("stdout is not a JSON object: %v\n%s", err, out.String())
+	}
+	if dec.More() {
+		t.Fatalf("stdout holds more than one JSON value:\n%s", out.String())
+	}
+	for _, key := range []string{
+		"ring_rtt_p50_ns", "ring_rtt_p99_ns",
+		"protoactor_rtt_p50_ns", "protoactor_rtt_p99_ns",
+		"chan_rtt_p50_ns",
+		"ring_pipelined_msgs_per_s", "chan_pipelined_msgs_per_s",
+	} {
+		v, ok := res[key]
+		if !ok {
+			t.Errorf("JSON lacks %q: %s", key, out.String())
+			continue
+		}
+		if f, ok := v.(float64); !ok || f <= 0 {
+			t.Errorf("%s = %v, want a number > 0", key, v)
+		}
+	}
+	for _, key := range []string{"go_version", "gomaxprocs", "chan_rtt_p99_ns", "ring_allocs_per_request",
+		"rtt_p50_ratio_ring_vs_protoactor", "pipelined_ratio_ring_vs_chan"} {
+		if _, ok := res[key]; !ok {
+			t.Errorf("JSON lacks %q: %s", key, out.String())
+		}
+	}
+}
+
+// TestBenchTable checks the table's rows and ratios.
+func TestBenchTable(t *testing.T) {
+	var out bytes.Buffer
+	if err := runBench(testCtx(t), &out, tinyBench, "tiny", false); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"ringactor bench (tiny:", "round trip p50 (ns)", "round trip p99 (ns)",
+		"pipelined, 8 in flight (msg/s)", "heap allocations per Request",
+		"ring / Proto.Actor round trip p50", "ring / Go channel pipelined"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, out.String())
+		}
+	}
+}
+
+// TestCount checks the thousands separators.
+func TestCount(t *testing.T) {
+	for in, want := range map[float64]string{0: "0", 999: "999", 1000: "1,000", 4361234.5: "4,361,234", 123456: "123,456", 12345678: "12,345,678"} {
+		if got := count(in); got != want {
+			t.Errorf("count(%v) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// TestUsageErrors checks that every bad command line exits 2 with the usage
+// on stderr and nothing on stdout.
+func TestUsageErrors(t *testing.T) {
+	for _, args := range [][]string{
+		nil,                       // no command
+		{"frobnicate"},            // unknown command
+		{"--frobnicate"},          // unknown flag before any command
+		{"help", "frobnicate"},    // help on an unknown command
+		{"help", "demo", "bench"}, // help on two commands
+		{"demo", "-x"},            // unknown flag
+		{"demo", "-n", "0"},       // out of range
+		{"demo", "-n", "many"},    // not a number
+		{"demo", "extra"},         // positional argument
+		{"bench", "-quick", "now"},
+	} {
+		code, stdout, stderr := runCLI(t, args...)
+		if code != exitUsage {
+			t.Errorf("%q: exit %d, want %d", args, code, exitUsage)
+		}
+		if stdout != "" {
+			t.Errorf("%q: wrote to stdout: %q", args, stdout)
+		}
+		if !strings.Contains(stderr, "Usage") {
+			t.Errorf("%q: stderr has no usage:\n%s", args, stderr)
+		}
+	}
+}
+
+// TestHelp checks the documented choice: every form of help prints the usage
+// on stderr and exits 0.
+func TestHelp(t *testing.T) {
+	for _, args := range [][]string{
+		{"help"}, {"-h"}, {"-help"}, {"--help"},
+		{"help", "demo"}, {"demo", "-h"}, {"demo", "--help"},
+		{"help", "bench"}, {"bench", "-h"}, {"bench", "-help"},
+	} {
+		code, stdout, stderr := runCLI(t, args...)
+		if code != exitOK {
+			t.Errorf("%q: exit %d, want %d", args, code, exitOK)
+		}
+		if stdout != "" {
+			t.Errorf("%q: wrote to stdout: %q", args, stdout)
+		}
+		if !strings.Contains(stderr, "Usage") {
+			t.Errorf("%q: stderr has no usage:\n%s", args, stderr)
+		}
+	}
+	_, _, top := runCLI(t, "help")
+	for name, cmd := range commands {
+		if cmd.name != name {
+			t.Errorf("commands[%q].name = %q", name, cmd.name)
+		}
+		if cmd.summary == "" || cmd.run == nil {
+			t.Errorf("command %q lacks a summary or run", name)
+		}
+		if !strings.Contains(top, "  "+name+" ") {
+			t.Errorf("usage does not list %q:\n%s", name, top)
+		}
+	}
+	_, _, demo := runCLI(t, "demo", "-h")
+	for _, want := range []string{"Usage: ringactor demo", "-n messages", "-v", "running_sum"} {
+		if !strings.Contains(demo, want) {
+			t.Errorf("demo -h lacks %q:\n%s", want, demo)
+		}
+	}
+	_, _, b := runCLI(t, "bench", "-h")
+	for _, want := range []string{"Usage: ringactor bench", "-json", "-quick", "ring_pipelined_msgs_per_s"} {
+		if !strings.Contains(b, want) {
+			t.Errorf("bench -h lacks %q:\n%s", want, b)
+		}
+	}
+}
