@@ -4,13 +4,16 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+
+	"github.com/ringactor/ringactor/gpu"
 )
 
 // Errors of the runtime API. Each is matched with errors.Is; the typed
 // errors below carry the details and match the sentinels too.
 var (
-	// ErrUnknownKernel: no kernel with that id is launched in this runtime.
-	ErrUnknownKernel = errors.New("ringactor: unknown kernel")
+	// ErrUnknownKernel: no ring kernel with that id is registered in this
+	// runtime, or no compute kernel of that name (it is gpu.ErrUnknownKernel).
+	ErrUnknownKernel = gpu.ErrUnknownKernel
 	// ErrDuplicateKernel: a kernel with that id is already launched.
 	ErrDuplicateKernel = errors.New("ringactor: duplicate kernel id")
 	// ErrNotLaunched: the kernel exists but was never launched.

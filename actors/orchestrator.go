@@ -9,10 +9,18 @@ import (
 
 // Orchestrator is the runtime's root actor: it spawns every kernel actor as
 // its child, so that its supervisor strategy (package supervision) decides
-// what happens when a kernel fails.
+// what happens when a kernel fails, and it owns the compute kernel registry
+// (registrations are its messages). Executions read the registry, the
+// backends and the pool without a hop through it: an actor round trip per
+// Execute would cost microseconds and serialise every caller.
 type Orchestrator struct {
-	rt *Runtime
+	rt      *Runtime
+	waiters []chan struct{} // closed when no kernel actor is left
 }
+
+// awaitChildren asks the orchestrator to close done once it has no kernel
+// actor left, so that stopping it sends nothing to actors already gone.
+type awaitChildren struct{ done chan struct{} }
 
 // spawnRequest asks the orchestrator to spawn a kernel actor.
 type spawnRequest struct {
@@ -32,8 +40,14 @@ func (o *Orchestrator) Receive(c actor.Context) {
 	case *spawnRequest:
 		pid, err := c.SpawnNamed(m.props, m.name)
 		m.done <- spawnResult{pid: pid, err: err}
+	case *registerKernels:
+		m.done <- o.rt.registry.Register(m.specs...)
+	case *awaitChildren:
+		o.waiters = append(o.waiters, m.done)
+		o.releaseWaiters(c)
 	case *actor.Terminated:
 		o.rt.logger.Debug("ringactor: kernel actor stopped", "actor", m.Who.Id)
+		o.releaseWaiters(c)
 	}
 }
 
@@ -57,4 +71,14 @@ func (o *orchestratorRef) spawn(ctx context.Context, id string, props *actor.Pro
 		return nil, fmt.Errorf("spawning kernel actor: %w", r.err)
 	}
 	return r.pid, nil
+}
+
+func (o *Orchestrator) releaseWaiters(c actor.Context) {
+	if len(c.Children()) > 0 {
+		return
+	}
+	for _, w := range o.waiters {
+		close(w)
+	}
+	o.waiters = nil
 }

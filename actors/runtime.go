@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/ringactor/ringactor/gpu"
 	"github.com/ringactor/ringactor/lifecycle"
 	"github.com/ringactor/ringactor/supervision"
 	"github.com/ringactor/ringactor/telemetry"
@@ -32,6 +33,14 @@ type Runtime struct {
 	mu      sync.Mutex // registration
 	kernels sync.Map   // id → anyKernel: lock-free lookups on the hot path
 	closed  atomic.Bool
+
+	// the compute orchestrator (Execute and friends)
+	compute  computeConfig
+	registry *gpu.Registry
+	selector *gpu.Selector
+	pool     *gpu.Pool
+	tracer   trace.Tracer
+	profiler profiler
 }
 
 // Option configures a Runtime.
@@ -45,6 +54,7 @@ type runtimeConfig struct {
 	telemetry  bool
 	meterProv  metric.MeterProvider
 	tracerProv trace.TracerProvider
+	compute    computeConfig
 }
 
 // WithActorSystem attaches the runtime to an existing actor system instead of
@@ -82,7 +92,7 @@ func WithTracerProvider(p trace.TracerProvider) Option {
 // NewRuntime starts a runtime: its actor system (unless one is given) and
 // its orchestrator.
 func NewRuntime(opts ...Option) (*Runtime, error) {
-	cfg := runtimeConfig{name: "ringactor", telemetry: true}
+	cfg := runtimeConfig{name: "ringactor", telemetry: true, compute: defaultComputeConfig()}
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -114,6 +124,11 @@ func NewRuntime(opts ...Option) (*Runtime, error) {
 		rt.telemetry = ins
 	} else {
 		rt.telemetry = telemetry.Disabled()
+	}
+	if err := rt.initCompute(cfg.compute); err != nil {
+		_ = rt.telemetry.Close()
+		rt.shutdownSystem()
+		return nil, err
 	}
 	props := actor.PropsFromProducer(func() actor.Actor { return &Orchestrator{rt: rt} }, actor.WithSupervisor(cfg.strategy))
 	pid, err := rt.system.Root.SpawnNamed(props, cfg.name)
@@ -368,6 +383,14 @@ func (rt *Runtime) Close(ctx context.Context) error {
 	}
 	wg.Wait()
 	rt.closed.Store(true)
+	// Wait for the terminated kernel actors to be gone (within ctx), so
+	// that stopping the orchestrator does not stop them a second time.
+	gone := make(chan struct{})
+	rt.system.Root.Send(rt.orch.pid, &awaitChildren{done: gone})
+	select {
+	case <-gone:
+	case <-ctx.Done():
+	}
 	// Stopping the orchestrator stops any kernel actor still alive; each
 	// rejects what it holds (onStopping).
 	if err := rt.system.Root.StopFuture(rt.orch.pid).Wait(); err != nil {

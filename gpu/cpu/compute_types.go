@@ -4,19 +4,16 @@ import (
 	"errors"
 	"fmt"
 	"unsafe"
+
+	"github.com/ringactor/ringactor/gpu"
 )
 
 // Number is the element constraint of the CPU compute kernels: every dtype a
-// kernel buffer may hold. It mirrors gpu.Number; once package gpu defines
-// that, this becomes an alias of it.
-type Number interface {
-	~float32 | ~float64 | ~int32 | ~int64 | ~uint32 | ~uint8
-}
+// kernel buffer may hold (gpu.Number).
+type Number = gpu.Number
 
-// Float is the floating-point subset of Number. It mirrors gpu.Float.
-type Float interface {
-	~float32 | ~float64
-}
+// Float is the floating-point subset of Number (gpu.Float).
+type Float = gpu.Float
 
 // ErrKernelArgs is wrapped by every argument-validation error of the compute
 // kernels (length or shape mismatch, bad CSR structure, aliasing that the

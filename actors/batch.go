@@ -1,0 +1,172 @@
+package actors
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"sync"
+
+	"github.com/ringactor/ringactor/gpu"
+)
+
+// ExecuteBatch runs a kernel on several independent items (each a list of
+// input buffers) in one backend call, returning one output per item. A
+// device that runs out of memory gets the batch in halves.
+func (rt *Runtime) ExecuteBatch(ctx context.Context, kernel string, items [][]*gpu.UnifiedBuffer, opts ...ExecOption) ([]*gpu.UnifiedBuffer, error) {
+	var o execOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if len(items) == 0 {
+		return nil, &gpu.ArgumentError{Kernel: kernel, Arg: "items", Reason: "empty batch", Err: gpu.ErrArgument}
+	}
+	if o.out != nil {
+		return nil, &gpu.ArgumentError{Kernel: kernel, Arg: "output", Reason: "IntoBuffer does not apply to a batch", Err: gpu.ErrArgument}
+	}
+	var c call
+	for i, in := range items {
+		ci, err := rt.check(ctx, kernel, in, nil, o.scalars, nil)
+		if err != nil {
+			return nil, fmt.Errorf("batch item %d: %w", i, err)
+		}
+		if i > 0 && (ci.dtype != c.dtype || !ci.shape.Equal(c.shape)) {
+			return nil, &gpu.ArgumentError{Kernel: kernel, Arg: fmt.Sprintf("item %d", i), Reason: "every item of a batch must have the first item's dtypes and shapes", Err: gpu.ErrArgument}
+		}
+		c = ci
+	}
+	outs := make([]*gpu.UnifiedBuffer, len(items))
+	free := func() {
+		for _, b := range outs {
+			if b != nil {
+				_ = b.Free()
+			}
+		}
+	}
+	for i := range outs {
+		b, err := rt.pool.Get(c.outDT, c.shape)
+		if err != nil {
+			free()
+			return nil, err
+		}
+		outs[i] = b
+	}
+	if err := rt.run(ctx, c, items, outs, &o); err != nil {
+		free()
+		return nil, err
+	}
+	return outs, nil
+}
+
+// DefaultChunk is Map's default chunk size in elements.
+const DefaultChunk = 1 << 16
+
+// Map runs an elementwise kernel over its inputs in chunks of chunk elements
+// (0: DefaultChunk), in parallel across the cores, into one output.
+func (rt *Runtime) Map(ctx context.Context, kernel string, inputs []*gpu.UnifiedBuffer, chunk int, opts ...ExecOption) (*gpu.UnifiedBuffer, error) {
+	var o execOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
+	var scratch [8]float64
+	c, err := rt.check(ctx, kernel, inputs, nil, o.scalars, scratch[:0])
+	if err != nil {
+		return nil, err
+	}
+	if !c.spec.Elementwise {
+		return nil, &gpu.ArgumentError{Kernel: kernel, Arg: "kernel", Reason: "Map needs an elementwise kernel", Err: gpu.ErrArgument}
+	}
+	if chunk <= 0 {
+		chunk = DefaultChunk
+	}
+	out, owned, err := rt.output(c, o.out)
+	if err != nil {
+		return nil, err
+	}
+	fail := func(err error) (*gpu.UnifiedBuffer, error) {
+		if owned {
+			_ = out.Free()
+		}
+		return nil, err
+	}
+	for _, in := range inputs { // chunks are views of host memory
+		if err := in.EnsureOnHost(ctx); err != nil {
+			return fail(err)
+		}
+	}
+	n := c.shape.Len()
+	chunks := (n + chunk - 1) / chunk
+	errs := make(chan error, chunks)
+	work := make(chan int)
+	var wg sync.WaitGroup
+	for w := 0; w < min(runtime.GOMAXPROCS(0), chunks); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for lo := range work {
+				errs <- rt.mapChunk(ctx, c, inputs, out, lo, min(lo+chunk, n), o)
+			}
+		}()
+	}
+	for lo := 0; lo < n; lo += chunk {
+		work <- lo
+	}
+	close(work)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			return fail(err)
+		}
+	}
+	out.MarkHostDirty()
+	return out, nil
+}
+
+// mapChunk runs elements [lo, hi) of a Map.
+func (rt *Runtime) mapChunk(ctx context.Context, c call, inputs []*gpu.UnifiedBuffer, out *gpu.UnifiedBuffer, lo, hi int, o execOptions) error {
+	views := make([]*gpu.UnifiedBuffer, len(inputs))
+	for i, in := range inputs {
+		v, err := in.View(lo, hi)
+		if err != nil {
+			return err
+		}
+		views[i] = v
+	}
+	ov, err := out.View(lo, hi)
+	if err != nil {
+		return err
+	}
+	cc := c
+	cc.shape, cc.n = gpu.Shape{hi - lo}, hi-lo
+	o.profile = nil
+	if err := rt.run(ctx, cc, [][]*gpu.UnifiedBuffer{views}, []*gpu.UnifiedBuffer{ov}, &o); err != nil {
+		return err
+	}
+	// Results a device computed come back into the output's host memory;
+	// the views' device memory is released.
+	err = ov.EnsureOnHost(ctx)
+	for _, v := range append(views, ov) {
+		_ = v.Free()
+	}
+	return err
+}
+
+// Reduce runs a reduction kernel ("sum", "min", "max", "mean") over input
+// and returns the scalar result as T, which must be the kernel's output
+// dtype (the input's, or float64 for "mean").
+func Reduce[T gpu.Number](ctx context.Context, rt *Runtime, kernel string, input *gpu.UnifiedBuffer, opts ...ExecOption) (T, error) {
+	var zero T
+	out, err := rt.Execute(ctx, kernel, []*gpu.UnifiedBuffer{input}, gpu.Shape{1}, opts...)
+	if err != nil {
+		return zero, err
+	}
+	defer func() { _ = out.Free() }()
+	if err := out.EnsureOnHost(ctx); err != nil {
+		return zero, err
+	}
+	s, err := gpu.HostSlice[T](out)
+	if err != nil {
+		return zero, &gpu.ArgumentError{Kernel: kernel, Arg: "result type", Reason: err.Error(), Err: gpu.ErrDTypeMismatch}
+	}
+	return s[0], nil
+}

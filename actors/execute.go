@@ -1,0 +1,318 @@
+package actors
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/ringactor/ringactor/gpu"
+	"github.com/ringactor/ringactor/supervision"
+)
+
+// ExecOption configures one execution.
+type ExecOption func(*execOptions)
+
+type execOptions struct {
+	scalars  []float64
+	backend  string
+	prefer   string
+	out      *gpu.UnifiedBuffer
+	profile  *ExecProfile
+	validate int8 // 0 runtime default, 1 force, -1 skip
+}
+
+// WithScalars passes the kernel's scalar parameters, in the order its spec
+// names them (e.g. scale's factor, leaky_relu's slope, blur's radius and
+// sigma); missing trailing scalars take their defaults.
+func WithScalars(s ...float64) ExecOption { return func(o *execOptions) { o.scalars = s } }
+
+// OnBackend runs the call on the named backend (a name like "cuda:0" or a
+// kind like "cpu"), overriding automatic selection.
+func OnBackend(name string) ExecOption { return func(o *execOptions) { o.backend = name } }
+
+// preferBackend picks the named backend when it can run the call, without
+// pinning it (recovery may still fall back).
+func preferBackend(name string) ExecOption { return func(o *execOptions) { o.prefer = name } }
+
+// IntoBuffer writes the result into out (of the right dtype and shape)
+// instead of a buffer from the pool.
+func IntoBuffer(out *gpu.UnifiedBuffer) ExecOption { return func(o *execOptions) { o.out = out } }
+
+// Profiled fills p with the call's profile.
+func Profiled(p *ExecProfile) ExecOption { return func(o *execOptions) { o.profile = p } }
+
+// Validated forces (true) or skips (false) cross-backend validation of this
+// call, whatever the runtime's sampling rate.
+func Validated(on bool) ExecOption {
+	return func(o *execOptions) {
+		if on {
+			o.validate = 1
+		} else {
+			o.validate = -1
+		}
+	}
+}
+
+// ExecProfile is what one execution cost.
+type ExecProfile struct {
+	Kernel    string
+	Backend   string        // where it finally ran
+	Duration  time.Duration // the kernel's run, retries included
+	BytesIn   int64         // host → device
+	BytesOut  int64         // device → host
+	Retries   int           // transient failures retried
+	Fallback  bool          // a device failure moved it to the CPU
+	Splits    int           // out-of-memory batch splits
+	Validated bool          // compared against the reference backend
+}
+
+// call is one checked execution request.
+type call struct {
+	spec    *gpu.KernelSpec
+	dtype   gpu.DType
+	outDT   gpu.DType
+	shape   gpu.Shape
+	n       int
+	scalars []float64
+}
+
+// Execute runs a compute kernel once: kernel is a registered name (see
+// `ringactor kernels`), inputs its input buffers, outShape the expected
+// output shape (nil: inferred). The result comes from the runtime's pool;
+// Free it to return its memory.
+func (rt *Runtime) Execute(ctx context.Context, kernel string, inputs []*gpu.UnifiedBuffer, outShape gpu.Shape, opts ...ExecOption) (*gpu.UnifiedBuffer, error) {
+	var o execOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
+	var scratch [8]float64
+	c, err := rt.check(ctx, kernel, inputs, outShape, o.scalars, scratch[:0])
+	if err != nil {
+		return nil, err
+	}
+	out, owned, err := rt.output(c, o.out)
+	if err != nil {
+		return nil, err
+	}
+	if err := rt.run(ctx, c, [][]*gpu.UnifiedBuffer{inputs}, []*gpu.UnifiedBuffer{out}, &o); err != nil {
+		if owned {
+			_ = out.Free()
+		}
+		return nil, err
+	}
+	return out, nil
+}
+
+// check validates a call against the kernel's spec.
+func (rt *Runtime) check(ctx context.Context, kernel string, inputs []*gpu.UnifiedBuffer, outShape gpu.Shape, scalars, scratch []float64) (call, error) {
+	var c call
+	if err := ctx.Err(); err != nil {
+		return c, kernelErr(kernel, err)
+	}
+	if rt.closed.Load() {
+		return c, ErrRuntimeClosed
+	}
+	spec, err := rt.registry.Lookup(kernel)
+	if err != nil {
+		return c, kernelErr(kernel, err)
+	}
+	c.spec = spec
+	if len(inputs) != spec.Inputs {
+		return c, &gpu.ArgumentError{Kernel: kernel, Arg: "inputs", Reason: fmt.Sprintf("takes %d inputs, got %d", spec.Inputs, len(inputs)), Err: gpu.ErrInputCount}
+	}
+	var shapes [4]gpu.Shape
+	inShapes := shapes[:0]
+	for i, b := range inputs {
+		if b == nil {
+			return c, &gpu.ArgumentError{Kernel: kernel, Arg: fmt.Sprintf("input %d", i), Reason: "nil buffer", Err: gpu.ErrArgument}
+		}
+		if b.Freed() {
+			return c, &gpu.MemoryError{Op: kernel, Reason: fmt.Sprintf("input %d is a freed buffer", i), Err: gpu.ErrFreed}
+		}
+		inShapes = append(inShapes, b.Shape())
+	}
+	c.dtype = inputs[0].DType()
+	if !spec.Supports(c.dtype) {
+		return c, &gpu.ArgumentError{Kernel: kernel, Arg: "input 0", Reason: fmt.Sprintf("dtype %v not supported (supports %v)", c.dtype, spec.DTypes), Err: gpu.ErrUnsupportedDType}
+	}
+	for i, b := range inputs {
+		if want := spec.InputDType(c.dtype, i); b.DType() != want {
+			return c, &gpu.ArgumentError{Kernel: kernel, Arg: fmt.Sprintf("input %d", i), Reason: fmt.Sprintf("buffer is %v, want %v", b.DType(), want), Err: gpu.ErrDTypeMismatch}
+		}
+	}
+	if c.scalars, err = spec.ResolveScalars(scalars, scratch); err != nil {
+		return c, err
+	}
+	if c.shape, err = spec.OutShape(inShapes, c.scalars); err != nil {
+		return c, err
+	}
+	if outShape != nil {
+		if err := outShape.Validate(); err != nil {
+			return c, err
+		}
+		if !outShape.Equal(c.shape) {
+			return c, &gpu.ShapeError{Shape: outShape, Reason: fmt.Sprintf("kernel %q produces %v", kernel, c.shape)}
+		}
+	}
+	c.outDT = spec.OutputDType(c.dtype)
+	c.n = max(c.shape.Len(), inShapes[0].Len())
+	return c, nil
+}
+
+// output returns the buffer a call writes: the caller's, checked, or a
+// pooled one (owned: freed again if the call fails).
+func (rt *Runtime) output(c call, given *gpu.UnifiedBuffer) (*gpu.UnifiedBuffer, bool, error) {
+	if given == nil {
+		b, err := rt.pool.Get(c.outDT, c.shape)
+		return b, true, err
+	}
+	if given.Freed() {
+		return nil, false, &gpu.MemoryError{Op: c.spec.Name, Reason: "output is a freed buffer", Err: gpu.ErrFreed}
+	}
+	if given.DType() != c.outDT {
+		return nil, false, &gpu.ArgumentError{Kernel: c.spec.Name, Arg: "output", Reason: fmt.Sprintf("buffer is %v, want %v", given.DType(), c.outDT), Err: gpu.ErrDTypeMismatch}
+	}
+	if !given.Shape().Equal(c.shape) {
+		return nil, false, &gpu.ShapeError{Shape: given.Shape(), Reason: fmt.Sprintf("output must be %v", c.shape)}
+	}
+	return given, false, nil
+}
+
+// run executes items on the chosen backend under the recovery policy, then
+// validates, profiles and records telemetry.
+func (rt *Runtime) run(ctx context.Context, c call, items [][]*gpu.UnifiedBuffer, outs []*gpu.UnifiedBuffer, o *execOptions) error {
+	backend, err := rt.selector.Choose(c.spec, c.dtype, c.n*len(items), o.backend)
+	if err != nil {
+		return err
+	}
+	if o.backend == "" && o.prefer != "" && o.prefer != backend.Name() {
+		if b, ok := rt.selector.Backend(o.prefer); ok && b.Available() == nil && b.Supports(c.spec, c.dtype) {
+			backend = b
+		}
+	}
+	ctx, span := rt.tracer.Start(ctx, "ringactor.execute")
+	defer span.End()
+	p := ExecProfile{Kernel: c.spec.Name}
+	start := time.Now()
+	backend, err = rt.attempt(ctx, c, backend, items, outs, &p, o.backend != "")
+	p.Duration = time.Since(start)
+	if backend != nil {
+		p.Backend = backend.Name()
+	}
+	if err == nil {
+		rt.selector.Observe(c.spec, c.n*len(items), backend, p.Duration)
+		err = rt.maybeValidate(ctx, c, backend, items, outs, o, &p)
+	}
+	if span.IsRecording() {
+		span.SetAttributes(attribute.String("kernel", c.spec.Name), attribute.String("backend", p.Backend), attribute.Int("elements", c.n*len(items)))
+		if err != nil {
+			span.SetStatus(codes.Error, err.Error())
+		}
+	}
+	rt.profiler.record(&p, err)
+	rt.telemetry.RecordExecution(ctx, c.spec.Name, p.Backend, p.Duration, p.BytesIn, p.BytesOut)
+	if o.profile != nil {
+		*o.profile = p
+	}
+	return err
+}
+
+// attempt runs the work, retrying, falling back and splitting as the
+// recovery policy says. It returns the backend that finally ran it.
+func (rt *Runtime) attempt(ctx context.Context, c call, b gpu.Backend, items [][]*gpu.UnifiedBuffer, outs []*gpu.UnifiedBuffer, p *ExecProfile, pinned bool) (gpu.Backend, error) {
+	retries := 0
+	for {
+		p.BytesIn += transferBytes(b, items)
+		err := safeExecute(ctx, b, c, items, outs)
+		if err == nil {
+			if b.Allocator() != nil {
+				for _, out := range outs {
+					out.MarkDeviceDirty()
+				}
+			}
+			return b, nil
+		}
+		onDevice := b.Kind() != gpu.KindCPU
+		switch rt.compute.recovery.Classify(err, onDevice && !pinned, retries) {
+		case supervision.Retry:
+			retries++
+			p.Retries++
+			if werr := rt.compute.recovery.Wait(ctx, retries); werr != nil {
+				return b, kernelErr(c.spec.Name, werr)
+			}
+		case supervision.Fallback:
+			cpu, ok := rt.selector.CPU()
+			if !ok || !cpu.Supports(c.spec, c.dtype) {
+				return b, err
+			}
+			rt.logger.Warn("ringactor: device failed, running on the CPU", "kernel", c.spec.Name, "backend", b.Name(), "error", err)
+			b, retries, p.Fallback = cpu, 0, true
+		case supervision.Split:
+			if len(items) == 1 {
+				// One item that does not fit: nothing to split, so the CPU.
+				if cpu, ok := rt.selector.CPU(); ok && onDevice && rt.compute.recovery.Fallback && cpu.Supports(c.spec, c.dtype) {
+					b, retries, p.Fallback = cpu, 0, true
+					continue
+				}
+				return b, err
+			}
+			p.Splits++
+			half := len(items) / 2
+			if _, err := rt.attempt(ctx, c, b, items[:half], outs[:half], p, pinned); err != nil {
+				return b, err
+			}
+			return rt.attempt(ctx, c, b, items[half:], outs[half:], p, pinned)
+		default:
+			return b, err
+		}
+	}
+}
+
+// safeExecute runs one backend call, turning a panic into an ExecutionError.
+func safeExecute(ctx context.Context, b gpu.Backend, c call, items [][]*gpu.UnifiedBuffer, outs []*gpu.UnifiedBuffer) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = &gpu.ExecutionError{Kernel: c.spec.Name, Err: fmt.Errorf("panic: %v", r), Panic: r, Stack: debug.Stack()}
+		}
+	}()
+	if len(items) == 1 {
+		err = b.Execute(ctx, c.spec, items[0], outs[0], c.scalars)
+	} else {
+		err = b.ExecuteBatch(ctx, c.spec, items, outs, c.scalars)
+	}
+	if err != nil && !isClassified(err) {
+		err = &gpu.ExecutionError{Kernel: c.spec.Name, Err: err}
+	}
+	return err
+}
+
+// isClassified reports whether err already belongs to the error hierarchy
+// (or is a context error).
+func isClassified(err error) bool {
+	return errors.Is(err, gpu.ErrCompute) || errors.Is(err, gpu.ErrArgument) ||
+		errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
+}
+
+// transferBytes is what moving items to b's memory will copy.
+func transferBytes(b gpu.Backend, items [][]*gpu.UnifiedBuffer) int64 {
+	if b.Allocator() == nil {
+		return 0
+	}
+	var n int64
+	for _, in := range items {
+		for _, buf := range in {
+			if buf.HostDirty() {
+				n += int64(buf.ByteSize())
+			}
+		}
+	}
+	return n
+}
+
+var _ trace.Tracer // the runtime's tracer field is a trace.Tracer

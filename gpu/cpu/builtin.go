@@ -1,0 +1,423 @@
+package cpu
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	"github.com/ringactor/ringactor/gpu"
+)
+
+var (
+	allDTypes   = []gpu.DType{gpu.F32, gpu.F64, gpu.S32, gpu.S64, gpu.U32, gpu.U8}
+	floatDTypes = []gpu.DType{gpu.F32, gpu.F64}
+)
+
+// BuiltinKernels returns the named kernels of the orchestrator with their
+// CPU implementations:
+//
+//   - add, subtract, multiply: elementwise, inputs of equal shape; integers
+//     wrap around (two's complement), floats follow IEEE 754 (NaN propagates);
+//   - scale (factor): elementwise a×factor; integer dtypes need an integral
+//     factor and wrap around;
+//   - relu: max(x, 0), NaN stays NaN, the identity on unsigned dtypes;
+//   - leaky_relu (slope): x > 0 ? x : slope×x, floats only;
+//   - matmul: 2-D row-major [m×k]·[k×n] (gonum BLAS for floats);
+//   - blur (radius, sigma): separable Gaussian on H×W or H×W×C images, edges
+//     replicated; integer images are rounded and saturated;
+//   - sum, min, max: to one element of the input's dtype (sum wraps for
+//     integers; min and max propagate NaN); mean: to one float64;
+//   - spmv: CSR sparse matrix × vector (values, column indices s32, row
+//     pointers s32, x), floats only — PageRank's step.
+func BuiltinKernels() []*gpu.KernelSpec {
+	return []*gpu.KernelSpec{
+		binarySpec("add", "elementwise a + b", binaryFuncs{Add[float32], Add[float64], Add[int32], Add[int64], Add[uint32], Add[uint8]}),
+		binarySpec("subtract", "elementwise a − b", binaryFuncs{Sub[float32], Sub[float64], Sub[int32], Sub[int64], Sub[uint32], Sub[uint8]}),
+		binarySpec("multiply", "elementwise a × b", binaryFuncs{Mul[float32], Mul[float64], Mul[int32], Mul[int64], Mul[uint32], Mul[uint8]}),
+		{
+			Name: "scale", Description: "elementwise a × factor", Inputs: 1, DTypes: allDTypes, Elementwise: true, Cost: 1,
+			Scalars: []gpu.ScalarSpec{{Name: "factor", Default: 1}}, OutShape: sameShape, CPU: scaleKernel,
+		},
+		{
+			Name: "relu", Description: "elementwise max(x, 0)", Inputs: 1, DTypes: allDTypes, Elementwise: true, Cost: 1,
+			OutShape: sameShape, CPU: unaryKernel(unaryFuncs{ReLU[float32], ReLU[float64], ReLU[int32], ReLU[int64], ReLU[uint32], ReLU[uint8]}),
+		},
+		{
+			Name: "leaky_relu", Description: "elementwise x > 0 ? x : slope·x", Inputs: 1, DTypes: floatDTypes, Elementwise: true, Cost: 1,
+			Scalars: []gpu.ScalarSpec{{Name: "slope", Default: 0.01}}, OutShape: sameShape, CPU: leakyKernel,
+		},
+		{
+			Name: "matmul", Description: "2-D matrix product [m×k]·[k×n]", Inputs: 2, DTypes: allDTypes,
+			OutShape: matmulShape, CPU: matmulKernel, Cost: 64,
+		},
+		{
+			Name: "blur", Description: "2-D Gaussian blur of H×W or H×W×C images", Inputs: 1, DTypes: allDTypes, Cost: 16,
+			Scalars: []gpu.ScalarSpec{{Name: "radius", Default: 1}, {Name: "sigma", Default: 1}}, OutShape: blurShape, CPU: blurKernel,
+		},
+		reduceSpec("sum", "sum of all elements", reduceFuncs{Sum[float32], Sum[float64], Sum[int32], Sum[int64], Sum[uint32], Sum[uint8]}),
+		reduceSpec("min", "smallest element (NaN if any is NaN)", reduceFuncs{Min[float32], Min[float64], Min[int32], Min[int64], Min[uint32], Min[uint8]}),
+		reduceSpec("max", "largest element (NaN if any is NaN)", reduceFuncs{Max[float32], Max[float64], Max[int32], Max[int64], Max[uint32], Max[uint8]}),
+		{
+			Name: "mean", Description: "mean of all elements, as float64", Inputs: 1, DTypes: allDTypes, Cost: 1,
+			OutDType: func(gpu.DType) gpu.DType { return gpu.F64 }, OutShape: scalarShape, CPU: meanKernel,
+		},
+		{
+			Name: "spmv", Description: "CSR sparse matrix × vector: values, col (s32), rowptr (s32), x", Inputs: 4, DTypes: floatDTypes, Cost: 4,
+			InputDTypes: func(dt gpu.DType) []gpu.DType { return []gpu.DType{dt, gpu.S32, gpu.S32, dt} },
+			OutShape:    spmvShape, CPU: spmvKernel,
+		},
+	}
+}
+
+// sameShape is the output shape of unary elementwise kernels.
+func sameShape(in []gpu.Shape, _ []float64) (gpu.Shape, error) { return in[0].Clone(), nil }
+
+// scalarShape is the output shape of reductions.
+func scalarShape([]gpu.Shape, []float64) (gpu.Shape, error) { return gpu.Shape{1}, nil }
+
+func equalShapes(in []gpu.Shape, _ []float64) (gpu.Shape, error) {
+	for i, s := range in[1:] {
+		if !s.Equal(in[0]) {
+			return nil, &gpu.ShapeError{Shape: s, Reason: fmt.Sprintf("input %d must have input 0's shape %v", i+1, in[0])}
+		}
+	}
+	return in[0].Clone(), nil
+}
+
+func matmulShape(in []gpu.Shape, _ []float64) (gpu.Shape, error) {
+	a, b := in[0], in[1]
+	if len(a) != 2 || len(b) != 2 {
+		return nil, &gpu.ShapeError{Shape: a, Reason: fmt.Sprintf("matmul takes 2-D inputs, got %v and %v", a, b)}
+	}
+	if a[1] != b[0] {
+		return nil, &gpu.ShapeError{Shape: b, Reason: fmt.Sprintf("inner dimensions differ: %v · %v", a, b)}
+	}
+	return gpu.Shape{a[0], b[1]}, nil
+}
+
+func blurShape(in []gpu.Shape, sc []float64) (gpu.Shape, error) {
+	if len(in[0]) != 2 && len(in[0]) != 3 {
+		return nil, &gpu.ShapeError{Shape: in[0], Reason: "blur takes an H×W or H×W×C image"}
+	}
+	if r := sc[0]; r < 0 || r != math.Trunc(r) || r > 1<<16 {
+		return nil, &gpu.ArgumentError{Kernel: "blur", Arg: "radius", Reason: fmt.Sprintf("%v is not an integer in [0, 65536]", r), Err: gpu.ErrArgument}
+	}
+	if s := sc[1]; !(s > 0) || math.IsInf(s, 0) {
+		return nil, &gpu.ArgumentError{Kernel: "blur", Arg: "sigma", Reason: fmt.Sprintf("%v is not a positive finite number", s), Err: gpu.ErrArgument}
+	}
+	return in[0].Clone(), nil
+}
+
+func spmvShape(in []gpu.Shape, _ []float64) (gpu.Shape, error) {
+	for i, s := range in {
+		if len(s) != 1 {
+			return nil, &gpu.ShapeError{Shape: s, Reason: fmt.Sprintf("spmv input %d must be 1-D", i)}
+		}
+	}
+	if in[0][0] != in[1][0] {
+		return nil, &gpu.ShapeError{Shape: in[1], Reason: "values and column indices differ in length"}
+	}
+	if in[2][0] < 2 {
+		return nil, &gpu.ShapeError{Shape: in[2], Reason: "row pointers need at least 2 entries"}
+	}
+	return gpu.Shape{in[2][0] - 1}, nil
+}
+
+// binaryFuncs are one elementwise binary kernel's instantiations.
+type binaryFuncs struct {
+	f32 func(context.Context, []float32, []float32, []float32) error
+	f64 func(context.Context, []float64, []float64, []float64) error
+	s32 func(context.Context, []int32, []int32, []int32) error
+	s64 func(context.Context, []int64, []int64, []int64) error
+	u32 func(context.Context, []uint32, []uint32, []uint32) error
+	u8  func(context.Context, []uint8, []uint8, []uint8) error
+}
+
+func binarySpec(name, desc string, f binaryFuncs) *gpu.KernelSpec {
+	return &gpu.KernelSpec{
+		Name: name, Description: desc, Inputs: 2, DTypes: allDTypes, Elementwise: true, Cost: 1, OutShape: equalShapes,
+		CPU: func(ctx context.Context, in []*gpu.UnifiedBuffer, out *gpu.UnifiedBuffer, _ []float64) error {
+			switch out.DType() {
+			case gpu.F32:
+				return binary(ctx, in, out, f.f32)
+			case gpu.F64:
+				return binary(ctx, in, out, f.f64)
+			case gpu.S32:
+				return binary(ctx, in, out, f.s32)
+			case gpu.S64:
+				return binary(ctx, in, out, f.s64)
+			case gpu.U32:
+				return binary(ctx, in, out, f.u32)
+			default:
+				return binary(ctx, in, out, f.u8)
+			}
+		},
+	}
+}
+
+func binary[T gpu.Number](ctx context.Context, in []*gpu.UnifiedBuffer, out *gpu.UnifiedBuffer, f func(context.Context, []T, []T, []T) error) error {
+	a, b, dst, err := views2[T](in[0], in[1], out)
+	if err != nil {
+		return err
+	}
+	err = f(ctx, dst, a, b)
+	out.MarkHostDirty()
+	return err
+}
+
+// views2 returns the host views of two inputs and an output.
+func views2[T gpu.Number](x, y, out *gpu.UnifiedBuffer) (a, b, dst []T, err error) {
+	if a, err = gpu.HostSlice[T](x); err != nil {
+		return
+	}
+	if b, err = gpu.HostSlice[T](y); err != nil {
+		return
+	}
+	dst, err = gpu.HostSlice[T](out)
+	return
+}
+
+// unaryFuncs are one elementwise unary kernel's instantiations.
+type unaryFuncs struct {
+	f32 func(context.Context, []float32, []float32) error
+	f64 func(context.Context, []float64, []float64) error
+	s32 func(context.Context, []int32, []int32) error
+	s64 func(context.Context, []int64, []int64) error
+	u32 func(context.Context, []uint32, []uint32) error
+	u8  func(context.Context, []uint8, []uint8) error
+}
+
+func unaryKernel(f unaryFuncs) gpu.KernelFunc {
+	return func(ctx context.Context, in []*gpu.UnifiedBuffer, out *gpu.UnifiedBuffer, _ []float64) error {
+		switch out.DType() {
+		case gpu.F32:
+			return unary(ctx, in[0], out, f.f32)
+		case gpu.F64:
+			return unary(ctx, in[0], out, f.f64)
+		case gpu.S32:
+			return unary(ctx, in[0], out, f.s32)
+		case gpu.S64:
+			return unary(ctx, in[0], out, f.s64)
+		case gpu.U32:
+			return unary(ctx, in[0], out, f.u32)
+		default:
+			return unary(ctx, in[0], out, f.u8)
+		}
+	}
+}
+
+func unary[T gpu.Number](ctx context.Context, x, out *gpu.UnifiedBuffer, f func(context.Context, []T, []T) error) error {
+	a, err := gpu.HostSlice[T](x)
+	if err != nil {
+		return err
+	}
+	dst, err := gpu.HostSlice[T](out)
+	if err != nil {
+		return err
+	}
+	err = f(ctx, dst, a)
+	out.MarkHostDirty()
+	return err
+}
+
+// scaleKernel multiplies by the factor, which must be integral for integers.
+func scaleKernel(ctx context.Context, in []*gpu.UnifiedBuffer, out *gpu.UnifiedBuffer, sc []float64) error {
+	s := sc[0]
+	if !out.DType().IsFloat() && (s != math.Trunc(s) || math.IsInf(s, 0) || math.IsNaN(s)) {
+		return &gpu.ArgumentError{Kernel: "scale", Arg: "factor", Reason: fmt.Sprintf("%v is not integral, as %v needs", s, out.DType()), Err: gpu.ErrArgument}
+	}
+	switch out.DType() {
+	case gpu.F32:
+		return unary(ctx, in[0], out, func(ctx context.Context, d, a []float32) error { return Scale(ctx, d, a, float32(s)) })
+	case gpu.F64:
+		return unary(ctx, in[0], out, func(ctx context.Context, d, a []float64) error { return Scale(ctx, d, a, s) })
+	case gpu.S32:
+		return unary(ctx, in[0], out, func(ctx context.Context, d, a []int32) error { return Scale(ctx, d, a, int32(int64(s))) })
+	case gpu.S64:
+		return unary(ctx, in[0], out, func(ctx context.Context, d, a []int64) error { return Scale(ctx, d, a, int64(s)) })
+	case gpu.U32:
+		return unary(ctx, in[0], out, func(ctx context.Context, d, a []uint32) error { return Scale(ctx, d, a, uint32(int64(s))) })
+	default:
+		return unary(ctx, in[0], out, func(ctx context.Context, d, a []uint8) error { return Scale(ctx, d, a, uint8(int64(s))) })
+	}
+}
+
+func leakyKernel(ctx context.Context, in []*gpu.UnifiedBuffer, out *gpu.UnifiedBuffer, sc []float64) error {
+	if out.DType() == gpu.F32 {
+		return unary(ctx, in[0], out, func(ctx context.Context, d, a []float32) error { return LeakyReLU(ctx, d, a, float32(sc[0])) })
+	}
+	return unary(ctx, in[0], out, func(ctx context.Context, d, a []float64) error { return LeakyReLU(ctx, d, a, sc[0]) })
+}
+
+func matmulKernel(ctx context.Context, in []*gpu.UnifiedBuffer, out *gpu.UnifiedBuffer, _ []float64) error {
+	as, bs := in[0].Shape(), in[1].Shape()
+	m, k, n := as[0], as[1], bs[1]
+	switch out.DType() {
+	case gpu.F32:
+		return matmul[float32](ctx, in, out, m, k, n)
+	case gpu.F64:
+		return matmul[float64](ctx, in, out, m, k, n)
+	case gpu.S32:
+		return matmul[int32](ctx, in, out, m, k, n)
+	case gpu.S64:
+		return matmul[int64](ctx, in, out, m, k, n)
+	case gpu.U32:
+		return matmul[uint32](ctx, in, out, m, k, n)
+	default:
+		return matmul[uint8](ctx, in, out, m, k, n)
+	}
+}
+
+func matmul[T gpu.Number](ctx context.Context, in []*gpu.UnifiedBuffer, out *gpu.UnifiedBuffer, m, k, n int) error {
+	a, b, dst, err := views2[T](in[0], in[1], out)
+	if err != nil {
+		return err
+	}
+	err = MatMul(ctx, dst, a, b, m, k, n)
+	out.MarkHostDirty()
+	return err
+}
+
+func blurKernel(ctx context.Context, in []*gpu.UnifiedBuffer, out *gpu.UnifiedBuffer, sc []float64) error {
+	s := in[0].Shape()
+	h, w, c := s[0], s[1], 1
+	if len(s) == 3 {
+		c = s[2]
+	}
+	r, sigma := int(sc[0]), sc[1]
+	switch out.DType() {
+	case gpu.F32:
+		return blurT[float32](ctx, in[0], out, h, w, c, r, sigma)
+	case gpu.F64:
+		return blurT[float64](ctx, in[0], out, h, w, c, r, sigma)
+	case gpu.S32:
+		return blurT[int32](ctx, in[0], out, h, w, c, r, sigma)
+	case gpu.S64:
+		return blurT[int64](ctx, in[0], out, h, w, c, r, sigma)
+	case gpu.U32:
+		return blurT[uint32](ctx, in[0], out, h, w, c, r, sigma)
+	default:
+		return blurT[uint8](ctx, in[0], out, h, w, c, r, sigma)
+	}
+}
+
+func blurT[T gpu.Number](ctx context.Context, x, out *gpu.UnifiedBuffer, h, w, c, r int, sigma float64) error {
+	return unary(ctx, x, out, func(ctx context.Context, d, a []T) error { return GaussianBlur(ctx, d, a, h, w, c, r, sigma) })
+}
+
+// reduceFuncs are one reduction's instantiations.
+type reduceFuncs struct {
+	f32 func(context.Context, []float32) (float32, error)
+	f64 func(context.Context, []float64) (float64, error)
+	s32 func(context.Context, []int32) (int32, error)
+	s64 func(context.Context, []int64) (int64, error)
+	u32 func(context.Context, []uint32) (uint32, error)
+	u8  func(context.Context, []uint8) (uint8, error)
+}
+
+func reduceSpec(name, desc string, f reduceFuncs) *gpu.KernelSpec {
+	return &gpu.KernelSpec{
+		Name: name, Description: desc, Inputs: 1, DTypes: allDTypes, Cost: 1, OutShape: scalarShape,
+		CPU: func(ctx context.Context, in []*gpu.UnifiedBuffer, out *gpu.UnifiedBuffer, _ []float64) error {
+			switch out.DType() {
+			case gpu.F32:
+				return reduce(ctx, in[0], out, f.f32)
+			case gpu.F64:
+				return reduce(ctx, in[0], out, f.f64)
+			case gpu.S32:
+				return reduce(ctx, in[0], out, f.s32)
+			case gpu.S64:
+				return reduce(ctx, in[0], out, f.s64)
+			case gpu.U32:
+				return reduce(ctx, in[0], out, f.u32)
+			default:
+				return reduce(ctx, in[0], out, f.u8)
+			}
+		},
+	}
+}
+
+func reduce[T gpu.Number](ctx context.Context, x, out *gpu.UnifiedBuffer, f func(context.Context, []T) (T, error)) error {
+	a, err := gpu.HostSlice[T](x)
+	if err != nil {
+		return err
+	}
+	dst, err := gpu.HostSlice[T](out)
+	if err != nil {
+		return err
+	}
+	v, err := f(ctx, a)
+	dst[0] = v
+	out.MarkHostDirty()
+	return err
+}
+
+func meanKernel(ctx context.Context, in []*gpu.UnifiedBuffer, out *gpu.UnifiedBuffer, _ []float64) error {
+	var v float64
+	var err error
+	switch in[0].DType() {
+	case gpu.F32:
+		v, err = meanOf[float32](ctx, in[0])
+	case gpu.F64:
+		v, err = meanOf[float64](ctx, in[0])
+	case gpu.S32:
+		v, err = meanOf[int32](ctx, in[0])
+	case gpu.S64:
+		v, err = meanOf[int64](ctx, in[0])
+	case gpu.U32:
+		v, err = meanOf[uint32](ctx, in[0])
+	default:
+		v, err = meanOf[uint8](ctx, in[0])
+	}
+	if err != nil {
+		return err
+	}
+	dst, err := gpu.HostSlice[float64](out)
+	if err != nil {
+		return err
+	}
+	dst[0] = v
+	out.MarkHostDirty()
+	return nil
+}
+
+func meanOf[T gpu.Number](ctx context.Context, x *gpu.UnifiedBuffer) (float64, error) {
+	a, err := gpu.HostSlice[T](x)
+	if err != nil {
+		return 0, err
+	}
+	return Mean(ctx, a)
+}
+
+func spmvKernel(ctx context.Context, in []*gpu.UnifiedBuffer, out *gpu.UnifiedBuffer, _ []float64) error {
+	if out.DType() == gpu.F32 {
+		return spmv[float32](ctx, in, out)
+	}
+	return spmv[float64](ctx, in, out)
+}
+
+func spmv[T gpu.Float](ctx context.Context, in []*gpu.UnifiedBuffer, out *gpu.UnifiedBuffer) error {
+	vals, err := gpu.HostSlice[T](in[0])
+	if err != nil {
+		return err
+	}
+	col, err := gpu.HostSlice[int32](in[1])
+	if err != nil {
+		return err
+	}
+	rowPtr, err := gpu.HostSlice[int32](in[2])
+	if err != nil {
+		return err
+	}
+	x, err := gpu.HostSlice[T](in[3])
+	if err != nil {
+		return err
+	}
+	y, err := gpu.HostSlice[T](out)
+	if err != nil {
+		return err
+	}
+	err = SpMV(ctx, y, vals, col, rowPtr, x)
+	out.MarkHostDirty()
+	return err
+}
