@@ -55,6 +55,7 @@ type runtimeConfig struct {
 	meterProv  metric.MeterProvider
 	tracerProv trace.TracerProvider
 	compute    computeConfig
+	logLevel   *slog.Level
 }
 
 // WithActorSystem attaches the runtime to an existing actor system instead of
@@ -64,6 +65,10 @@ func WithActorSystem(s *actor.ActorSystem) Option { return func(c *runtimeConfig
 // WithLogger sets the logger (default slog.Default()). A system the runtime
 // creates logs through it too.
 func WithLogger(l *slog.Logger) Option { return func(c *runtimeConfig) { c.logger = l } }
+
+// WithLogLevel sets the lowest level the runtime logs at (default: the
+// logger's own, slog.Default's Info).
+func WithLogLevel(l slog.Level) Option { return func(c *runtimeConfig) { c.logLevel = &l } }
 
 // WithSupervisor sets the strategy the orchestrator applies to failing kernel
 // actors (default supervision.NewStrategy(): exponential backoff).
@@ -98,6 +103,9 @@ func NewRuntime(opts ...Option) (*Runtime, error) {
 	}
 	if cfg.logger == nil {
 		cfg.logger = slog.Default()
+	}
+	if cfg.logLevel != nil {
+		cfg.logger = slog.New(levelFloor{h: cfg.logger.Handler(), min: *cfg.logLevel})
 	}
 	if cfg.strategy == nil {
 		cfg.strategy = supervision.NewStrategy(supervision.WithLogger(cfg.logger))
