@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 )
 
@@ -70,8 +71,8 @@ func (s *KernelSpec) Validate() error {
 		return bad("no output shape function")
 	case s.CPU == nil && len(s.Device) == 0:
 		return bad("no implementation")
-	case s.Cost < 0:
-		return bad("negative cost")
+	case s.Cost < 0 || math.IsNaN(s.Cost) || math.IsInf(s.Cost, 0):
+		return bad("cost must be a finite number ≥ 0")
 	}
 	for _, d := range s.DTypes {
 		if !d.Valid() {

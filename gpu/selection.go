@@ -132,6 +132,9 @@ func (s *Selector) Choose(spec *KernelSpec, dt DType, n int, override string) (B
 		}
 		return b, nil
 	}
+	if !spec.Supports(dt) {
+		return nil, &ArgumentError{Kernel: spec.Name, Arg: "input 0", Reason: fmt.Sprintf("dtype %v not supported (supports %v)", dt, spec.DTypes), Err: ErrUnsupportedDType}
+	}
 	var cpu, device Backend
 	candidates := 0
 	for _, b := range s.backends {
@@ -171,16 +174,16 @@ func (s *Selector) Choose(spec *KernelSpec, dt DType, n int, override string) (B
 	if !s.policy.Adaptive {
 		return device, nil
 	}
-	return s.adaptive(spec, n), nil
+	return s.adaptive(spec, dt, n), nil
 }
 
 // adaptive picks among the candidates by measured time.
-func (s *Selector) adaptive(spec *KernelSpec, n int) Backend {
+func (s *Selector) adaptive(spec *KernelSpec, dt DType, n int) Backend {
 	class := sizeClass(n)
 	var best, least Backend
 	bestNS, leastN := 0.0, int64(-1)
 	for _, b := range s.backends {
-		if b.Available() != nil {
+		if b.Available() != nil || !b.Supports(spec, dt) {
 			continue
 		}
 		t := s.timing(statKey{spec.Name, class, b.Name()})

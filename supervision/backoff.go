@@ -1,6 +1,7 @@
 package supervision
 
 import (
+	"math"
 	"math/rand/v2"
 	"time"
 )
@@ -28,7 +29,7 @@ func (b Backoff) Delay(n int) time.Duration {
 		mult = 1
 	}
 	d := float64(b.Initial)
-	for i := 1; i < n && (b.Max <= 0 || d < float64(b.Max)); i++ {
+	for i := 1; i < n && (b.Max <= 0 || d < float64(b.Max)) && d < math.MaxInt64; i++ {
 		d *= mult
 	}
 	if b.Max > 0 && d > float64(b.Max) {
@@ -36,6 +37,9 @@ func (b Backoff) Delay(n int) time.Duration {
 	}
 	if b.Jitter > 0 {
 		d += d * b.Jitter * rand.Float64()
+	}
+	if d >= math.MaxInt64 { // uncapped growth: saturate instead of wrapping negative
+		return time.Duration(math.MaxInt64)
 	}
 	return time.Duration(d)
 }

@@ -3,6 +3,7 @@ package supervision
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/ringactor/ringactor/gpu"
@@ -27,7 +28,10 @@ const (
 
 // String names the action.
 func (a Action) String() string {
-	return [...]string{"fail", "retry", "fallback", "split"}[a]
+	if names := [...]string{"fail", "retry", "fallback", "split"}; int(a) < len(names) {
+		return names[a]
+	}
+	return fmt.Sprintf("action(%d)", uint8(a))
 }
 
 // Recovery is the orchestrator's recovery policy.
@@ -91,6 +95,9 @@ func (r Recovery) Classify(err error, onDevice bool, attempt int) Action {
 // Wait sleeps the backoff before retry attempt n (n ≥ 1), or returns the
 // context's error if it ends first.
 func (r Recovery) Wait(ctx context.Context, n int) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	t := time.NewTimer(r.Backoff.Delay(n))
 	defer t.Stop()
 	select {

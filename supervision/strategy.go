@@ -71,7 +71,7 @@ func (s *Strategy) HandleFailure(system *actor.ActorSystem, sup actor.Supervisor
 		publish()
 		sup.ResumeChildren(child)
 	case Restart:
-		delay := s.Backoff.Delay(rs.FailureCount())
+		delay := s.Backoff.Delay(rs.NumberOfFailures(s.Window))
 		s.Logger.Debug("ringactor: restarting kernel actor", "actor", child.Id, "after", delay, "reason", reason)
 		time.AfterFunc(delay, func() {
 			publish()

@@ -1,0 +1,36 @@
+// Package cuda is the CUDA backend's binding to the NVIDIA driver API.
+//
+// The binding loads libcuda.so.1 with dlopen at run time (a small cgo layer
+// of its own, in the manner of go-nvml) instead of linking it, so every build
+// of the framework contains the CUDA backend, no CUDA SDK is needed to build,
+// and the same binary runs on machines with and without a GPU. Nothing
+// happens at package initialisation: the library is loaded on the first call
+// of [Load], [Probe] or [NewContext], once per process, and a missing
+// library, a missing symbol or a failing cuInit is reported as a
+// *gpu.DeviceError of kind gpu.DeviceUnavailable (errors.Is-equal to
+// gpu.ErrDeviceNotAvailable) so the orchestrator can fall back to the CPU.
+// The package never panics and never exits the process on such a failure.
+//
+// The environment variable RINGACTOR_CUDA_LIBRARY, when set, names the
+// library to load instead of "libcuda.so.1" (a file name or a path).
+//
+// # Driver calls
+//
+// [Driver] exposes thin wrappers of the driver entry points the backend
+// uses; each returns a *[DriverError] built from cuGetErrorName and
+// cuGetErrorString. Calls that need a current context (modules, streams,
+// memory, launches) must run on the OS thread of a [Context], inside
+// [Context.Do].
+//
+// # Threads
+//
+// A CUDA context is current per OS thread. A [Context] owns one goroutine
+// locked to one OS thread with the device's primary context current on it,
+// and runs every function passed to [Context.Do] there. Each Do is one
+// hand-off between goroutines, so hot paths batch their driver calls into
+// one Do (enqueue copies, launch, record an event) rather than one Do per
+// call.
+//
+// The cgo layer builds on linux with cgo enabled; elsewhere the package
+// compiles to a stub whose loader always reports DeviceUnavailable.
+package cuda

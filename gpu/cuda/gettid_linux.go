@@ -1,0 +1,6 @@
+package cuda
+
+import "syscall"
+
+// gettid returns the calling OS thread's id.
+func gettid() int { return syscall.Gettid() }

@@ -1,0 +1,137 @@
+package cuda
+
+import (
+	"fmt"
+	"unsafe"
+)
+
+// LibraryEnv names the environment variable that overrides the driver
+// library to load (default [DefaultLibrary]).
+const LibraryEnv = "RINGACTOR_CUDA_LIBRARY"
+
+// DefaultLibrary is the soname of the driver library.
+const DefaultLibrary = "libcuda.so.1"
+
+// Device is a CUdevice: a driver device handle, not necessarily equal to
+// the ordinal it was obtained from.
+type Device int32
+
+// DevicePtr is a CUdeviceptr: an address in the device's (unified) address
+// space. It is a number, never dereferenced on the host.
+type DevicePtr uint64
+
+// CtxHandle is a CUcontext.
+type CtxHandle struct{ p unsafe.Pointer }
+
+// IsNil reports whether h is the null context.
+func (h CtxHandle) IsNil() bool { return h.p == nil }
+
+// Module is a CUmodule: loaded PTX or cubin.
+type Module struct{ p unsafe.Pointer }
+
+// IsNil reports whether m is the null module.
+func (m Module) IsNil() bool { return m.p == nil }
+
+// Function is a CUfunction: a kernel entry point of a Module.
+type Function struct{ p unsafe.Pointer }
+
+// IsNil reports whether f is the null function.
+func (f Function) IsNil() bool { return f.p == nil }
+
+// Stream is a CUstream. The zero Stream is the legacy default stream.
+type Stream struct{ p unsafe.Pointer }
+
+// IsDefault reports whether s is the default (null) stream.
+func (s Stream) IsDefault() bool { return s.p == nil }
+
+// Event is a CUevent.
+type Event struct{ p unsafe.Pointer }
+
+// IsNil reports whether e is the null event.
+func (e Event) IsNil() bool { return e.p == nil }
+
+// Dim3 is a grid or block extent for [Driver.LaunchKernel]. A zero
+// component is treated as 1.
+type Dim3 struct{ X, Y, Z uint32 }
+
+// MaxKernelArgs is the most parameters [Driver.LaunchKernel] passes.
+const MaxKernelArgs = 64
+
+// Kernel parameters are passed as 8-byte slots; the driver reads as many
+// bytes of each slot as the kernel's parameter has (4 or 8), the low ones on
+// a little-endian host. Parameters larger than 8 bytes are not supported.
+
+// ArgPtr is a kernel parameter holding a device pointer.
+func ArgPtr(p DevicePtr) uint64 { return uint64(p) }
+
+// ArgU32 is a 32-bit unsigned kernel parameter.
+func ArgU32(v uint32) uint64 { return uint64(v) }
+
+// ArgI32 is a 32-bit signed kernel parameter.
+func ArgI32(v int32) uint64 { return uint64(uint32(v)) }
+
+// ArgU64 is a 64-bit unsigned kernel parameter.
+func ArgU64(v uint64) uint64 { return v }
+
+// ArgI64 is a 64-bit signed kernel parameter.
+func ArgI64(v int64) uint64 { return uint64(v) }
+
+// ArgF32 is a float kernel parameter.
+func ArgF32(v float32) uint64 { return uint64(*(*uint32)(unsafe.Pointer(&v))) }
+
+// ArgF64 is a double kernel parameter.
+func ArgF64(v float64) uint64 { return *(*uint64)(unsafe.Pointer(&v)) }
+
+// DeviceAttribute is a CUdevice_attribute.
+type DeviceAttribute int32
+
+// Device attributes (values of cuda.h's CUdevice_attribute).
+const (
+	AttrMaxThreadsPerBlock          DeviceAttribute = 1
+	AttrMaxSharedMemoryPerBlock     DeviceAttribute = 8
+	AttrWarpSize                    DeviceAttribute = 10
+	AttrMultiprocessorCount         DeviceAttribute = 16
+	AttrKernelExecTimeout           DeviceAttribute = 17
+	AttrIntegrated                  DeviceAttribute = 18
+	AttrCanMapHostMemory            DeviceAttribute = 19
+	AttrMaxThreadsPerMultiprocessor DeviceAttribute = 39
+	AttrUnifiedAddressing           DeviceAttribute = 41
+	AttrComputeCapabilityMajor      DeviceAttribute = 75
+	AttrComputeCapabilityMinor      DeviceAttribute = 76
+	AttrHostNativeAtomicSupported   DeviceAttribute = 86
+	AttrPageableMemoryAccess        DeviceAttribute = 88
+	AttrConcurrentManagedAccess     DeviceAttribute = 89
+	AttrCooperativeLaunch           DeviceAttribute = 95
+)
+
+// Flags of cuMemHostAlloc.
+const (
+	MemHostAllocPortable      uint32 = 0x01 // CU_MEMHOSTALLOC_PORTABLE
+	MemHostAllocDeviceMap     uint32 = 0x02 // CU_MEMHOSTALLOC_DEVICEMAP
+	MemHostAllocWriteCombined uint32 = 0x04 // CU_MEMHOSTALLOC_WRITECOMBINED
+)
+
+// Flags of cuStreamCreate.
+const (
+	StreamDefault     uint32 = 0x0 // CU_STREAM_DEFAULT
+	StreamNonBlocking uint32 = 0x1 // CU_STREAM_NON_BLOCKING
+)
+
+// Flags of cuEventCreate.
+const (
+	EventDefault       uint32 = 0x0 // CU_EVENT_DEFAULT
+	EventBlockingSync  uint32 = 0x1 // CU_EVENT_BLOCKING_SYNC
+	EventDisableTiming uint32 = 0x2 // CU_EVENT_DISABLE_TIMING
+)
+
+// ComputeCapability is a device's SM version.
+type ComputeCapability struct{ Major, Minor int }
+
+// String formats the capability as "9.0".
+func (c ComputeCapability) String() string { return fmt.Sprintf("%d.%d", c.Major, c.Minor) }
+
+// JITLog is the output of the PTX JIT compiler for [Driver.ModuleLoadData].
+type JITLog struct {
+	Info  string // informational log (register use, with verbose)
+	Error string // error log; set when loading failed
+}
