@@ -23,6 +23,13 @@ the same run:
                same requesters served by one goroutine over a buffered Go
                channel (messages per second)
   allocations  heap allocations per sequential ring kernel Request
+  compute      Runtime.Execute against direct Go on the same data: the
+               overhead of a 1-element float32 "add" over a direct cpu.Add
+               (medians of per-call times), sequential tiny Executes per
+               second with pooled outputs (median of ten batches) and
+               their heap allocations, "add" on 10M float32 against a Go
+               copy of the same 40 MB (medians of 5) and "matmul" of
+               1024×1024 float64 against gonum's blas64.Gemm (medians of 3)
 
 The full configuration takes a while for steadier numbers; -quick finishes in
 under a minute on two cores. Without -json the results are an aligned table
@@ -31,14 +38,19 @@ whose keys are: go_version, gomaxprocs, ring_rtt_p50_ns, ring_rtt_p99_ns,
 protoactor_rtt_p50_ns, protoactor_rtt_p99_ns, chan_rtt_p50_ns,
 chan_rtt_p99_ns, ring_pipelined_msgs_per_s, chan_pipelined_msgs_per_s,
 ring_allocs_per_request, rtt_p50_ratio_ring_vs_protoactor,
-pipelined_ratio_ring_vs_chan. Progress is logged on stderr.
+pipelined_ratio_ring_vs_chan, execute_add_tiny_p50_ns, direct_add_tiny_p50_ns,
+execute_overhead_ns, executions_per_s, execute_allocs_per_call,
+elementwise_len, execute_add_10m_f32_ns, copy_10m_f32_ns,
+elementwise_10m_f32_ratio_vs_copy, matmul_n, execute_matmul_1024_f64_ns,
+gonum_gemm_1024_f64_ns, matmul_1024_f64_ratio_vs_gonum. Progress is logged
+on stderr.
 `
 )
 
 // benchCommand is the "bench" subcommand.
 var benchCommand = command{
 	name:    "bench",
-	summary: "measure ring kernel round trips and throughput against Proto.Actor and Go channels",
+	summary: "measure ring kernel round trips and throughput, and Execute, against Proto.Actor, Go channels and direct Go",
 	run:     runBenchCommand,
 }
 
@@ -58,7 +70,8 @@ func runBenchCommand(ctx context.Context, args []string, stdout, stderr io.Write
 	}
 	log.Info("bench: running", "config", label,
 		"rtt_samples", cfg.RTTSamples, "pipelined_msgs", cfg.PipelinedMsgs,
-		"in_flight", cfg.InFlight, "warmup", cfg.WarmupRequests)
+		"in_flight", cfg.InFlight, "warmup", cfg.WarmupRequests, "exec_samples", cfg.ExecSamples,
+		"elementwise_samples", cfg.ElementwiseSamples, "matmul_samples", cfg.MatMulSamples)
 	if err := runBench(ctx, stdout, cfg, label, *asJSON); err != nil {
 		return failure(log, "bench", err)
 	}
@@ -99,7 +112,45 @@ func benchTable(res bench.Result, cfg bench.Config, label string) string {
 	const ratio = "%-34s %14.2f   %s\n"
 	fmt.Fprintf(&b, ratio, "ring / Proto.Actor round trip p50", res.RTTRatioRingVsActor, "(below 1: ring kernel faster)")
 	fmt.Fprintf(&b, ratio, "ring / Go channel pipelined", res.PipelinedRatioRingChan, "(above 1: ring kernel faster)")
+	b.WriteString("\n")
+	computeTable(&b, res)
 	return b.String()
+}
+
+// computeTable writes the compute rows of res to b: Execute's numbers and
+// their direct-Go baselines, then the overhead and the ratios.
+func computeTable(b *strings.Builder, res bench.Result) {
+	row := func(measure, exec, direct, baseline string) {
+		b.WriteString(strings.TrimRight(fmt.Sprintf("%-34s %14s %14s   %s", measure, exec, direct, baseline), " "))
+		b.WriteByte('\n')
+	}
+	row("compute", "Execute", "direct Go", "baseline")
+	row("add, 1 float32, p50 (ns)", count(float64(res.ExecuteAddTinyP50)), count(float64(res.DirectAddTinyP50)), "cpu.Add on the same slices")
+	row("executions/s, pooled output", count(res.ExecutionsPerS), "-", "")
+	row("heap allocations per Execute", fmt.Sprintf("%.2f", res.ExecuteAllocsPerCall), "-", "")
+	row(fmt.Sprintf("add, %s float32, median (ms)", size(res.ElementwiseLen)),
+		millis(res.ExecuteAdd10M), millis(res.Copy10M), "Go copy of the same bytes")
+	row(fmt.Sprintf("matmul, %d² float64, median (ms)", res.MatMulN),
+		millis(res.ExecuteMatMul1024), millis(res.GonumGemm1024), "gonum blas64.Gemm, same data")
+	b.WriteString("\n")
+	fmt.Fprintf(b, "%-34s %14s   %s\n", "Execute overhead (ns)", count(float64(res.ExecuteOverhead)), "(Execute p50 − direct p50)")
+	const ratio = "%-34s %14.2f   %s\n"
+	fmt.Fprintf(b, ratio, "Execute add / copy", res.ElementwiseRatioVsCopy, "(1: as fast as a copy)")
+	fmt.Fprintf(b, ratio, "Execute matmul / gonum Gemm", res.MatMulRatioVsGonum, "(1: no overhead)")
+}
+
+// millis formats nanoseconds as milliseconds with three decimals.
+func millis(ns int64) string { return fmt.Sprintf("%.3f", float64(ns)/1e6) }
+
+// size formats an element count briefly: 10000000 → "10M", 4096 → "4096".
+func size(n int) string {
+	switch {
+	case n >= 1_000_000 && n%1_000_000 == 0:
+		return fmt.Sprintf("%dM", n/1_000_000)
+	case n >= 1_000 && n%1_000 == 0:
+		return fmt.Sprintf("%dK", n/1_000)
+	}
+	return fmt.Sprint(n)
 }
 
 // count formats a non-negative number rounded to an integer with thousands

@@ -59,8 +59,10 @@ func testCtx(t *testing.T) context.Context {
 	return ctx
 }
 
-// tinyBench is a benchmark configuration that runs in a moment.
-var tinyBench = bench.Config{RTTSamples: 200, PipelinedMsgs: 2000, InFlight: 8, WarmupRequests: 50}
+// tinyBench is a benchmark configuration that runs in a moment, also under
+// the race detector: small compute sizes instead of 10M and 1024.
+var tinyBench = bench.Config{RTTSamples: 200, PipelinedMsgs: 2000, InFlight: 8, WarmupRequests: 50,
+	ExecSamples: 200, ElementwiseLen: 4096, ElementwiseSamples: 3, MatMulN: 32, MatMulSamples: 3}
 
 // runCLI runs the command line args and returns its status, stdout and
 // stderr.
@@ -166,6 +168,9 @@ func TestBenchJSON(t *testing.T) {
 		"protoactor_rtt_p50_ns", "protoactor_rtt_p99_ns",
 		"chan_rtt_p50_ns",
 		"ring_pipelined_msgs_per_s", "chan_pipelined_msgs_per_s",
+		"execute_add_tiny_p50_ns", "direct_add_tiny_p50_ns", "execute_overhead_ns", "executions_per_s",
+		"elementwise_len", "execute_add_10m_f32_ns", "copy_10m_f32_ns", "elementwise_10m_f32_ratio_vs_copy",
+		"matmul_n", "execute_matmul_1024_f64_ns", "gonum_gemm_1024_f64_ns", "matmul_1024_f64_ratio_vs_gonum",
 	} {
 		v, ok := res[key]
 		if !ok {
@@ -177,7 +182,7 @@ func TestBenchJSON(t *testing.T) {
 		}
 	}
 	for _, key := range []string{"go_version", "gomaxprocs", "chan_rtt_p99_ns", "ring_allocs_per_request",
-		"rtt_p50_ratio_ring_vs_protoactor", "pipelined_ratio_ring_vs_chan"} {
+		"rtt_p50_ratio_ring_vs_protoactor", "pipelined_ratio_ring_vs_chan", "execute_allocs_per_call"} {
 		if _, ok := res[key]; !ok {
 			t.Errorf("JSON lacks %q: %s", key, out.String())
 		}
@@ -192,7 +197,10 @@ func TestBenchTable(t *testing.T) {
 	}
 	for _, want := range []string{"ringactor bench (tiny:", "round trip p50 (ns)", "round trip p99 (ns)",
 		"pipelined, 8 in flight (msg/s)", "heap allocations per Request",
-		"ring / Proto.Actor round trip p50", "ring / Go channel pipelined"} {
+		"ring / Proto.Actor round trip p50", "ring / Go channel pipelined",
+		"add, 1 float32, p50 (ns)", "executions/s, pooled output", "heap allocations per Execute",
+		"add, 4096 float32, median (ms)", "matmul, 32² float64, median (ms)", "Execute overhead (ns)",
+		"Execute add / copy", "Execute matmul / gonum Gemm"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, out.String())
 		}
@@ -204,6 +212,24 @@ func TestCount(t *testing.T) {
 	for in, want := range map[float64]string{0: "0", 999: "999", 1000: "1,000", 4361234.5: "4,361,234", 123456: "123,456", 12345678: "12,345,678"} {
 		if got := count(in); got != want {
 			t.Errorf("count(%v) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// TestSize checks the brief element counts of the bench table.
+func TestSize(t *testing.T) {
+	for in, want := range map[int]string{10_000_000: "10M", 4096: "4096", 4000: "4K", 1_500_000: "1500K", 7: "7"} {
+		if got := size(in); got != want {
+			t.Errorf("size(%d) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// TestBenchTableTrailingSpace checks that no table line ends in a space.
+func TestBenchTableTrailingSpace(t *testing.T) {
+	for line := range strings.SplitSeq(benchTable(bench.Result{ElementwiseLen: 10_000_000, MatMulN: 1024}, tinyBench, "tiny"), "\n") {
+		if strings.HasSuffix(line, " ") {
+			t.Errorf("line ends in a space: %q", line)
 		}
 	}
 }
@@ -274,7 +300,8 @@ func TestHelp(t *testing.T) {
 		}
 	}
 	_, _, b := runCLI(t, "bench", "-h")
-	for _, want := range []string{"Usage: ringactor bench", "-json", "-quick", "ring_pipelined_msgs_per_s"} {
+	for _, want := range []string{"Usage: ringactor bench", "-json", "-quick", "ring_pipelined_msgs_per_s",
+		"execute_overhead_ns", "executions_per_s", "elementwise_10m_f32_ratio_vs_copy", "matmul_1024_f64_ratio_vs_gonum"} {
 		if !strings.Contains(b, want) {
 			t.Errorf("bench -h lacks %q:\n%s", want, b)
 		}

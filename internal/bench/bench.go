@@ -1,6 +1,8 @@
 // Package bench measures ringactor's message paths against baselines taken
 // in the same process: a raw Proto.Actor request to an echo actor and a Go
-// channel ping-pong. The ringactor command's bench subcommand prints them.
+// channel ping-pong; and its compute path (Runtime.Execute) against direct
+// calls of the same Go code, a Go copy and gonum's Gemm. The ringactor
+// command's bench subcommand prints them.
 package bench
 
 import (
@@ -26,18 +28,28 @@ func init() {
 	}
 }
 
-// Config sizes a run.
+// Config sizes a run. The compute fields left zero take the Default*
+// constants of compute.go.
 type Config struct {
 	RTTSamples     int // sequential round trips per measurement
 	PipelinedMsgs  int // messages per pipelined measurement
 	InFlight       int // messages in flight in the pipelined measurement
-	WarmupRequests int
+	WarmupRequests int // untimed round trips (and tiny Executes) first
+
+	ExecSamples        int // sequential tiny Executes (and direct calls) per measurement
+	ElementwiseLen     int // float32 elements of the add-vs-copy comparison (10M)
+	ElementwiseSamples int // timed adds and copies, of which the medians count
+	MatMulN            int // order of the matmul-vs-Gemm float64 matrices (1024)
+	MatMulSamples      int // timed matmuls and Gemms, of which the medians count
 }
 
-// Quick finishes in a few seconds; Full takes longer for steadier numbers.
+// Quick finishes in under a minute on two cores; Full takes longer for
+// steadier numbers.
 var (
-	Quick = Config{RTTSamples: 50_000, PipelinedMsgs: 500_000, InFlight: 256, WarmupRequests: 5_000}
-	Full  = Config{RTTSamples: 300_000, PipelinedMsgs: 3_000_000, InFlight: 256, WarmupRequests: 20_000}
+	Quick = Config{RTTSamples: 50_000, PipelinedMsgs: 500_000, InFlight: 256, WarmupRequests: 5_000,
+		ExecSamples: 20_000, ElementwiseLen: DefaultElementwiseLen, ElementwiseSamples: 5, MatMulN: DefaultMatMulN, MatMulSamples: 3}
+	Full = Config{RTTSamples: 300_000, PipelinedMsgs: 3_000_000, InFlight: 256, WarmupRequests: 20_000,
+		ExecSamples: 200_000, ElementwiseLen: DefaultElementwiseLen, ElementwiseSamples: 5, MatMulN: DefaultMatMulN, MatMulSamples: 3}
 )
 
 // Result is one run's numbers; the JSON names are the contract of
@@ -56,6 +68,23 @@ type Result struct {
 	RingAllocsPerRequest   float64 `json:"ring_allocs_per_request"`
 	RTTRatioRingVsActor    float64 `json:"rtt_p50_ratio_ring_vs_protoactor"`
 	PipelinedRatioRingChan float64 `json:"pipelined_ratio_ring_vs_chan"`
+
+	// The compute path (see Compute). Times are nanoseconds; the 10M and
+	// 1024 of the names are the default sizes, which elementwise_len and
+	// matmul_n report.
+	ExecuteAddTinyP50      int64   `json:"execute_add_tiny_p50_ns"`
+	DirectAddTinyP50       int64   `json:"direct_add_tiny_p50_ns"`
+	ExecuteOverhead        int64   `json:"execute_overhead_ns"`
+	ExecutionsPerS         float64 `json:"executions_per_s"`
+	ExecuteAllocsPerCall   float64 `json:"execute_allocs_per_call"`
+	ElementwiseLen         int     `json:"elementwise_len"`
+	ExecuteAdd10M          int64   `json:"execute_add_10m_f32_ns"`
+	Copy10M                int64   `json:"copy_10m_f32_ns"`
+	ElementwiseRatioVsCopy float64 `json:"elementwise_10m_f32_ratio_vs_copy"`
+	MatMulN                int     `json:"matmul_n"`
+	ExecuteMatMul1024      int64   `json:"execute_matmul_1024_f64_ns"`
+	GonumGemm1024          int64   `json:"gonum_gemm_1024_f64_ns"`
+	MatMulRatioVsGonum     float64 `json:"matmul_1024_f64_ratio_vs_gonum"`
 }
 
 // Run measures everything in one process.
@@ -97,6 +126,9 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	}
 	if res.ChanPipelinedMsgsPerS > 0 {
 		res.PipelinedRatioRingChan = res.RingPipelinedMsgsPerS / res.ChanPipelinedMsgsPerS
+	}
+	if err := Compute(ctx, rt, cfg, &res); err != nil {
+		return res, err
 	}
 	return res, k.Terminate(ctx)
 }
