@@ -3,6 +3,7 @@ module github.com/ringactor/ringactor
 go 1.26.8
 
 require (
+	github.com/NVIDIA/go-nvml v0.13.4-0
 	github.com/asynkron/protoactor-go v0.0.0-20240822202345-3c0e61ca19c9
 	github.com/vmihailenco/msgpack/v5 v5.4.1
 	go.opentelemetry.io/otel v1.47.0

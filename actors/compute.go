@@ -5,6 +5,7 @@ import (
 
 	"github.com/ringactor/ringactor/gpu"
 	"github.com/ringactor/ringactor/gpu/cpu"
+	"github.com/ringactor/ringactor/gpu/cuda"
 )
 
 // initCompute sets up the compute orchestrator: the kernel registry with
@@ -15,7 +16,11 @@ func (rt *Runtime) initCompute(cfg computeConfig) error {
 	if err := rt.registry.Register(cpu.BuiltinKernels()...); err != nil {
 		return err
 	}
-	backends := append([]gpu.Backend{cpu.NewBackend()}, cfg.backends...)
+	cudaBackend := cuda.NewBackend()
+	backends := append([]gpu.Backend{cpu.NewBackend(), cudaBackend}, cfg.backends...)
+	if err := cudaBackend.Available(); err != nil {
+		rt.logger.Info("ringactor: CUDA backend unavailable, computing on the CPU", "reason", err)
+	}
 	rt.selector = gpu.NewSelector(backends, gpu.SelectionPolicy{
 		Accelerator: cfg.accelerator, Adaptive: cfg.adaptive, MinDeviceWork: cfg.minDeviceWork,
 	})

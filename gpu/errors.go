@@ -84,6 +84,9 @@ func (e *DeviceError) Error() string {
 		DeviceBusyTransient: "device busy",
 	}[e.Kind]
 	s := fmt.Sprintf("%s: %s device %d", what, e.Backend, e.Device)
+	if e.Kind == DeviceUnavailable { // about the backend as a whole
+		s = fmt.Sprintf("%s: %s", what, e.Backend)
+	}
 	if e.Reason != "" {
 		s += ": " + e.Reason
 	}

@@ -83,6 +83,7 @@ var commands = map[string]command{
 	demoCommand.name:    demoCommand,
 	benchCommand.name:   benchCommand,
 	kernelsCommand.name: kernelsCommand,
+	devicesCommand.name: devicesCommand,
 }
 
 // main runs the command line under a context that SIGINT and SIGTERM cancel,

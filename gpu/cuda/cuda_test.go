@@ -9,6 +9,7 @@ import (
 	"go/token"
 	"os"
 	"os/exec"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -117,7 +118,7 @@ func TestDriverErrorClassification(t *testing.T) {
 			t.Errorf("code %d: kind %v, classification wrong", c.code, e.Kind())
 		}
 		de := e.DeviceError(3)
-		if de.Kind != c.kind || de.Device != 3 || de.Backend != Backend || !errors.Is(de, e) {
+		if de.Kind != c.kind || de.Device != 3 || de.Backend != BackendName || !errors.Is(de, e) {
 			t.Errorf("code %d: DeviceError = %+v", c.code, de)
 		}
 	}
@@ -264,6 +265,67 @@ func TestWorkerSetupAndTeardownFailures(t *testing.T) {
 	}
 	if err := w.close(); err != sentinel {
 		t.Fatalf("Close returned %v, want teardown's error", err)
+	}
+}
+
+// TestPollServesOthersDuringLongDo runs a long Do (a ring kernel's loop)
+// that serves the Do calls of other goroutines through poll.
+func TestPollServesOthersDuringLongDo(t *testing.T) {
+	w, err := startWorker(nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := w.poll(); n != 0 {
+		t.Fatalf("poll off the worker thread ran %d", n)
+	}
+	const others = 50
+	served := make(chan int, others)
+	stop := make(chan struct{})
+	loopDone := make(chan error, 1)
+	loopTID := make(chan int, 1)
+	go func() {
+		loopDone <- w.do(func() error {
+			loopTID <- gettid()
+			for {
+				w.poll()
+				select {
+				case <-stop:
+					return nil
+				default:
+				}
+				runtime.Gosched()
+			}
+		})
+	}()
+	tid := <-loopTID
+	var wg sync.WaitGroup
+	for i := 0; i < others; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := w.do(func() error { served <- gettid(); return nil }); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	close(stop)
+	if err := <-loopDone; err != nil {
+		t.Fatal(err)
+	}
+	close(served)
+	n := 0
+	for got := range served {
+		n++
+		if got != tid {
+			t.Fatalf("served on thread %d, loop on %d", got, tid)
+		}
+	}
+	if n != others {
+		t.Fatalf("served %d of %d", n, others)
+	}
+	if err := w.close(); err != nil {
+		t.Fatal(err)
 	}
 }
 

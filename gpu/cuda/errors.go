@@ -109,16 +109,16 @@ func (e *DriverError) Transient() bool { return e.Kind() == gpu.DeviceBusyTransi
 
 // DeviceError wraps e in a *gpu.DeviceError of e's Kind for device ordinal.
 func (e *DriverError) DeviceError(ordinal int) *gpu.DeviceError {
-	return &gpu.DeviceError{Kind: e.Kind(), Backend: Backend, Device: ordinal, Err: e}
+	return &gpu.DeviceError{Kind: e.Kind(), Backend: BackendName, Device: ordinal, Err: e}
 }
 
-// Backend is the backend name reported in *gpu.DeviceError.
-const Backend = "cuda"
+// BackendName is the backend name reported in *gpu.DeviceError.
+const BackendName = "cuda"
 
 // ErrContextClosed is returned by [Context.Do] after [Context.Close].
 var ErrContextClosed = errors.New("cuda: context closed")
 
 // unavailable builds the DeviceUnavailable error of this backend.
 func unavailable(reason string) error {
-	return &gpu.DeviceError{Kind: gpu.DeviceUnavailable, Backend: Backend, Reason: reason}
+	return &gpu.DeviceError{Kind: gpu.DeviceUnavailable, Backend: BackendName, Reason: reason}
 }

@@ -52,7 +52,9 @@ func (e Event) IsNil() bool { return e.p == nil }
 
 // Dim3 is a grid or block extent for [Driver.LaunchKernel]. A zero
 // component is treated as 1.
-type Dim3 struct{ X, Y, Z uint32 }
+type Dim3 struct {
+	X, Y, Z uint32 // extents; 0 means 1
+}
 
 // MaxKernelArgs is the most parameters [Driver.LaunchKernel] passes.
 const MaxKernelArgs = 64
@@ -125,7 +127,9 @@ const (
 )
 
 // ComputeCapability is a device's SM version.
-type ComputeCapability struct{ Major, Minor int }
+type ComputeCapability struct {
+	Major, Minor int // 9.0 for an H100
+}
 
 // String formats the capability as "9.0".
 func (c ComputeCapability) String() string { return fmt.Sprintf("%d.%d", c.Major, c.Minor) }
