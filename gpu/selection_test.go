@@ -291,7 +291,9 @@ func TestSelectorAdaptiveFlipsWhenDeviceGetsFaster(t *testing.T) {
 	for k := 1; k <= bound && flipped == 0; k++ {
 		s.Observe(spec, n, cuda, 100*time.Microsecond)
 		// Two calls: at most one of them is an exploration call.
-		if mustChoose(t, s, spec, gpu.F32, n, "") == cuda && mustChoose(t, s, spec, gpu.F32, n, "") == cuda {
+		first := mustChoose(t, s, spec, gpu.F32, n, "")
+		second := mustChoose(t, s, spec, gpu.F32, n, "")
+		if first == cuda && second == cuda {
 			flipped = k
 		}
 	}
