@@ -1,0 +1,21 @@
+// Package hostsim runs the CUDA kernel sources of gpu/cuda/kernels on the
+// host: the same .cu files, compiled by the C++ compiler through
+// kernels/host_shim.h (CUDA threads become std::threads of one block,
+// __syncthreads a std::barrier, system-scope atomics std::atomic_ref), so
+// go test exercises the code a GPU would run, on machines without one.
+//
+// A [Kernel] is the persistent ring kernel on a background thread with its
+// control block and rings in C memory, driven from Go through the same
+// protocol as the CUDA backend (gpu.ControlBlock for the control words,
+// [Ring] for the slot rings). The one-shot kernels run through
+// [Elementwise], [Reduce], [MatMul] and [Blur].
+//
+// It needs cgo and a C++20 compiler (linux); without them the package is
+// empty.
+package hostsim
+
+// kernels_stamp.h holds a hash of the kernel sources, so editing them
+// changes a file of this package and cgo rebuilds it (TestKernelStamp fails
+// until it is regenerated).
+//
+//go:generate sh -c "cd .. && printf '#define RC_KERNELS_SHA256 \"%s\"\\n' $(sha256sum abi.h kernels/host_shim.h kernels/oneshot.cu kernels/ring.cu kernels/ring_abi.h kernels/ring_kernel.cuh | sha256sum | cut -c1-64) > hostsim/kernels_stamp.h"

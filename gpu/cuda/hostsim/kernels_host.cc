@@ -1,0 +1,178 @@
+//go:build linux && cgo
+
+// The kernel sources of ../kernels compiled for the host through
+// host_shim.h, and the C API of hostsim.h around them.
+//
+// cgo's build cache only sees files in this directory, so kernels_stamp.h
+// carries a hash of the kernel sources: editing them without
+// `go generate ./gpu/cuda/hostsim` fails TestKernelStamp, and regenerating
+// changes this package's files, which rebuilds it.
+
+#include "../kernels/host_shim.h"
+
+#include "../kernels/oneshot.cu"
+#include "../kernels/ring.cu"
+
+#include "hostsim.h"
+#include "kernels_stamp.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <vector>
+
+namespace {
+std::atomic<bool> loop_running{false};
+std::mutex oneshot_mu;
+
+bool pow2(unsigned v) { return v != 0 && (v & (v - 1)) == 0; }
+} // namespace
+
+namespace {
+// Two passes: grid blocks write partials, then one block reduces them.
+template <class T, class P>
+int reduce2(void (*k)(const T *, P *, rc_size), void (*final_k)(const P *, P *, rc_size), const T *a,
+		   uint64_t n, unsigned grid, unsigned block, double *result) {
+	if (!pow2(block) || block > RC_REDUCE_BLOCK || grid == 0) {
+		return -1;
+	}
+	std::lock_guard<std::mutex> lk(oneshot_mu);
+	std::vector<P> partials(grid);
+	P out{};
+	rc_host::launch(dim3(grid), dim3(block), [&] { k(a, partials.data(), n); });
+	rc_host::launch(dim3(1), dim3(block), [&] { final_k(partials.data(), &out, grid); });
+	*result = (double)out;
+	return 0;
+}
+
+} // namespace
+
+struct rc_hs_loop {
+	std::thread th;
+};
+
+extern "C" {
+
+void *rc_hs_alloc(size_t size) {
+	size = (size + 63) & ~(size_t)63;
+	if (size == 0) {
+		size = 64;
+	}
+	void *p = std::aligned_alloc(64, size);
+	if (p != nullptr) {
+		std::memset(p, 0, size);
+	}
+	return p;
+}
+
+void rc_hs_free(void *p) { std::free(p); }
+
+rc_hs_loop *rc_hs_loop_start(rc_control_block *cb, rc_ring_header *in, rc_ring_header *out, unsigned threads) {
+	bool expected = false;
+	if (!loop_running.compare_exchange_strong(expected, true)) {
+		return nullptr;
+	}
+	auto *l = new (std::nothrow) rc_hs_loop;
+	if (l == nullptr) {
+		loop_running.store(false);
+		return nullptr;
+	}
+	l->th = std::thread([cb, in, out, threads] {
+		rc_host::launch(dim3(1), dim3(threads), [&] { rc_ring_kernel(cb, in, out); });
+		loop_running.store(false);
+	});
+	return l;
+}
+
+void rc_hs_loop_join(rc_hs_loop *l) {
+	l->th.join();
+	delete l;
+}
+
+int rc_hs_elementwise_f32(int op, const float *a, const float *b, float *out, float p, uint64_t n, unsigned grid,
+			  unsigned block) {
+	std::lock_guard<std::mutex> lk(oneshot_mu);
+	std::function<void()> body;
+	switch (op) {
+	case RC_HS_ADD: body = [&] { rc_add_f32(a, b, out, n); }; break;
+	case RC_HS_SUB: body = [&] { rc_sub_f32(a, b, out, n); }; break;
+	case RC_HS_MUL: body = [&] { rc_mul_f32(a, b, out, n); }; break;
+	case RC_HS_SCALE: body = [&] { rc_scale_f32(a, out, p, n); }; break;
+	case RC_HS_RELU: body = [&] { rc_relu_f32(a, out, p, n); }; break;
+	case RC_HS_LEAKY_RELU: body = [&] { rc_leaky_relu_f32(a, out, p, n); }; break;
+	default: return -1;
+	}
+	rc_host::launch(dim3(grid), dim3(block), body);
+	return 0;
+}
+
+int rc_hs_elementwise_f64(int op, const double *a, const double *b, double *out, double p, uint64_t n, unsigned grid,
+			  unsigned block) {
+	std::lock_guard<std::mutex> lk(oneshot_mu);
+	std::function<void()> body;
+	switch (op) {
+	case RC_HS_ADD: body = [&] { rc_add_f64(a, b, out, n); }; break;
+	case RC_HS_SUB: body = [&] { rc_sub_f64(a, b, out, n); }; break;
+	case RC_HS_MUL: body = [&] { rc_mul_f64(a, b, out, n); }; break;
+	case RC_HS_SCALE: body = [&] { rc_scale_f64(a, out, p, n); }; break;
+	case RC_HS_RELU: body = [&] { rc_relu_f64(a, out, p, n); }; break;
+	case RC_HS_LEAKY_RELU: body = [&] { rc_leaky_relu_f64(a, out, p, n); }; break;
+	default: return -1;
+	}
+	rc_host::launch(dim3(grid), dim3(block), body);
+	return 0;
+}
+
+int rc_hs_reduce_f32(int op, const float *a, uint64_t n, unsigned grid, unsigned block, double *result) {
+	switch (op) {
+	case RC_HS_SUM: return reduce2<float, double>(rc_sum_f32_partial, rc_sum_f64_partial, a, n, grid, block, result);
+	case RC_HS_MIN: return reduce2<float, float>(rc_min_f32_partial, rc_min_f32_partial, a, n, grid, block, result);
+	case RC_HS_MAX: return reduce2<float, float>(rc_max_f32_partial, rc_max_f32_partial, a, n, grid, block, result);
+	}
+	return -1;
+}
+
+int rc_hs_reduce_f64(int op, const double *a, uint64_t n, unsigned grid, unsigned block, double *result) {
+	switch (op) {
+	case RC_HS_SUM: return reduce2<double, double>(rc_sum_f64_partial, rc_sum_f64_partial, a, n, grid, block, result);
+	case RC_HS_MIN: return reduce2<double, double>(rc_min_f64_partial, rc_min_f64_partial, a, n, grid, block, result);
+	case RC_HS_MAX: return reduce2<double, double>(rc_max_f64_partial, rc_max_f64_partial, a, n, grid, block, result);
+	}
+	return -1;
+}
+
+int rc_hs_matmul_f32(const float *a, const float *b, float *c, int m, int k, int n) {
+	std::lock_guard<std::mutex> lk(oneshot_mu);
+	rc_host::launch(dim3((n + RC_TILE - 1) / RC_TILE, (m + RC_TILE - 1) / RC_TILE), dim3(RC_TILE, RC_TILE),
+			[&] { rc_matmul_f32(a, b, c, m, k, n); });
+	return 0;
+}
+
+int rc_hs_matmul_f64(const double *a, const double *b, double *c, int m, int k, int n) {
+	std::lock_guard<std::mutex> lk(oneshot_mu);
+	rc_host::launch(dim3((n + RC_TILE - 1) / RC_TILE, (m + RC_TILE - 1) / RC_TILE), dim3(RC_TILE, RC_TILE),
+			[&] { rc_matmul_f64(a, b, c, m, k, n); });
+	return 0;
+}
+
+int rc_hs_blur_f32(const float *src, float *dst, const double *w, int h, int wd, int c, int radius, unsigned grid,
+		   unsigned block) {
+	std::lock_guard<std::mutex> lk(oneshot_mu);
+	std::vector<double> tmp((size_t)h * wd * c);
+	rc_host::launch(dim3(grid), dim3(block), [&] { rc_blur_rows_f32(src, tmp.data(), w, h, wd, c, radius); });
+	rc_host::launch(dim3(grid), dim3(block), [&] { rc_blur_cols_f32(tmp.data(), dst, w, h, wd, c, radius); });
+	return 0;
+}
+
+int rc_hs_blur_f64(const double *src, double *dst, const double *w, int h, int wd, int c, int radius, unsigned grid,
+		   unsigned block) {
+	std::lock_guard<std::mutex> lk(oneshot_mu);
+	std::vector<double> tmp((size_t)h * wd * c);
+	rc_host::launch(dim3(grid), dim3(block), [&] { rc_blur_rows_f64(src, tmp.data(), w, h, wd, c, radius); });
+	rc_host::launch(dim3(grid), dim3(block), [&] { rc_blur_cols_f64(tmp.data(), dst, w, h, wd, c, radius); });
+	return 0;
+}
+
+const char *rc_hs_kernels_stamp(void) { return RC_KERNELS_SHA256; }
+
+} // extern "C"

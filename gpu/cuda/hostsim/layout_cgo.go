@@ -1,0 +1,138 @@
+//go:build linux && cgo
+
+package hostsim
+
+/*
+#include <stddef.h>
+#include "hostsim.h"
+
+typedef struct {
+	const char *strct;
+	const char *field; // Go field name; NULL for the size row
+	size_t offset;
+	size_t size;
+} rc_hs_layout_row;
+
+#define RC_SIZE(s) {#s, NULL, sizeof(s), sizeof(s)}
+#define RC_FIELD(s, f, g) {#s, g, offsetof(s, f), sizeof(((s *)0)->f)}
+
+static const rc_hs_layout_row rc_hs_rows[] = {
+	RC_SIZE(rc_ring_header),
+	RC_FIELD(rc_ring_header, head, "Head"),
+	RC_FIELD(rc_ring_header, tail, "Tail"),
+	RC_FIELD(rc_ring_header, capacity, "Capacity"),
+	RC_FIELD(rc_ring_header, slot_size, "SlotSize"),
+	RC_SIZE(rc_slot_header),
+	RC_FIELD(rc_slot_header, type_id, "TypeID"),
+	RC_FIELD(rc_slot_header, flags, "Flags"),
+	RC_FIELD(rc_slot_header, correlation_id, "CorrelationID"),
+	RC_FIELD(rc_slot_header, length, "Length"),
+	RC_FIELD(rc_slot_header, status, "Status"),
+	RC_FIELD(rc_slot_header, timestamp_ns, "TimestampNS"),
+	RC_SIZE(rc_vec_msg),
+	RC_FIELD(rc_vec_msg, n, "N"),
+	RC_FIELD(rc_vec_msg, reserved, "Reserved"),
+	RC_FIELD(rc_vec_msg, a, "A"),
+	RC_FIELD(rc_vec_msg, b, "B"),
+	RC_SIZE(rc_unary_msg),
+	RC_FIELD(rc_unary_msg, n, "N"),
+	RC_FIELD(rc_unary_msg, param, "Param"),
+	RC_FIELD(rc_unary_msg, x, "X"),
+	RC_SIZE(rc_reduce_msg),
+	RC_FIELD(rc_reduce_msg, n, "N"),
+	RC_FIELD(rc_reduce_msg, reserved, "Reserved"),
+	RC_FIELD(rc_reduce_msg, x, "X"),
+	RC_SIZE(rc_spmv_msg),
+	RC_FIELD(rc_spmv_msg, rows, "Rows"),
+	RC_FIELD(rc_spmv_msg, cols, "Cols"),
+	RC_FIELD(rc_spmv_msg, nnz, "NNZ"),
+	RC_FIELD(rc_spmv_msg, reserved, "Reserved"),
+	RC_FIELD(rc_spmv_msg, row_ptr, "RowPtr"),
+	RC_FIELD(rc_spmv_msg, col_idx, "ColIdx"),
+	RC_FIELD(rc_spmv_msg, values, "Values"),
+	RC_FIELD(rc_spmv_msg, x, "X"),
+	RC_SIZE(rc_vec_reply),
+	RC_FIELD(rc_vec_reply, n, "N"),
+	RC_FIELD(rc_vec_reply, reserved, "Reserved"),
+	RC_FIELD(rc_vec_reply, y, "Y"),
+	RC_SIZE(rc_scalar_reply),
+	RC_FIELD(rc_scalar_reply, n, "N"),
+	RC_FIELD(rc_scalar_reply, reserved, "Reserved"),
+	RC_FIELD(rc_scalar_reply, value, "Value"),
+	RC_SIZE(rc_spmv_reply),
+	RC_FIELD(rc_spmv_reply, rows, "Rows"),
+	RC_FIELD(rc_spmv_reply, reserved, "Reserved"),
+	RC_FIELD(rc_spmv_reply, y, "Y"),
+	RC_SIZE(rc_control_block),
+	RC_FIELD(rc_control_block, gate, "Gate"),
+	RC_FIELD(rc_control_block, terminate, "Terminate"),
+	RC_FIELD(rc_control_block, terminated_ack, "TerminatedAck"),
+	RC_FIELD(rc_control_block, processed, "Processed"),
+	RC_FIELD(rc_control_block, errors, "Errors"),
+	RC_FIELD(rc_control_block, dropped, "Dropped"),
+	RC_FIELD(rc_control_block, heartbeat, "Heartbeat"),
+	RC_FIELD(rc_control_block, latency_min, "LatencyMin"),
+	RC_FIELD(rc_control_block, latency_max, "LatencyMax"),
+	RC_FIELD(rc_control_block, latency_sum, "LatencySum"),
+	RC_FIELD(rc_control_block, latency_count, "LatencyCount"),
+	RC_FIELD(rc_control_block, restarts, "Restarts"),
+};
+
+static int rc_hs_row_count(void) { return sizeof(rc_hs_rows) / sizeof(rc_hs_rows[0]); }
+static const rc_hs_layout_row *rc_hs_row(int i) { return &rc_hs_rows[i]; }
+
+typedef struct { const char *name; unsigned long long value; } rc_hs_const;
+#define RC_CONST(c) {#c, (unsigned long long)(c)}
+static const rc_hs_const rc_hs_consts[] = {
+	RC_CONST(RC_TERMINATE_DRAIN), RC_CONST(RC_TERMINATE_NOW), RC_CONST(RC_TERMINATED),
+	RC_CONST(RC_FLAG_REPLY), RC_CONST(RC_FLAG_ERROR),
+	RC_CONST(RC_STATUS_OK), RC_CONST(RC_STATUS_UNKNOWN_TYPE), RC_CONST(RC_STATUS_BAD_LENGTH), RC_CONST(RC_STATUS_BAD_ARGS),
+	RC_CONST(RC_MSG_ADD), RC_CONST(RC_MSG_MUL), RC_CONST(RC_MSG_SCALE), RC_CONST(RC_MSG_RELU), RC_CONST(RC_MSG_LEAKY_RELU),
+	RC_CONST(RC_MSG_SUM), RC_CONST(RC_MSG_MIN), RC_CONST(RC_MSG_MAX), RC_CONST(RC_MSG_SPMV),
+	RC_CONST(RC_VEC_MAX), RC_CONST(RC_SPMV_MAX_ROWS), RC_CONST(RC_SPMV_MAX_COLS), RC_CONST(RC_SPMV_MAX_NNZ),
+	RC_CONST(RC_SLOT_SIZE_MIN),
+};
+static int rc_hs_const_count(void) { return sizeof(rc_hs_consts) / sizeof(rc_hs_consts[0]); }
+static const rc_hs_const *rc_hs_const_at(int i) { return &rc_hs_consts[i]; }
+*/
+import "C"
+
+// FieldLayout is a field's offset and size in bytes.
+type FieldLayout struct{ Offset, Size uintptr }
+
+// StructLayout is a struct's size and its named fields' layouts.
+type StructLayout struct {
+	Size   uintptr
+	Fields map[string]FieldLayout // by Go field name
+}
+
+// CLayouts returns the layouts of ring_abi.h's structs (and abi.h's
+// control block), by C struct name, as the C compiler laid them out.
+func CLayouts() map[string]StructLayout {
+	out := map[string]StructLayout{}
+	for i := 0; i < int(C.rc_hs_row_count()); i++ {
+		row := C.rc_hs_row(C.int(i))
+		name := C.GoString(row.strct)
+		l, ok := out[name]
+		if !ok {
+			l.Fields = map[string]FieldLayout{}
+		}
+		if row.field == nil {
+			l.Size = uintptr(row.size)
+		} else {
+			l.Fields[C.GoString(row.field)] = FieldLayout{Offset: uintptr(row.offset), Size: uintptr(row.size)}
+		}
+		out[name] = l
+	}
+	return out
+}
+
+// CConstants returns ring_abi.h's protocol constants by macro name.
+func CConstants() map[string]uint64 {
+	out := map[string]uint64{}
+	for i := 0; i < int(C.rc_hs_const_count()); i++ {
+		c := C.rc_hs_const_at(C.int(i))
+		out[C.GoString(c.name)] = uint64(c.value)
+	}
+	return out
+}

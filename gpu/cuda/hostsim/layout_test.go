@@ -1,0 +1,105 @@
+//go:build linux && cgo
+
+package hostsim
+
+import (
+	"crypto/sha256"
+	"fmt"
+	"os"
+	"reflect"
+	"regexp"
+	"slices"
+	"testing"
+
+	"github.com/ringactor/ringactor/gpu"
+)
+
+func goLayout(t reflect.Type) StructLayout {
+	l := StructLayout{Size: t.Size(), Fields: map[string]FieldLayout{}}
+	for i := 0; i < t.NumField(); i++ {
+		if f := t.Field(i); f.Name != "_" {
+			l.Fields[f.Name] = FieldLayout{Offset: f.Offset, Size: f.Type.Size()}
+		}
+	}
+	return l
+}
+
+// TestSharedStructLayouts compares every Go mirror with its C struct.
+func TestSharedStructLayouts(t *testing.T) {
+	c := CLayouts()
+	for name, typ := range map[string]reflect.Type{
+		"rc_ring_header":   reflect.TypeFor[RingHeader](),
+		"rc_slot_header":   reflect.TypeFor[SlotHeader](),
+		"rc_vec_msg":       reflect.TypeFor[VecMsg](),
+		"rc_unary_msg":     reflect.TypeFor[UnaryMsg](),
+		"rc_reduce_msg":    reflect.TypeFor[ReduceMsg](),
+		"rc_spmv_msg":      reflect.TypeFor[SpMVMsg](),
+		"rc_vec_reply":     reflect.TypeFor[VecReply](),
+		"rc_scalar_reply":  reflect.TypeFor[ScalarReply](),
+		"rc_spmv_reply":    reflect.TypeFor[SpMVReply](),
+		"rc_control_block": reflect.TypeFor[gpu.ControlBlock](),
+	} {
+		cl, ok := c[name]
+		if !ok {
+			t.Errorf("no C layout rows for %s", name)
+			continue
+		}
+		if !reflect.DeepEqual(goLayout(typ), cl) {
+			t.Errorf("%s vs %s:\nGo %+v\nC  %+v", typ, name, goLayout(typ), cl)
+		}
+	}
+	if len(c) != 10 {
+		t.Errorf("C has %d structs, the test checks 10", len(c))
+	}
+}
+
+func TestConstants(t *testing.T) {
+	want := map[string]uint64{
+		"RC_TERMINATE_DRAIN": TerminateDrain, "RC_TERMINATE_NOW": TerminateNow, "RC_TERMINATED": Terminated,
+		"RC_FLAG_REPLY": uint64(FlagReply), "RC_FLAG_ERROR": uint64(FlagError),
+		"RC_STATUS_OK": uint64(StatusOK), "RC_STATUS_UNKNOWN_TYPE": uint64(StatusUnknownType),
+		"RC_STATUS_BAD_LENGTH": uint64(StatusBadLength), "RC_STATUS_BAD_ARGS": uint64(StatusBadArgs),
+		"RC_MSG_ADD": uint64(MsgAdd), "RC_MSG_MUL": uint64(MsgMul), "RC_MSG_SCALE": uint64(MsgScale),
+		"RC_MSG_RELU": uint64(MsgReLU), "RC_MSG_LEAKY_RELU": uint64(MsgLeakyReLU), "RC_MSG_SUM": uint64(MsgSum),
+		"RC_MSG_MIN": uint64(MsgMin), "RC_MSG_MAX": uint64(MsgMax), "RC_MSG_SPMV": uint64(MsgSpMV),
+		"RC_VEC_MAX": VecMax, "RC_SPMV_MAX_ROWS": SpMVMaxRows, "RC_SPMV_MAX_COLS": SpMVMaxCols,
+		"RC_SPMV_MAX_NNZ": SpMVMaxNNZ, "RC_SLOT_SIZE_MIN": SlotSizeMin,
+	}
+	if got := CConstants(); !reflect.DeepEqual(got, want) {
+		t.Errorf("C constants %v\nGo mirrors  %v", got, want)
+	}
+	if gpu.GateOpen != 1 || gpu.GateClosed != 0 {
+		t.Error("the kernel treats any non-zero gate as open and 0 as closed")
+	}
+}
+
+// stampFiles is the list go:generate in doc.go hashes, relative to gpu/cuda.
+var stampFiles = []string{"abi.h", "kernels/host_shim.h", "kernels/oneshot.cu", "kernels/ring.cu", "kernels/ring_abi.h", "kernels/ring_kernel.cuh"}
+
+// TestKernelStamp fails when the kernel sources changed since
+// kernels_stamp.h was generated: cgo would otherwise test a stale build.
+func TestKernelStamp(t *testing.T) {
+	var list []byte
+	for _, f := range stampFiles {
+		b, err := os.ReadFile("../" + f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		list = fmt.Appendf(list, "%x  %s\n", sha256.Sum256(b), f)
+	}
+	want := fmt.Sprintf("%x", sha256.Sum256(list))
+	h, err := os.ReadFile("kernels_stamp.h")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`RC_KERNELS_SHA256 "([0-9a-f]{64})"`).FindSubmatch(h)
+	if m == nil || string(m[1]) != want {
+		t.Fatalf("kernels_stamp.h is stale: run go generate ./gpu/cuda/hostsim (want %s)", want)
+	}
+	if got := KernelsStamp(); got != want {
+		t.Fatalf("compiled with stamp %s, sources are %s", got, want)
+	}
+	if !slices.IsSorted(stampFiles) {
+		t.Fatal("keep stampFiles sorted like the go:generate line")
+	}
+}

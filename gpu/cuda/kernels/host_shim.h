@@ -1,0 +1,148 @@
+// host_shim.h lets the kernel sources in this directory (ring.cu,
+// oneshot.cu and what they include) compile unchanged with
+// g++ -std=c++20 for the host, so gpu/cuda/hostsim can run the real kernel
+// code in go test on machines without a GPU.
+//
+// The mapping:
+//   __global__, __device__, __host__    -> nothing; __forceinline__ -> inline
+//   __shared__                          -> static: one copy per kernel
+//                                          function, shared by the threads of
+//                                          the block being run. So a host
+//                                          launch runs its blocks one after
+//                                          the other, and the same __global__
+//                                          function must not run in two
+//                                          launches at once (hostsim enforces
+//                                          it). __shared__ is only used inside
+//                                          __global__ functions.
+//   threadIdx, blockIdx, blockDim,      -> thread_local dim3 values set by
+//   gridDim                                rc_host::launch
+//   __syncthreads()                     -> std::barrier over the block's
+//                                          host threads (one std::thread per
+//                                          CUDA thread)
+//   __nanosleep(ns)                     -> std::this_thread::yield below 2 µs,
+//                                          else std::this_thread::sleep_for
+//   __threadfence_system()              -> seq_cst fence
+//   cuda::atomic_ref<T, scope>          -> std::atomic_ref<T> (C++20); scopes
+//                                          collapse to the process
+//   cuda::std::memory_order_*           -> std::memory_order_*
+//   rc_now_ns() (ring_kernel.cuh)       -> system_clock nanoseconds (unix
+//                                          epoch, like the host's stamps)
+
+#ifndef RINGACTOR_HOST_SHIM_H
+#define RINGACTOR_HOST_SHIM_H
+
+#ifdef __CUDACC__
+#error "host_shim.h is for host compilers only; nvcc uses <cuda/atomic>"
+#endif
+
+#include <atomic>
+#include <barrier>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#define RC_HOST_SIM 1
+
+#define __global__
+#define __device__
+#define __host__
+#define __forceinline__ inline
+#define __shared__ static
+#define __restrict__ __restrict
+
+struct dim3 {
+	unsigned x, y, z;
+	constexpr dim3(unsigned x_ = 1, unsigned y_ = 1, unsigned z_ = 1) : x(x_), y(y_), z(z_) {}
+};
+
+namespace rc_host {
+
+inline thread_local dim3 thread_idx, block_idx, block_dim, grid_dim;
+inline thread_local std::barrier<> *block_barrier = nullptr;
+
+inline unsigned long long now_ns() {
+	return (unsigned long long)std::chrono::duration_cast<std::chrono::nanoseconds>(
+		       std::chrono::system_clock::now().time_since_epoch())
+		.count();
+}
+
+// launch runs body as a kernel of grid × block: each block in turn, each
+// block's threads as std::threads meeting at one std::barrier.
+inline void launch(dim3 grid, dim3 block, const std::function<void()> &body) {
+	const unsigned n = block.x * block.y * block.z;
+	if (n == 0) {
+		return;
+	}
+	for (unsigned bz = 0; bz < grid.z; bz++) {
+		for (unsigned by = 0; by < grid.y; by++) {
+			for (unsigned bx = 0; bx < grid.x; bx++) {
+				std::barrier<> bar((std::ptrdiff_t)n);
+				std::vector<std::thread> threads;
+				threads.reserve(n);
+				for (unsigned t = 0; t < n; t++) {
+					threads.emplace_back([&, t] {
+						thread_idx = dim3(t % block.x, (t / block.x) % block.y, t / (block.x * block.y));
+						block_idx = dim3(bx, by, bz);
+						block_dim = block;
+						grid_dim = grid;
+						block_barrier = &bar;
+						body();
+						block_barrier = nullptr;
+					});
+				}
+				for (auto &th : threads) {
+					th.join();
+				}
+			}
+		}
+	}
+}
+
+} // namespace rc_host
+
+#define threadIdx (::rc_host::thread_idx)
+#define blockIdx (::rc_host::block_idx)
+#define blockDim (::rc_host::block_dim)
+#define gridDim (::rc_host::grid_dim)
+
+inline void __syncthreads() {
+	if (::rc_host::block_barrier != nullptr) {
+		::rc_host::block_barrier->arrive_and_wait();
+	}
+}
+
+inline void __nanosleep(unsigned ns) {
+	if (ns < 2000) {
+		std::this_thread::yield();
+	} else {
+		std::this_thread::sleep_for(std::chrono::nanoseconds(ns));
+	}
+}
+
+inline void __threadfence_system() { std::atomic_thread_fence(std::memory_order_seq_cst); }
+
+namespace cuda {
+enum thread_scope {
+	thread_scope_system,
+	thread_scope_device,
+	thread_scope_block,
+	thread_scope_thread,
+};
+
+template <class T, thread_scope Scope = thread_scope_system>
+using atomic_ref = ::std::atomic_ref<T>;
+
+namespace std {
+using ::std::memory_order;
+using ::std::memory_order_acq_rel;
+using ::std::memory_order_acquire;
+using ::std::memory_order_relaxed;
+using ::std::memory_order_release;
+using ::std::memory_order_seq_cst;
+} // namespace std
+} // namespace cuda
+
+#endif
