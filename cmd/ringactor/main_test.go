@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -18,38 +17,7 @@ import (
 
 // TestMain fails the package when a test leaves goroutines behind.
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(settled{m})
-}
-
-// settled runs the tests, then waits (up to two seconds) for Proto.Actor's
-// dead-letter log throttle to finish: the first dead letter of a period
-// starts a goroutine that lives one period (one second) and then exits. A
-// runtime's Close can post one (a Stop to a kernel actor that Terminate
-// already stopped), and goleak's own retries give up sooner than a second.
-// Anything else still running, or a throttle that never ends, goleak reports.
-type settled struct{ m *testing.M }
-
-// Run implements goleak.TestingM.
-func (s settled) Run() int {
-	code := s.m.Run()
-	for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		if !goroutinesMention("protoactor-go/actor.NewDeadLetter.NewThrottle") {
-			break
-		}
-	}
-	return code
-}
-
-// goroutinesMention reports whether any goroutine's stack mentions fn.
-func goroutinesMention(fn string) bool {
-	buf := make([]byte, 1<<20)
-	for {
-		n := runtime.Stack(buf, true)
-		if n < len(buf) {
-			return bytes.Contains(buf[:n], []byte(fn))
-		}
-		buf = make([]byte, 2*len(buf))
-	}
+	goleak.VerifyTestMain(m)
 }
 
 // testCtx is a context that ends with the test or after a minute.
