@@ -16,11 +16,10 @@ func (rt *Runtime) initCompute(cfg computeConfig) error {
 	if err := rt.registry.Register(cpu.BuiltinKernels()...); err != nil {
 		return err
 	}
-	cudaBackend := cuda.NewBackend()
-	backends := append([]gpu.Backend{cpu.NewBackend(), cudaBackend}, cfg.backends...)
-	if err := cudaBackend.Available(); err != nil {
-		rt.logger.Info("ringactor: CUDA backend unavailable, computing on the CPU", "reason", err)
-	}
+	// The CUDA backend probes the driver on first use (an Execute, or
+	// Backends()[i].Available()), not here: a runtime that only runs ring
+	// kernels on the CPU never pays for loading libcuda.
+	backends := append([]gpu.Backend{cpu.NewBackend(), cuda.NewBackend()}, cfg.backends...)
 	rt.selector = gpu.NewSelector(backends, gpu.SelectionPolicy{
 		Accelerator: cfg.accelerator, Adaptive: cfg.adaptive, MinDeviceWork: cfg.minDeviceWork,
 	})
@@ -54,6 +53,18 @@ func (rt *Runtime) RegisterKernel(ctx context.Context, specs ...*gpu.KernelSpec)
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+}
+
+// reportBackends logs, once, every backend that cannot run kernels and why
+// (no driver, no device, …): the orchestrator then computes without it.
+func (rt *Runtime) reportBackends() {
+	rt.backendsReported.Do(func() {
+		for _, b := range rt.selector.Backends() {
+			if err := b.Available(); err != nil {
+				rt.logger.Info("ringactor: backend unavailable, computing without it", "backend", b.Name(), "reason", err)
+			}
+		}
+	})
 }
 
 // ComputeKernels lists the registered compute kernels, sorted by name.

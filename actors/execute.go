@@ -187,6 +187,7 @@ func (rt *Runtime) output(c call, given *gpu.UnifiedBuffer) (*gpu.UnifiedBuffer,
 // run executes items on the chosen backend under the recovery policy, then
 // validates, profiles and records telemetry.
 func (rt *Runtime) run(ctx context.Context, c call, items [][]*gpu.UnifiedBuffer, outs []*gpu.UnifiedBuffer, o *execOptions) error {
+	rt.reportBackends()
 	backend, err := rt.selector.Choose(c.spec, c.dtype, c.n*len(items), o.backend)
 	if err != nil {
 		return err

@@ -41,6 +41,8 @@ type Runtime struct {
 	pool     *gpu.Pool
 	tracer   trace.Tracer
 	profiler profiler
+
+	backendsReported sync.Once
 }
 
 // Option configures a Runtime.

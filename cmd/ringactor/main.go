@@ -80,10 +80,11 @@ type command struct {
 // commands is the registry of subcommands by name. "help" is handled by
 // dispatch itself, since it reads this table.
 var commands = map[string]command{
-	demoCommand.name:    demoCommand,
-	benchCommand.name:   benchCommand,
-	kernelsCommand.name: kernelsCommand,
-	devicesCommand.name: devicesCommand,
+	demoCommand.name:     demoCommand,
+	benchCommand.name:    benchCommand,
+	kernelsCommand.name:  kernelsCommand,
+	devicesCommand.name:  devicesCommand,
+	pagerankCommand.name: pagerankCommand,
 }
 
 // main runs the command line under a context that SIGINT and SIGTERM cancel,

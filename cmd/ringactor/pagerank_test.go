@@ -1,0 +1,138 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// runPagerankCLI runs the pagerank command with args and returns its status,
+// stdout and stderr.
+func runPagerankCLI(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	code := runPagerankCommand(testCtx(t), args, &stdout, &stderr)
+	return code, stdout.String(), stderr.String()
+}
+
+// writeEdges writes an edge list into a temporary file and returns its path.
+func writeEdges(t *testing.T, text string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "graph.edges")
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestPagerankEmbedded ranks the embedded karate club: every node, highest
+// first, as node<TAB>rank with ranks that parse back and sum to 1.
+func TestPagerankEmbedded(t *testing.T) {
+	code, out, errOut := runPagerankCLI(t)
+	if code != exitOK {
+		t.Fatalf("exit %d, stderr %s", code, errOut)
+	}
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	if len(lines) != 34 {
+		t.Fatalf("%d lines, want 34:\n%s", len(lines), out)
+	}
+	sum, prev := 0.0, 1.0
+	for _, l := range lines {
+		name, rank, ok := strings.Cut(l, "\t")
+		r, err := strconv.ParseFloat(rank, 64)
+		if !ok || err != nil || name == "" || r > prev {
+			t.Fatalf("line %q", l)
+		}
+		sum, prev = sum+r, r
+	}
+	if sum < 1-1e-12 || sum > 1+1e-12 {
+		t.Errorf("ranks sum to %v", sum)
+	}
+	if !strings.HasPrefix(lines[0], "33\t0.1009") || !strings.HasPrefix(lines[1], "0\t0.0970") {
+		t.Errorf("top two %q", lines[:2])
+	}
+	if !strings.Contains(errOut, "karate club") || !strings.Contains(errOut, "converged after 21 iterations") {
+		t.Errorf("summary %q", errOut)
+	}
+	if strings.Contains(errOut, "iteration 1:") {
+		t.Errorf("progress without --progress on a non-terminal: %q", errOut)
+	}
+}
+
+// TestPagerankFile ranks a file with every option, and prints a progress
+// line per iteration on stderr.
+func TestPagerankFile(t *testing.T) {
+	// tail keeps what it gets: a self-loop is its only out-edge.
+	path := writeEdges(t, "# a star with a tail\nhub a\nhub b\nhub c\na hub\nb hub\nc hub\nc tail\ntail tail\n")
+	code, out, errOut := runPagerankCLI(t, "--edges", path, "--damping", "0.9", "--tol", "1e-10",
+		"--max-iter", "500", "--partitions", "3", "--top", "2", "--progress")
+	if code != exitOK {
+		t.Fatalf("exit %d, stderr %s", code, errOut)
+	}
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	if len(lines) != 2 || !strings.HasPrefix(lines[0], "tail\t0.55") || !strings.HasPrefix(lines[1], "hub\t0.19") {
+		t.Fatalf("stdout %q", out)
+	}
+	progress := 0
+	for l := range strings.Lines(errOut) {
+		if strings.HasPrefix(l, "iteration ") {
+			progress++
+		}
+	}
+	if progress < 2 || !strings.Contains(errOut, "iteration 1: L1 change ") ||
+		!strings.Contains(errOut, "converged after "+strconv.Itoa(progress)+" iterations") {
+		t.Errorf("%d progress lines, stderr:\n%s", progress, errOut)
+	}
+	if !strings.Contains(errOut, "5 nodes, 8 edges, 3 partition kernels") {
+		t.Errorf("summary:\n%s", errOut)
+	}
+}
+
+// TestPagerankFailures: malformed input, no convergence, a missing or an
+// empty file fail with status 1 and print nothing on stdout.
+func TestPagerankFailures(t *testing.T) {
+	cases := []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{"malformed", []string{"--edges", writeEdges(t, "a b\nnope\nb c\nx y z\n")},
+			[]string{"2 malformed lines", "line 2: 1 field,", "line 4: 3 fields"}},
+		{"not converged", []string{"--max-iter", "3"}, []string{"failed to converge within 3 iterations"}},
+		{"missing", []string{"--edges", filepath.Join(t.TempDir(), "absent")}, []string{"no such file"}},
+		{"empty", []string{"--edges", writeEdges(t, "# nothing\n\n")}, []string{"no edges"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			code, out, errOut := runPagerankCLI(t, c.args...)
+			if code != exitFailure || out != "" {
+				t.Fatalf("exit %d, stdout %q", code, out)
+			}
+			for _, w := range c.want {
+				if !strings.Contains(errOut, w) {
+					t.Errorf("stderr %q lacks %q", errOut, w)
+				}
+			}
+		})
+	}
+}
+
+// TestPagerankUsage: bad flag values are usage errors; -h is help.
+func TestPagerankUsage(t *testing.T) {
+	for _, args := range [][]string{
+		{"--damping", "0"}, {"--damping", "1.5"}, {"--tol", "0"}, {"--tol", "-1"}, {"--max-iter", "0"},
+		{"--partitions", "-1"}, {"--top", "-3"}, {"--nope"}, {"extra"}, {"--damping", "x"},
+	} {
+		code, out, errOut := runPagerankCLI(t, args...)
+		if code != exitUsage || out != "" || !strings.Contains(errOut, "Usage: ringactor pagerank") {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q", args, code, out, errOut)
+		}
+	}
+	code, out, errOut := runPagerankCLI(t, "-h")
+	if code != exitOK || out != "" || !strings.Contains(errOut, "--max-iter") || !strings.Contains(errOut, "node<TAB>rank") {
+		t.Errorf("-h: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+}

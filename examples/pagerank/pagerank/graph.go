@@ -1,0 +1,142 @@
+package pagerank
+
+import (
+	"fmt"
+	"math"
+	"slices"
+)
+
+// Graph is a directed graph prepared for PageRank: nodes are numbered
+// 0 … NumNodes()−1 and named, and the edges are kept once each (a duplicate
+// edge counts once; a self-loop is an ordinary edge) as the list of sources
+// of each node's in-edges, in increasing order, plus each node's out-degree.
+//
+// A Graph is immutable once built: Run may use it from several goroutines,
+// and several Runs may share it.
+type Graph struct {
+	// Names are the node names by index. Parse numbers nodes in the order
+	// of their first appearance in the input.
+	Names []string
+
+	inOff  []int   // node v's in-edge sources are inSrc[inOff[v]:inOff[v+1]]
+	inSrc  []int32 // sorted, unique per node
+	outDeg []int32 // unique out-edges of each node; 0: dangling
+}
+
+// NumNodes returns the number of nodes.
+func (g *Graph) NumNodes() int { return len(g.Names) }
+
+// NumEdges returns the number of distinct edges (duplicates counted once).
+func (g *Graph) NumEdges() int { return len(g.inSrc) }
+
+// OutDegree returns the number of distinct edges out of node i; 0 means the
+// node is dangling.
+func (g *Graph) OutDegree(i int) int { return int(g.outDeg[i]) }
+
+// InNeighbors returns the sources of the edges into node i, in increasing
+// order, each once. The slice belongs to the graph: do not modify it.
+func (g *Graph) InNeighbors(i int) []int32 { return g.inSrc[g.inOff[i]:g.inOff[i+1]:g.inOff[i+1]] }
+
+// maxNodes and maxEdges bound a graph: node indices and per-partition edge
+// offsets are int32.
+const (
+	maxNodes = math.MaxInt32
+	maxEdges = math.MaxInt32
+)
+
+// NewGraph builds a graph of len(names) nodes from edges, each a pair
+// {src, dst} of node indices. Names must be distinct. Duplicate edges count
+// once and self-loops are ordinary edges. Nodes without edges are allowed
+// (they are dangling).
+func NewGraph(names []string, edges [][2]int) (*Graph, error) {
+	n := len(names)
+	if n > maxNodes {
+		return nil, fmt.Errorf("pagerank: %d nodes, at most %d supported", n, maxNodes)
+	}
+	seen := make(map[string]struct{}, n)
+	for _, name := range names {
+		if _, dup := seen[name]; dup {
+			return nil, fmt.Errorf("pagerank: node name %q appears twice", name)
+		}
+		seen[name] = struct{}{}
+	}
+	src := make([]int32, len(edges))
+	dst := make([]int32, len(edges))
+	for i, e := range edges {
+		for _, x := range e {
+			if x < 0 || x >= n {
+				return nil, fmt.Errorf("pagerank: edge %d (%d → %d) has a node index outside [0, %d)", i, e[0], e[1], n)
+			}
+		}
+		src[i], dst[i] = int32(e[0]), int32(e[1])
+	}
+	return build(slices.Clone(names), src, dst)
+}
+
+// build makes a graph of the named nodes from the edges src[i] → dst[i]
+// (valid indices), removing duplicates. It takes ownership of its arguments.
+func build(names []string, src, dst []int32) (*Graph, error) {
+	n := len(names)
+	if len(src) > maxEdges {
+		return nil, fmt.Errorf("pagerank: %d edges, at most %d supported", len(src), maxEdges)
+	}
+	// Group the edges by source (a counting sort), then sort and deduplicate
+	// each node's targets.
+	outOff := make([]int, n+1)
+	for _, u := range src {
+		outOff[u+1]++
+	}
+	for u := range n {
+		outOff[u+1] += outOff[u]
+	}
+	adj := make([]int32, len(src))
+	next := slices.Clone(outOff[:n])
+	for i, u := range src {
+		adj[next[u]] = dst[i]
+		next[u]++
+	}
+	outDeg := make([]int32, n)
+	inDeg := make([]int, n+1)
+	w := 0
+	for u := range n {
+		row := adj[outOff[u]:outOff[u+1]]
+		if !sortedUnique(row) {
+			slices.Sort(row)
+			row = slices.Compact(row)
+		}
+		for _, v := range row {
+			inDeg[v+1]++
+		}
+		outDeg[u] = int32(len(row))
+		outOff[u] = w           // now the start of u's deduplicated row
+		w += copy(adj[w:], row) // may overwrite row: it moves down
+	}
+	outOff[n] = w
+	adj = adj[:w]
+
+	// Transpose: visiting sources in increasing order leaves every node's
+	// in-edge sources sorted.
+	for v := range n {
+		inDeg[v+1] += inDeg[v]
+	}
+	inOff := inDeg
+	inSrc := make([]int32, w)
+	fill := slices.Clone(inOff[:n])
+	for u := range n {
+		for _, v := range adj[outOff[u]:outOff[u+1]] {
+			inSrc[fill[v]] = int32(u)
+			fill[v]++
+		}
+	}
+	return &Graph{Names: names, inOff: inOff, inSrc: inSrc, outDeg: outDeg}, nil
+}
+
+// sortedUnique reports whether row is strictly increasing.
+func sortedUnique(row []int32) bool {
+	for i := 1; i < len(row); i++ {
+		if row[i] <= row[i-1] {
+			return false
+		}
+	}
+	return true
+}
