@@ -156,3 +156,32 @@ done:
 		t.Fatalf("survivors out of order: %v", got)
 	}
 }
+
+// TestBlockedSenderNeverMissesRoom is the regression test of a lost wake-up:
+// a sender that found the ring full (no overflow) while the loop emptied it
+// used to wait forever. 200,000 sends through a 2-slot ring must all arrive.
+func TestBlockedSenderNeverMissesRoom(t *testing.T) {
+	rt := newTestRuntime(t)
+	ctx := testCtx(t)
+	k := mustLaunch(t, rt, NewStatelessKernel("tiny", echoNum, WithCapacity(2), WithOverflow(0)), true)
+	const n = 200_000
+	done := make(chan error, 1)
+	go func() {
+		for i := 0; i < n; i++ {
+			if _, err := k.Send(ctx, num{V: i}); err != nil {
+				done <- err
+				return
+			}
+		}
+		done <- nil
+	}()
+	for i := 0; i < n; i++ {
+		r, err := k.Receive(ctx)
+		if err != nil || r.Sum != i {
+			t.Fatalf("Receive %d = %v %v", i, r, err)
+		}
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}

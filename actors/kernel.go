@@ -239,7 +239,15 @@ func (k *kernel[Req, Resp]) admit(ctx context.Context, s slot[Req, Resp], wait b
 		if ch == nil {
 			ch = make(chan struct{})
 			k.space = ch
-			k.blocked.Store(true)
+		}
+		// Announce the wait, then look at the ring once more: the loop pops
+		// without the lock, and either it sees blocked (and wakes us when it
+		// refills) or we see the slot it freed (both sides are sequentially
+		// consistent atomics), so no wake-up is lost.
+		k.blocked.Store(true)
+		if k.in.Free() > 0 {
+			k.mu.Unlock()
+			continue
 		}
 		k.mu.Unlock()
 		select {

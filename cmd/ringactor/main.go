@@ -27,6 +27,15 @@
 //	       list the registered compute kernels: inputs, scalars and their
 //	       defaults, dtypes, the backends that implement them, whether they
 //	       are elementwise, a description. -json prints one JSON array.
+//	devices
+//	       list the backends of this machine: the CPU, CUDA devices or the
+//	       exact reason none is usable, NVML's state. -json for JSON.
+//	pagerank
+//	       PageRank of an edge list (--edges FILE; default an embedded
+//	       graph) on partition ring kernels: node<TAB>rank, highest first.
+//	pipeline
+//	       stream sensor CSV (FILE or -) through parse → scale → window →
+//	       sink ring kernels and print per-window statistics as CSV.
 //	help   print the usage, or a command's usage and flags.
 //
 // Flags follow the standard library's flag package: -name and --name are the
@@ -85,6 +94,7 @@ var commands = map[string]command{
 	kernelsCommand.name:  kernelsCommand,
 	devicesCommand.name:  devicesCommand,
 	pagerankCommand.name: pagerankCommand,
+	pipelineCommand.name: pipelineCommand,
 }
 
 // main runs the command line under a context that SIGINT and SIGTERM cancel,

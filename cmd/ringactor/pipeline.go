@@ -1,0 +1,124 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"io"
+	"log/slog"
+	"os"
+
+	"github.com/ringactor/ringactor/actors"
+	"github.com/ringactor/ringactor/examples/pipeline/sensor"
+)
+
+// Help text of the pipeline command.
+const (
+	pipelineSynopsis    = "[--window-ms W] [--scale S] [--offset O] [--lateness-ms L] [FILE | -]"
+	pipelineDescription = `Stream sensor readings through four ring kernels wired kernel-to-kernel,
+parse → scale → window → sink, and print per-sensor tumbling-window
+statistics as CSV on stdout.
+
+Input (FILE, or stdin when FILE is - or absent): lines "sensor,ts_ms,value",
+LF or CRLF, an optional header line "sensor,ts_ms,value", blank lines
+ignored. A row with other than 3 fields, a timestamp that is not an int64,
+or a value that is not a finite number is rejected: reported on stderr as
+"line N: reason" and counted; the run ends with "rejected N rows" on stderr.
+
+Each value becomes v × S + O. Windows are W ms wide and start at
+floor(ts / W) × W. Output: "sensor,window_start_ms,count,min,max,mean", one
+row per (sensor, window); floats print so that they parse back exactly.
+
+Without --lateness-ms every window is held until the end of input (exact
+for any event order) and rows are ordered by sensor (byte order), then
+window start. With --lateness-ms L a window is written once the newest
+timestamp seen (over all sensors) is L past its end, so memory stays
+bounded on endless input; an event for a window that has closed is
+rejected as late ("line N: late event for window ..."). Rows then come out
+as windows close: ordered by window start, then sensor.
+
+The rings are bounded: a slow consumer of stdout slows the reading down.
+Flags may come before or after FILE.
+`
+)
+
+// pipelineCommand is the "pipeline" subcommand.
+var pipelineCommand = command{
+	name:    "pipeline",
+	summary: "stream sensor CSV through parse → scale → window → sink ring kernels; per-window stats as CSV",
+	run:     runPipelineCommand,
+}
+
+// pipelineStdin is what the pipeline reads when FILE is - or absent; tests
+// replace it.
+var pipelineStdin io.Reader = os.Stdin
+
+// runPipelineCommand parses the pipeline's flags and runs it on FILE or
+// stdin.
+func runPipelineCommand(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := newFlagSet("pipeline", pipelineSynopsis, pipelineDescription, stderr)
+	cfg := sensor.DefaultConfig()
+	fs.Int64Var(&cfg.WindowMS, "window-ms", cfg.WindowMS, "tumbling window width `W` in milliseconds (at least 1)")
+	fs.Float64Var(&cfg.Scale, "scale", cfg.Scale, "multiply every value by `S` (finite)")
+	fs.Float64Var(&cfg.Offset, "offset", cfg.Offset, "then add `O` (finite)")
+	lateness := fs.Int64("lateness-ms", 0, "stream: write a window once the newest timestamp is `L` ms past its end (at least 0); unset: hold every window until the end of input")
+	verbose := fs.Bool("v", false, "log at debug level (by default only warnings and errors are logged: stderr is for rejected rows)")
+	files, code, ok := parseInterspersed(fs, args)
+	if !ok {
+		return code
+	}
+	if len(files) > 1 {
+		return usageError(fs, "want at most one FILE, got %q", files)
+	}
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == "lateness-ms" {
+			cfg.Streaming = true
+		}
+	})
+	cfg.LatenessMS = *lateness
+	if err := cfg.Validate(); err != nil {
+		return usageError(fs, "%v", err)
+	}
+	level := slog.LevelWarn
+	if *verbose {
+		level = slog.LevelDebug
+	}
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+
+	in := pipelineStdin
+	if len(files) == 1 && files[0] != "-" {
+		f, err := os.Open(files[0])
+		if err != nil {
+			return failure(log, "pipeline", err)
+		}
+		defer f.Close()
+		in = f
+	}
+	if _, err := sensor.Run(ctx, cfg, in, stdout, stderr, actors.WithLogger(log)); err != nil {
+		return failure(log, "pipeline", err)
+	}
+	return exitOK
+}
+
+// parseInterspersed parses args into fs, letting flags and positional
+// arguments mix ("--" ends the flags), and returns the positional
+// arguments. When ok is false the command must not run and code is its exit
+// status: exitOK for -h, exitUsage for a bad flag (already reported).
+func parseInterspersed(fs *flag.FlagSet, args []string) (pos []string, code int, ok bool) {
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, exitOK, false
+			}
+			return nil, exitUsage, false
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return pos, exitOK, true
+		}
+		if len(args) > len(rest) && args[len(args)-len(rest)-1] == "--" {
+			return append(pos, rest...), exitOK, true
+		}
+		pos, args = append(pos, rest[0]), rest[1:]
+	}
+}

@@ -1,0 +1,110 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// pipelineInput is the pipeline command tests' CSV: CRLF lines, a header, a
+// blank line, a bad row, a non-ASCII sensor and an event that is late with
+// --lateness-ms 0.
+const pipelineInput = "sensor,ts_ms,value\r\n" +
+	"センサー,-1,1.5\r\n" +
+	"b,250,2\r\n" +
+	"\r\n" +
+	"センサー,999,x\r\n" +
+	"センサー,20,0.5\r\n" +
+	"b,1999,-3\r\n" +
+	"センサー,-500,7\r\n"
+
+// runPipeline runs the pipeline command with args and returns its status,
+// stdout and stderr.
+func runPipeline(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	code := runPipelineCommand(testCtx(t), args, &stdout, &stderr)
+	return code, stdout.String(), stderr.String()
+}
+
+// writeInput writes the test input to a file and returns its name.
+func writeInput(t *testing.T) string {
+	t.Helper()
+	name := filepath.Join(t.TempDir(), "in.csv")
+	if err := os.WriteFile(name, []byte(pipelineInput), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return name
+}
+
+// TestPipelineCommand runs the command on a file, with flags before and
+// after it, with and without lateness, and on stdin.
+func TestPipelineCommand(t *testing.T) {
+	file := writeInput(t)
+	const header = "sensor,window_start_ms,count,min,max,mean\n"
+	hold := header +
+		"b,0,1,5,5,5\n" +
+		"b,1000,1,-5,-5,-5\n" +
+		"センサー,-1000,2,4,15,9.5\n" +
+		"センサー,0,1,2,2,2\n"
+	holdErr := "line 5: value \"x\" is not a finite number\nrejected 1 rows\n"
+	late := header +
+		"センサー,-1000,1,4,4,4\n" +
+		"b,0,1,5,5,5\n" +
+		"センサー,0,1,2,2,2\n" +
+		"b,1000,1,-5,-5,-5\n"
+	lateErr := "line 5: value \"x\" is not a finite number\n" +
+		"line 8: late event for window -1000 of sensor \"センサー\": newest timestamp 1999 ≥ window end 0 + lateness 0\n" +
+		"rejected 2 rows\n"
+	for _, tc := range []struct {
+		name          string
+		args          []string
+		stdin         string
+		stdout, stder string
+	}{
+		{"flags before FILE", []string{"--scale", "2", "-offset=1", file}, "", hold, holdErr},
+		{"flags after FILE", []string{file, "--scale=2", "--offset", "1", "--window-ms", "1000"}, "", hold, holdErr},
+		{"lateness", []string{"--lateness-ms", "0", "--scale", "2", "--offset", "1", file}, "", late, lateErr},
+		{"stdin -", []string{"--scale", "2", "--offset", "1", "-"}, pipelineInput, hold, holdErr},
+		{"stdin", []string{"--scale", "2", "--offset", "1"}, pipelineInput, hold, holdErr},
+		{"-- FILE", []string{"--scale", "2", "--offset", "1", "--", file}, "", hold, holdErr},
+		{"empty", []string{"-"}, "", header, "rejected 0 rows\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			old := pipelineStdin
+			pipelineStdin = strings.NewReader(tc.stdin)
+			defer func() { pipelineStdin = old }()
+			code, stdout, stderr := runPipeline(t, tc.args...)
+			if code != exitOK || stdout != tc.stdout || stderr != tc.stder {
+				t.Errorf("status %d\nstdout:\n%s\nwant:\n%s\nstderr:\n%s\nwant:\n%s", code, stdout, tc.stdout, stderr, tc.stder)
+			}
+		})
+	}
+}
+
+// TestPipelineCommandErrors checks the exit statuses: 0 for help, 2 for a
+// bad command line, 1 for a file that cannot be read.
+func TestPipelineCommandErrors(t *testing.T) {
+	file := writeInput(t)
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string // in stderr
+	}{
+		{[]string{"-h"}, exitOK, "Usage: ringactor pipeline [--window-ms W]"},
+		{[]string{"--window-ms", "0", file}, exitUsage, "window 0 ms, want at least 1"},
+		{[]string{"--lateness-ms", "-1", file}, exitUsage, "lateness -1 ms, want at least 0"},
+		{[]string{"--scale", "NaN", file}, exitUsage, "scale NaN, want a finite number"},
+		{[]string{"--offset", "x", file}, exitUsage, "invalid value"},
+		{[]string{"--nope", file}, exitUsage, "flag provided but not defined"},
+		{[]string{file, file}, exitUsage, "want at most one FILE"},
+		{[]string{filepath.Join(t.TempDir(), "missing.csv")}, exitFailure, "no such file"},
+	} {
+		code, stdout, stderr := runPipeline(t, tc.args...)
+		if code != tc.code || !strings.Contains(stderr, tc.want) || (code != exitOK && stdout != "") {
+			t.Errorf("%q: status %d (want %d), stdout %q, stderr:\n%s\nwant it to contain %q", tc.args, code, tc.code, stdout, stderr, tc.want)
+		}
+	}
+}

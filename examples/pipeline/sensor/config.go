@@ -1,0 +1,70 @@
+package sensor
+
+import (
+	"fmt"
+	"math"
+)
+
+// Defaults of a Config.
+const (
+	DefaultWindowMS     = 1000
+	DefaultChunkBytes   = 128 << 10 // some 4,000–5,000 rows of typical CSV per message
+	DefaultRingCapacity = 8
+)
+
+// Config is a pipeline's parameters. The zero value is not usable (its scale
+// would be 0 and its window empty); start from DefaultConfig.
+type Config struct {
+	// WindowMS is the tumbling window's width W in milliseconds, at least 1.
+	WindowMS int64
+	// Scale and Offset map every value v to v·Scale + Offset; both finite.
+	Scale, Offset float64
+	// Streaming emits windows as they close instead of holding every
+	// window until the end of input; see the package documentation.
+	Streaming bool
+	// LatenessMS is L in streaming mode: a window closes once the newest
+	// timestamp is L past its end. At least 0; ignored unless Streaming.
+	LatenessMS int64
+	// ChunkBytes is the size of the reader's chunks (0: DefaultChunkBytes).
+	// A line longer than a chunk gets a chunk of its own.
+	ChunkBytes int
+	// RingCapacity is each stage's input ring, in messages, a power of two
+	// at least 2 (0: DefaultRingCapacity).
+	RingCapacity int
+}
+
+// DefaultConfig is W = 1000 ms, scale 1, offset 0, every window held until
+// the end of input.
+func DefaultConfig() Config {
+	return Config{WindowMS: DefaultWindowMS, Scale: 1}
+}
+
+// withDefaults fills the zero tuning fields.
+func (c Config) withDefaults() Config {
+	if c.ChunkBytes == 0 {
+		c.ChunkBytes = DefaultChunkBytes
+	}
+	if c.RingCapacity == 0 {
+		c.RingCapacity = DefaultRingCapacity
+	}
+	return c
+}
+
+// Validate reports the first parameter out of range.
+func (c Config) Validate() error {
+	switch {
+	case c.WindowMS < 1:
+		return fmt.Errorf("sensor: window %d ms, want at least 1", c.WindowMS)
+	case math.IsNaN(c.Scale) || math.IsInf(c.Scale, 0):
+		return fmt.Errorf("sensor: scale %v, want a finite number", c.Scale)
+	case math.IsNaN(c.Offset) || math.IsInf(c.Offset, 0):
+		return fmt.Errorf("sensor: offset %v, want a finite number", c.Offset)
+	case c.Streaming && c.LatenessMS < 0:
+		return fmt.Errorf("sensor: lateness %d ms, want at least 0", c.LatenessMS)
+	case c.ChunkBytes < 0:
+		return fmt.Errorf("sensor: chunk size %d bytes, want at least 1", c.ChunkBytes)
+	case c.RingCapacity < 0 || c.RingCapacity == 1 || c.RingCapacity&(c.RingCapacity-1) != 0:
+		return fmt.Errorf("sensor: ring capacity %d, want a power of two, at least 2", c.RingCapacity)
+	}
+	return nil
+}

@@ -1,0 +1,101 @@
+// Package sensor is a streaming sensor pipeline built from ring kernels:
+//
+//	reader ─chunks─▶ parse ─rows─▶ scale ─rows─▶ window ─windows─▶ sink ─▶ out
+//
+// Each of parse, scale, window and sink is a ring-kernel actor of package
+// actors, launched in one runtime and wired kernel-to-kernel with
+// actors.WithDownstream: a stage's reply goes straight into the next stage's
+// ring, with no hop through user code. The reader (a goroutine of Run) only
+// cuts the input into chunks of whole lines, each Read's worth, and sends
+// them to parse with the number of their first line; the caller's goroutine
+// only reads the sink's progress replies until the end of input has come
+// through every stage.
+//
+// # Input
+//
+// CSV lines "sensor,ts_ms,value", ended by "\n" or "\r\n" (one trailing
+// carriage return is removed, so CRLF files work; a UTF-8 byte order mark at
+// the very start is skipped). Lines are numbered from 1, every line counted.
+// Fields are split on every comma; there is no quoting. A line is ignored
+// when it is blank (empty, or only spaces and tabs), and when it is the first
+// non-blank line and reads exactly "sensor,ts_ms,value" (the optional header).
+// Any other line is a row, and a row is rejected when
+//
+//   - it has other than 3 fields: "want 3 fields (sensor,ts_ms,value), got K";
+//   - ts_ms is not a base-10 integer (optional sign, digits only) that fits in
+//     an int64: `timestamp "X" is not an integer`;
+//   - value is not a finite float64 as strconv.ParseFloat reads it (NaN, Inf
+//     and values that overflow are rejected): `value "X" is not a finite number`;
+//   - its window start, floor(ts/W)·W, does not fit in an int64 (only
+//     timestamps within W of the smallest int64 can do that):
+//     `timestamp T: window start out of range`;
+//   - it is late (streaming mode only, below).
+//
+// The sensor name is the first field as it is, any bytes but a comma, the
+// empty name included. A rejected row is reported on the rejects writer
+// (stderr in the commands) as "line N: reason", in line order, counted, and
+// never stops the run; the run ends with "rejected N rows" there.
+//
+// # Computation
+//
+// Every accepted value becomes v' = v·Scale + Offset in float64, rounded
+// after the product and after the sum (never a fused multiply-add).
+// Rows are grouped per sensor into tumbling windows of W = WindowMS
+// milliseconds: the window of timestamp ts starts at floor(ts/W)·W (floor
+// for negative timestamps too, so -1 is in the window starting at -W) and
+// holds the timestamps start ≤ ts < start+W. For each (sensor, window) the
+// output has count, min, max and mean of v': min and max as Go's builtins
+// compute them (−0 is below +0), the mean as the float64 sum of v' in input
+// order divided by the count (a sum that overflows gives ±Inf or NaN).
+//
+// # Output
+//
+// CSV on the output writer: the header "sensor,window_start_ms,count,min,max,mean",
+// then one line per window. Floats are written with strconv.FormatFloat(v,
+// 'g', -1, 64), which parses back to the same float64. Sensor names are
+// written as they came (no quoting).
+//
+// By default (Config.Streaming false) every window is held until the end of
+// input, which makes the result exact whatever the order of the events, and
+// the rows are ordered by sensor name (byte order), then window start.
+//
+// # Streaming mode and lateness
+//
+// With Config.Streaming (the --lateness-ms flag of the commands), windows
+// are emitted while the input streams, so that memory stays bounded on
+// endless input. The watermark is the largest timestamp of any accepted row
+// so far, across all sensors (one global clock: a sensor that lags behind
+// the others sees its events rejected as late). A window closes once the
+// watermark is at least L = LatenessMS past its end:
+//
+//	watermark ≥ start + W + L
+//
+// A row whose window has closed, judged against the watermark of the rows
+// before it, is rejected as late: "line N: late event for window S of
+// sensor "X": newest timestamp T ≥ window end E + lateness L". That covers
+// every event for a window already emitted, and also an event that would
+// open a window that has already closed, so no window is ever emitted twice
+// and the output does not depend on how the input was cut into batches.
+//
+// The window stage emits the windows that have closed after each batch of
+// rows, and the rest at the end of input. A closed window never changes, and
+// the windows closing later all start later, so the output is ordered by
+// window start, then sensor name (byte order) — the order in which windows
+// close — from the first line to the last, whatever the batching. The sink
+// writes each batch of closed windows as it arrives and flushes it.
+//
+// # Backpressure and memory
+//
+// Every stage's queue is bounded (a ring of Config.RingCapacity messages and
+// an overflow of as many) and uses the Block policy: a full stage makes the
+// stage before it wait, and the reader's Send waits when parse is full, so a
+// fast reader never reads further ahead than the queues hold — some
+// 2·RingCapacity·ChunkBytes bytes of input per stage. Chunk buffers and row batches are recycled. Without streaming the
+// window stage holds one aggregate per (sensor, window) seen; with streaming
+// only the windows still open, at most about (L+W)/W+1 per sensor when the
+// timestamps advance.
+//
+// Parsing allocates nothing per row: fields are found with bytes.IndexByte,
+// the timestamp is parsed in place, sensor names are interned once and
+// travel downstream as small integer ids.
+package sensor

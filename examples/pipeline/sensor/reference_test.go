@@ -1,0 +1,157 @@
+package sensor
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"math/big"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// refWindow is the reference's aggregate of one (sensor, window).
+type refWindow struct {
+	sensor        string
+	start         int64
+	count         int64
+	min, max, sum float64
+}
+
+// refResult is what the reference computes: the output CSV, the rejects
+// stream, and the windows as float64s.
+type refResult struct {
+	out     string
+	rejects string
+	windows []refWindow
+	stats   Stats
+}
+
+// reference computes the package's specification the plain way: split the
+// whole input into lines and fields with the strings package, parse with
+// strconv, do the window arithmetic in math/big, and (in streaming mode)
+// emit the closed windows after every row. It shares nothing with the
+// pipeline's code but the message wording.
+func reference(input string, cfg Config) refResult {
+	var res refResult
+	var rej strings.Builder
+	lines := strings.Split(input, "\n")
+	if strings.HasSuffix(input, "\n") || input == "" {
+		lines = lines[:len(lines)-1]
+	}
+	bigW := big.NewInt(cfg.WindowMS)
+	open := map[[2]string]*refWindow{} // key: sensor, start as decimal
+	var emitted []refWindow
+	names := map[string]bool{}
+	var maxTS *big.Int
+	reject := func(n int, format string, args ...any) {
+		res.stats.Rejected++
+		fmt.Fprintf(&rej, "line %d: %s\n", n, fmt.Sprintf(format, args...))
+	}
+	flush := func(all bool) {
+		var out []refWindow
+		for k, w := range open {
+			if all {
+				out = append(out, *w)
+				delete(open, k)
+				continue
+			}
+			end := new(big.Int).Add(big.NewInt(w.start), bigW)
+			end.Add(end, big.NewInt(cfg.LatenessMS))
+			if end.Cmp(maxTS) <= 0 {
+				out = append(out, *w)
+				delete(open, k)
+			}
+		}
+		slices.SortFunc(out, func(a, b refWindow) int {
+			if cfg.Streaming {
+				return cmp.Or(cmp.Compare(a.start, b.start), strings.Compare(a.sensor, b.sensor))
+			}
+			return cmp.Or(strings.Compare(a.sensor, b.sensor), cmp.Compare(a.start, b.start))
+		})
+		emitted = append(emitted, out...)
+	}
+	started := false
+	for i, ln := range lines {
+		n := i + 1
+		res.stats.Lines++
+		if n == 1 {
+			ln = strings.TrimPrefix(ln, "\uFEFF")
+		}
+		ln = strings.TrimSuffix(ln, "\r")
+		if strings.Trim(ln, " \t") == "" {
+			continue
+		}
+		if !started {
+			started = true
+			if ln == "sensor,ts_ms,value" {
+				continue
+			}
+		}
+		res.stats.Rows++
+		f := strings.Split(ln, ",")
+		if len(f) != 3 {
+			reject(n, "want 3 fields (sensor,ts_ms,value), got %d", len(f))
+			continue
+		}
+		ts, err := strconv.ParseInt(f[1], 10, 64)
+		if err != nil {
+			reject(n, "timestamp %q is not an integer", f[1])
+			continue
+		}
+		q := new(big.Int).Div(big.NewInt(ts), bigW) // Euclidean: the floor, as W > 0
+		bigStart := q.Mul(q, bigW)
+		if !bigStart.IsInt64() {
+			reject(n, "timestamp %d: window start out of range", ts)
+			continue
+		}
+		start := bigStart.Int64()
+		v, err := strconv.ParseFloat(f[2], 64)
+		if err != nil || math.IsInf(v, 0) || math.IsNaN(v) {
+			reject(n, "value %q is not a finite number", f[2])
+			continue
+		}
+		if !names[f[0]] {
+			names[f[0]] = true
+			res.stats.Sensors++
+		}
+		if cfg.Streaming && maxTS != nil {
+			end := new(big.Int).Add(bigStart, bigW)
+			if new(big.Int).Add(end, big.NewInt(cfg.LatenessMS)).Cmp(maxTS) <= 0 {
+				res.stats.Late++
+				reject(n, "late event for window %d of sensor %q: newest timestamp %s ≥ window end %s + lateness %d",
+					start, f[0], maxTS, end, cfg.LatenessMS)
+				continue
+			}
+		}
+		v = float64(v*cfg.Scale) + cfg.Offset
+		key := [2]string{f[0], strconv.FormatInt(start, 10)}
+		w := open[key]
+		if w == nil {
+			w = &refWindow{sensor: f[0], start: start, min: v, max: v}
+			open[key] = w
+		}
+		w.count++
+		w.sum += v
+		w.min = min(w.min, v)
+		w.max = max(w.max, v)
+		if maxTS == nil || big.NewInt(ts).Cmp(maxTS) > 0 {
+			maxTS = big.NewInt(ts)
+			if cfg.Streaming {
+				flush(false)
+			}
+		}
+	}
+	flush(true)
+	fmt.Fprintf(&rej, "rejected %d rows\n", res.stats.Rejected)
+	var out strings.Builder
+	out.WriteString("sensor,window_start_ms,count,min,max,mean\n")
+	for _, w := range emitted {
+		fmt.Fprintf(&out, "%s,%d,%d,%s,%s,%s\n", w.sensor, w.start, w.count,
+			strconv.FormatFloat(w.min, 'g', -1, 64), strconv.FormatFloat(w.max, 'g', -1, 64),
+			strconv.FormatFloat(w.sum/float64(w.count), 'g', -1, 64))
+	}
+	res.out, res.rejects, res.windows = out.String(), rej.String(), emitted
+	res.stats.Windows = int64(len(emitted))
+	return res
+}
