@@ -135,7 +135,7 @@ func (rt *Runtime) check(ctx context.Context, kernel string, inputs []*gpu.Unifi
 		if b.Freed() {
 			return c, &gpu.MemoryError{Op: kernel, Reason: fmt.Sprintf("input %d is a freed buffer", i), Err: gpu.ErrFreed}
 		}
-		inShapes = append(inShapes, b.Shape())
+		inShapes = append(inShapes, b.ShapeRef())
 	}
 	c.dtype = inputs[0].DType()
 	if !spec.Supports(c.dtype) {
@@ -178,7 +178,7 @@ func (rt *Runtime) output(c call, given *gpu.UnifiedBuffer) (*gpu.UnifiedBuffer,
 	if given.DType() != c.outDT {
 		return nil, false, &gpu.ArgumentError{Kernel: c.spec.Name, Arg: "output", Reason: fmt.Sprintf("buffer is %v, want %v", given.DType(), c.outDT), Err: gpu.ErrDTypeMismatch}
 	}
-	if !given.Shape().Equal(c.shape) {
+	if !given.ShapeRef().Equal(c.shape) {
 		return nil, false, &gpu.ShapeError{Shape: given.Shape(), Reason: fmt.Sprintf("output must be %v", c.shape)}
 	}
 	return given, false, nil
@@ -197,8 +197,11 @@ func (rt *Runtime) run(ctx context.Context, c call, items [][]*gpu.UnifiedBuffer
 			backend = b
 		}
 	}
-	ctx, span := rt.tracer.Start(ctx, "ringactor.execute")
-	defer span.End()
+	span := trace.SpanFromContext(ctx) // a non-recording span when tracing is off
+	if rt.tracing {
+		ctx, span = rt.tracer.Start(ctx, "ringactor.execute")
+		defer span.End()
+	}
 	p := ExecProfile{Kernel: c.spec.Name}
 	start := time.Now()
 	backend, err = rt.attempt(ctx, c, backend, items, outs, &p, o.backend != "")
@@ -316,4 +319,3 @@ func transferBytes(b gpu.Backend, items [][]*gpu.UnifiedBuffer) int64 {
 	return n
 }
 
-var _ trace.Tracer // the runtime's tracer field is a trace.Tracer

@@ -40,6 +40,7 @@ type Runtime struct {
 	selector *gpu.Selector
 	pool     *gpu.Pool
 	tracer   trace.Tracer
+	tracing  bool // telemetry on: spans around executions
 	profiler profiler
 
 	backendsReported sync.Once
@@ -132,6 +133,7 @@ func NewRuntime(opts ...Option) (*Runtime, error) {
 			return nil, fmt.Errorf("ringactor: telemetry: %w", err)
 		}
 		rt.telemetry = ins
+		rt.tracing = true
 	} else {
 		rt.telemetry = telemetry.Disabled()
 	}

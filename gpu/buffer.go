@@ -214,6 +214,10 @@ func (b *UnifiedBuffer) DType() DType { return b.dtype }
 // Shape returns a copy of the dimensions.
 func (b *UnifiedBuffer) Shape() Shape { return b.shape.Clone() }
 
+// ShapeRef returns the buffer's own shape without copying it, for hot paths
+// that only read it; the caller must not modify it.
+func (b *UnifiedBuffer) ShapeRef() Shape { return b.shape }
+
 // Len is the number of elements.
 func (b *UnifiedBuffer) Len() int { return b.n }
 

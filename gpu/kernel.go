@@ -40,7 +40,8 @@ type KernelSpec struct {
 	// OutDType gives the output dtype for a primary dtype (nil: the same).
 	OutDType func(primary DType) DType
 	// OutShape checks the input shapes and scalars and returns the output
-	// shape; errors are *ShapeError or *ArgumentError.
+	// shape; errors are *ShapeError or *ArgumentError. The input shapes are
+	// the buffers' own (read-only); the result may alias one of them.
 	OutShape func(in []Shape, scalars []float64) (Shape, error)
 	// Elementwise kernels compute output element i from input elements i
 	// only: the orchestrator may split them into chunks (Map, OOM recovery).

@@ -69,8 +69,9 @@ func BuiltinKernels() []*gpu.KernelSpec {
 	}
 }
 
-// sameShape is the output shape of unary elementwise kernels.
-func sameShape(in []gpu.Shape, _ []float64) (gpu.Shape, error) { return in[0].Clone(), nil }
+// sameShape is the output shape of unary elementwise kernels. (Output
+// shapes are copied into the output buffer; no need to clone here.)
+func sameShape(in []gpu.Shape, _ []float64) (gpu.Shape, error) { return in[0], nil }
 
 // scalarShape is the output shape of reductions.
 func scalarShape([]gpu.Shape, []float64) (gpu.Shape, error) { return gpu.Shape{1}, nil }
@@ -78,26 +79,26 @@ func scalarShape([]gpu.Shape, []float64) (gpu.Shape, error) { return gpu.Shape{1
 func equalShapes(in []gpu.Shape, _ []float64) (gpu.Shape, error) {
 	for i, s := range in[1:] {
 		if !s.Equal(in[0]) {
-			return nil, &gpu.ShapeError{Shape: s, Reason: fmt.Sprintf("input %d must have input 0's shape %v", i+1, in[0])}
+			return nil, &gpu.ShapeError{Shape: s.Clone(), Reason: fmt.Sprintf("input %d must have input 0's shape %v", i+1, in[0])}
 		}
 	}
-	return in[0].Clone(), nil
+	return in[0], nil
 }
 
 func matmulShape(in []gpu.Shape, _ []float64) (gpu.Shape, error) {
 	a, b := in[0], in[1]
 	if len(a) != 2 || len(b) != 2 {
-		return nil, &gpu.ShapeError{Shape: a, Reason: fmt.Sprintf("matmul takes 2-D inputs, got %v and %v", a, b)}
+		return nil, &gpu.ShapeError{Shape: a.Clone(), Reason: fmt.Sprintf("matmul takes 2-D inputs, got %v and %v", a, b)}
 	}
 	if a[1] != b[0] {
-		return nil, &gpu.ShapeError{Shape: b, Reason: fmt.Sprintf("inner dimensions differ: %v · %v", a, b)}
+		return nil, &gpu.ShapeError{Shape: b.Clone(), Reason: fmt.Sprintf("inner dimensions differ: %v · %v", a, b)}
 	}
 	return gpu.Shape{a[0], b[1]}, nil
 }
 
 func blurShape(in []gpu.Shape, sc []float64) (gpu.Shape, error) {
 	if len(in[0]) != 2 && len(in[0]) != 3 {
-		return nil, &gpu.ShapeError{Shape: in[0], Reason: "blur takes an H×W or H×W×C image"}
+		return nil, &gpu.ShapeError{Shape: in[0].Clone(), Reason: "blur takes an H×W or H×W×C image"}
 	}
 	if r := sc[0]; r < 0 || r != math.Trunc(r) || r > 1<<16 {
 		return nil, &gpu.ArgumentError{Kernel: "blur", Arg: "radius", Reason: fmt.Sprintf("%v is not an integer in [0, 65536]", r), Err: gpu.ErrArgument}
@@ -111,14 +112,14 @@ func blurShape(in []gpu.Shape, sc []float64) (gpu.Shape, error) {
 func spmvShape(in []gpu.Shape, _ []float64) (gpu.Shape, error) {
 	for i, s := range in {
 		if len(s) != 1 {
-			return nil, &gpu.ShapeError{Shape: s, Reason: fmt.Sprintf("spmv input %d must be 1-D", i)}
+			return nil, &gpu.ShapeError{Shape: s.Clone(), Reason: fmt.Sprintf("spmv input %d must be 1-D", i)}
 		}
 	}
 	if in[0][0] != in[1][0] {
-		return nil, &gpu.ShapeError{Shape: in[1], Reason: "values and column indices differ in length"}
+		return nil, &gpu.ShapeError{Shape: in[1].Clone(), Reason: "values and column indices differ in length"}
 	}
 	if in[2][0] < 2 {
-		return nil, &gpu.ShapeError{Shape: in[2], Reason: "row pointers need at least 2 entries"}
+		return nil, &gpu.ShapeError{Shape: in[2].Clone(), Reason: "row pointers need at least 2 entries"}
 	}
 	return gpu.Shape{in[2][0] - 1}, nil
 }
