@@ -318,4 +318,3 @@ func transferBytes(b gpu.Backend, items [][]*gpu.UnifiedBuffer) int64 {
 	}
 	return n
 }
-
