@@ -1,0 +1,209 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"github.com/asynkron/protoactor-go/remote"
+
+	"github.com/ringactor/ringactor/actors"
+	"github.com/ringactor/ringactor/messages"
+)
+
+// lookupRetry is the pause between attempts to find an identity's
+// activation while the topology settles or an activation moves.
+const lookupRetry = 20 * time.Millisecond
+
+// Request sends msg to the identity of kind, activating it where the
+// disthash lookup places it, and waits for its reply of type Resp. Resp comes
+// first so that Req is inferred: cluster.Request[Sum](ctx, m, "add", "a", pair).
+//
+// The deadline is ctx's, or DefaultRequestTimeout (WithRequestTimeout) from
+// now when ctx has none. Errors: ErrUnknownKind when no member hosts kind;
+// ErrTimeout (which wraps context.DeadlineExceeded) when the deadline
+// passes, also matching ErrMemberUnavailable when no activation could be
+// reached; ctx's error when it is cancelled; a *RemoteError for a failure on
+// the remote side (errors.Is(err, gpu.ErrExecution) for a failed handler);
+// the errors of package messages (ErrUnregistered, ErrDecode, ...) for a
+// message or reply that cannot be encoded or decoded here.
+func Request[Resp, Req any](ctx context.Context, m *Member, kind, identity string, msg Req) (Resp, error) {
+	var zero Resp
+	w, err := m.encode(msg)
+	if err != nil {
+		return zero, err
+	}
+	reply, err := m.call(ctx, kind, identity, w, true)
+	if err != nil {
+		return zero, err
+	}
+	switch r := reply.(type) {
+	case *messages.WireError:
+		return zero, fromWireError(r)
+	case *messages.WireEnvelope:
+		env, err := messages.FromWire(r, m.maxPayload)
+		if err != nil {
+			return zero, err
+		}
+		resp, ok := env.Payload.(Resp)
+		if !ok {
+			return zero, fmt.Errorf("ringactor/cluster: %w: reply of kind %q is %T, want %T: %w",
+				messages.ErrDecode, kind, env.Payload, zero, actors.ErrWrongMessageType)
+		}
+		return resp, nil
+	default:
+		return zero, fmt.Errorf("ringactor/cluster: %w: unexpected reply %T", messages.ErrDecode, reply)
+	}
+}
+
+// Send delivers msg to the identity of kind without waiting for its handling
+// (one-way): it returns once the message is on its way to the identity's
+// activation. Failures after that are logged by the hosting member. Its
+// errors are those of Request before a reply is awaited.
+func Send[Req any](ctx context.Context, m *Member, kind, identity string, msg Req) error {
+	w, err := m.encode(msg)
+	if err != nil {
+		return err
+	}
+	_, err = m.call(ctx, kind, identity, w, false)
+	return err
+}
+
+// encode turns msg into a wire envelope.
+func (m *Member) encode(msg any) (*messages.WireEnvelope, error) {
+	env, err := messages.NewEnvelope(msg)
+	if err != nil {
+		return nil, fmt.Errorf("ringactor/cluster: %w", err)
+	}
+	return messages.ToWire(env, m.maxPayload)
+}
+
+// call finds the identity's activation and sends it w, waiting for its reply
+// when wantReply; it retries while the activation is unreachable (topology
+// changes, passivated activations) until the deadline.
+func (m *Member) call(ctx context.Context, kind, identity string, w *messages.WireEnvelope, wantReply bool) (any, error) {
+	select {
+	case <-m.closed:
+		return nil, ErrClosed
+	default:
+	}
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, m.requestTimeout)
+		defer cancel()
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, ctxError(err, nil)
+	}
+	var last error // why the previous attempt failed
+	for {
+		hosts, members, changed := m.topology(kind)
+		if hosts == 0 {
+			if members > 0 {
+				return nil, fmt.Errorf("%w: %q", ErrUnknownKind, kind)
+			}
+			// No topology yet: wait for one.
+			last = fmt.Errorf("%w: no cluster topology yet", ErrMemberUnavailable)
+			select {
+			case <-changed:
+				continue
+			case <-ctx.Done():
+				return nil, ctxError(ctx.Err(), last)
+			}
+		}
+		pid, err := m.lookup(ctx, kind, identity)
+		if err != nil {
+			return nil, ctxError(err, last)
+		}
+		if pid == nil {
+			last = fmt.Errorf("%w: no activation of %s/%s", ErrMemberUnavailable, kind, identity)
+		} else if !wantReply {
+			m.sys.Root.Send(pid, w)
+			return nil, nil
+		} else {
+			deadline, _ := ctx.Deadline()
+			f := m.sys.Root.RequestFuture(pid, w, time.Until(deadline))
+			res, err := futureResult(ctx, f)
+			switch {
+			case err == nil:
+				return res, nil
+			case errors.Is(err, actor.ErrDeadLetter) || errors.Is(err, remote.ErrDeadLetter):
+				// The activation is gone (passivated, or its member left):
+				// forget it and look again.
+				m.cluster.PidCache.Remove(identity, kind)
+				last = fmt.Errorf("%w: activation of %s/%s is gone", ErrMemberUnavailable, kind, identity)
+			case errors.Is(err, actor.ErrTimeout) || errors.Is(err, remote.ErrTimeout):
+				m.cluster.PidCache.Remove(identity, kind)
+				return nil, ErrTimeout
+			default:
+				return nil, ctxError(err, last)
+			}
+		}
+		t := time.NewTimer(lookupRetry)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return nil, ctxError(ctx.Err(), last)
+		}
+	}
+}
+
+// lookup returns the PID of the identity's activation (nil when none could be
+// had), without outliving ctx: Proto.Actor's lookup does not take a context.
+func (m *Member) lookup(ctx context.Context, kind, identity string) (*actor.PID, error) {
+	if pid, ok := m.cluster.PidCache.Get(identity, kind); ok && pid != nil {
+		return pid, nil
+	}
+	ch := make(chan *actor.PID, 1)
+	go func() {
+		pid := m.cluster.Get(identity, kind)
+		if pid != nil {
+			m.cluster.PidCache.Set(identity, kind, pid)
+		}
+		ch <- pid
+	}()
+	select {
+	case pid := <-ch:
+		return pid, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// futureResult waits for f's result, or for ctx to end.
+func futureResult(ctx context.Context, f *actor.Future) (any, error) {
+	type result struct {
+		v   any
+		err error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		v, err := f.Result()
+		ch <- result{v, err}
+	}()
+	select {
+	case r := <-ch:
+		return r.v, r.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// ctxError maps a context error to the client's: ErrTimeout for a deadline
+// (joined with the reason of the last failed attempt, if any), the
+// cancellation otherwise.
+func ctxError(err, last error) error {
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		if last != nil {
+			return fmt.Errorf("%w (%w)", ErrTimeout, last)
+		}
+		return ErrTimeout
+	case errors.Is(err, context.Canceled):
+		return fmt.Errorf("ringactor/cluster: request cancelled: %w", err)
+	}
+	return err
+}

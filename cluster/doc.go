@@ -1,0 +1,20 @@
+// Package cluster runs ring kernels as Proto.Actor cluster kinds.
+//
+// A [Kind] turns a ring-kernel declaration (a name, a handler factory and
+// kernel options) into a cluster kind: every activation of an identity of the
+// kind launches and activates its own ring kernel, with the id
+// "<kind>/<identity>", in the member's [actors.Runtime], and passivation
+// (idle timeout or member shutdown) terminates that kernel cleanly.
+//
+// A [Member] is one cluster member: a Proto.Actor actor system with remoting
+// (bound to 127.0.0.1 unless an address is given), a cluster using the
+// disthash identity lookup and the given provider, and a runtime hosting the
+// kernels of the identities placed on it.
+//
+// [Request] and [Send] address an identity of a kind from any member. The
+// message travels as a [messages.WireEnvelope] (msgpack inside protobuf);
+// failures come back as typed errors: [ErrUnknownKind], [ErrTimeout],
+// [ErrMemberUnavailable], [*RemoteError] (which matches gpu.ErrExecution,
+// messages.ErrDecode, messages.ErrUnregistered ... by its kind), and the
+// local errors of package messages for messages that cannot be encoded.
+package cluster

@@ -1,0 +1,67 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/ringactor/ringactor/gpu"
+	"github.com/ringactor/ringactor/messages"
+)
+
+// Errors of the client API, matched with errors.Is.
+var (
+	// ErrUnknownKind: no member of the cluster hosts the addressed kind.
+	ErrUnknownKind = errors.New("ringactor/cluster: unknown kind")
+	// ErrTimeout: the request's deadline passed before a reply came. It
+	// wraps context.DeadlineExceeded.
+	ErrTimeout = fmt.Errorf("ringactor/cluster: request timed out: %w", context.DeadlineExceeded)
+	// ErrMemberUnavailable: no member could activate or reach the identity,
+	// or the member that hosts it is shutting down.
+	ErrMemberUnavailable = errors.New("ringactor/cluster: member unavailable")
+	// ErrClosed: the local member is closed.
+	ErrClosed = errors.New("ringactor/cluster: member closed")
+)
+
+// RemoteError is a failure reported by the member that hosts the identity:
+// its handler failed (Kind "execution"), or it could not decode, type-check
+// or encode a message. Kind is one of the messages.WireKind constants.
+type RemoteError struct {
+	Kind      string // messages.WireKindExecution, WireKindDecode, ...
+	Message   string // the remote error's text
+	MessageID uint64 // the id of the request that failed; 0 = unknown
+}
+
+// Error implements error.
+func (e *RemoteError) Error() string {
+	return fmt.Sprintf("ringactor/cluster: remote %s error (message %d): %s", e.Kind, e.MessageID, e.Message)
+}
+
+// Is matches the sentinel of the error's kind: gpu.ErrExecution for
+// execution errors, messages.ErrDecode, messages.ErrUnregistered,
+// ErrUnknownKind and ErrMemberUnavailable for the others.
+func (e *RemoteError) Is(target error) bool {
+	switch e.Kind {
+	case messages.WireKindExecution:
+		return target == gpu.ErrExecution
+	case messages.WireKindDecode:
+		return target == messages.ErrDecode
+	case messages.WireKindUnregistered:
+		return target == messages.ErrUnregistered
+	case messages.WireKindUnknownKind:
+		return target == ErrUnknownKind
+	case messages.WireKindUnavailable:
+		return target == ErrMemberUnavailable
+	}
+	return false
+}
+
+// fromWireError converts a remote WireError into a *RemoteError.
+func fromWireError(w *messages.WireError) error {
+	return &RemoteError{Kind: w.GetKind(), Message: w.GetMessage(), MessageID: w.GetMessageId()}
+}
+
+// wireError builds a WireError of an explicit kind.
+func wireError(kind, msg string, id uint64) *messages.WireError {
+	return &messages.WireError{Code: messages.WireErrorCode(kind), Kind: kind, Message: msg, MessageId: id}
+}

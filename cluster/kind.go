@@ -1,0 +1,197 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"reflect"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+	pcluster "github.com/asynkron/protoactor-go/cluster"
+
+	"github.com/ringactor/ringactor/actors"
+	"github.com/ringactor/ringactor/messages"
+)
+
+// Defaults of a Kind.
+const (
+	// DefaultHandlerTimeout bounds one message's handling by an activation's
+	// kernel.
+	DefaultHandlerTimeout = 5 * time.Second
+	// activationTimeout bounds launching, activating and terminating an
+	// activation's kernel.
+	activationTimeout = 5 * time.Second
+)
+
+// Kind is a cluster kind backed by a ring-kernel declaration: each activated
+// identity runs its own ring kernel, with a fresh handler from the factory.
+// Register the same kinds (same names, types and message registrations) on
+// every member that should host them.
+type Kind struct {
+	name           string
+	idleTimeout    time.Duration
+	handlerTimeout time.Duration
+	// producer makes the grain actor of one activation on member m.
+	producer func(m *Member) actor.Producer
+}
+
+// NewKind declares a cluster kind named name whose activations run a ring
+// kernel with the handler newHandler returns (called at every start or
+// restart of the kernel, so its state is per identity) and the kernel
+// options opts. Req and Resp must be registered message types
+// (messages.Register) for the kind to be reachable from other members.
+func NewKind[Req, Resp any](name string, newHandler func() actors.Handler[Req, Resp], opts ...actors.KernelOption) *Kind {
+	k := &Kind{name: name, handlerTimeout: DefaultHandlerTimeout}
+	k.producer = func(m *Member) actor.Producer {
+		return func() actor.Actor {
+			return &grain[Req, Resp]{kind: k, member: m, newHandler: newHandler, opts: opts}
+		}
+	}
+	return k
+}
+
+// Name returns the kind's name.
+func (k *Kind) Name() string { return k.name }
+
+// WithIdleTimeout makes an activation passivate (terminating its kernel)
+// after d without messages; 0, the default, keeps it until its member
+// shuts down. It returns k.
+func (k *Kind) WithIdleTimeout(d time.Duration) *Kind {
+	k.idleTimeout = d
+	return k
+}
+
+// WithHandlerTimeout bounds the handling of one message by an activation's
+// kernel (default DefaultHandlerTimeout). It returns k.
+func (k *Kind) WithHandlerTimeout(d time.Duration) *Kind {
+	if d > 0 {
+		k.handlerTimeout = d
+	}
+	return k
+}
+
+// build makes the Proto.Actor cluster kind for member m.
+func (k *Kind) build(m *Member) *pcluster.Kind {
+	return pcluster.NewKind(k.name, actor.PropsFromProducer(k.producer(m)))
+}
+
+// grain is the actor of one activation: it owns the identity's ring kernel
+// and turns wire envelopes into typed kernel requests. It handles one
+// message at a time, so an identity sees its messages in arrival order.
+type grain[Req, Resp any] struct {
+	kind       *Kind
+	member     *Member
+	newHandler func() actors.Handler[Req, Resp]
+	opts       []actors.KernelOption
+
+	kernelID string
+	kernel   *actors.Kernel[Req, Resp]
+	startErr error // why the kernel could not start, if it could not
+}
+
+// Receive implements actor.Actor.
+func (g *grain[Req, Resp]) Receive(c actor.Context) {
+	switch msg := c.Message().(type) {
+	case *pcluster.ClusterInit:
+		g.activate(c, msg.Identity)
+	case *messages.WireEnvelope:
+		g.handle(c, msg)
+	case *actor.ReceiveTimeout:
+		c.Stop(c.Self())
+	case *actor.Stopping:
+		g.passivate()
+	case *actor.Stopped:
+		g.member.grains.Delete(c.Self().String())
+	}
+}
+
+// activate launches and activates the identity's kernel.
+func (g *grain[Req, Resp]) activate(c actor.Context, id *pcluster.ClusterIdentity) {
+	g.member.grains.Store(c.Self().String(), c.Self())
+	if id == nil {
+		g.startErr = fmt.Errorf("%w: activation without a cluster identity", ErrMemberUnavailable)
+		return
+	}
+	g.kernelID = id.Kind + "/" + id.Identity
+	ctx, cancel := context.WithTimeout(context.Background(), activationTimeout)
+	defer cancel()
+	def := actors.NewKernel(g.kernelID, g.newHandler, g.opts...)
+	h, err := actors.Launch(ctx, g.member.rt, def)
+	if err == nil {
+		err = h.Activate(ctx)
+		if err != nil {
+			_ = h.Terminate(ctx)
+		}
+	}
+	if err != nil {
+		g.startErr = fmt.Errorf("%w: kernel %q: %w", ErrMemberUnavailable, g.kernelID, err)
+		g.member.logger.Warn("ringactor/cluster: activation failed", slog.String("kernel", g.kernelID), slog.Any("error", err))
+		return
+	}
+	g.kernel = h
+	if g.kind.idleTimeout > 0 {
+		c.SetReceiveTimeout(g.kind.idleTimeout)
+	}
+}
+
+// passivate terminates the kernel, draining what it holds.
+func (g *grain[Req, Resp]) passivate() {
+	if g.kernel == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), activationTimeout)
+	defer cancel()
+	if err := g.kernel.Terminate(ctx); err != nil {
+		g.member.logger.Warn("ringactor/cluster: kernel termination failed", slog.String("kernel", g.kernelID), slog.Any("error", err))
+	}
+	g.kernel = nil
+}
+
+// handle runs one request through the kernel and answers the sender, if any.
+func (g *grain[Req, Resp]) handle(c actor.Context, w *messages.WireEnvelope) {
+	reply := g.process(w)
+	if c.Sender() != nil {
+		c.Respond(reply)
+	} else if we, ok := reply.(*messages.WireError); ok {
+		g.member.logger.Warn("ringactor/cluster: one-way message failed", slog.String("kernel", g.kernelID), slog.String("kind", we.Kind), slog.String("error", we.Message))
+	}
+}
+
+// process returns the reply to w: a *messages.WireEnvelope or a
+// *messages.WireError.
+func (g *grain[Req, Resp]) process(w *messages.WireEnvelope) any {
+	id := w.GetId()
+	if g.kernel == nil {
+		msg := "kernel not running"
+		if g.startErr != nil {
+			msg = g.startErr.Error()
+		}
+		return wireError(messages.WireKindUnavailable, msg, id)
+	}
+	env, err := messages.FromWire(w, g.member.maxPayload)
+	if err != nil {
+		return messages.NewWireError(err, id)
+	}
+	req, ok := env.Payload.(Req)
+	if !ok {
+		return wireError(messages.WireKindDecode,
+			fmt.Sprintf("kind %q takes %v, got %T", g.kind.name, reflect.TypeFor[Req](), env.Payload), id)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), g.kind.handlerTimeout)
+	defer cancel()
+	resp, err := g.kernel.Request(ctx, req)
+	if err != nil {
+		return messages.NewWireError(err, id)
+	}
+	renv, err := messages.NewEnvelope(resp)
+	if err != nil {
+		return messages.NewWireError(err, id)
+	}
+	renv.CorrelationID = id
+	out, err := messages.ToWire(renv, g.member.maxPayload)
+	if err != nil {
+		return messages.NewWireError(err, id)
+	}
+	return out
+}
