@@ -3,7 +3,6 @@ package actors
 import (
 	"context"
 	"errors"
-	"sort"
 	"testing"
 	"time"
 )
@@ -108,52 +107,36 @@ func TestBackpressureDropOldest(t *testing.T) {
 	rt := newTestRuntime(t)
 	ctx := testCtx(t)
 	k := mustLaunch(t, rt, NewStatelessKernel("echo", echoNum, WithCapacity(2), WithOverflow(2), WithBackpressure(DropOldest)), false)
-	fill(t, k, 1, 4)
-	// A request that gets evicted still gets its outcome.
+	fill(t, k, 1, 4) // ring: 1 2, overflow: 3 4
+	// A request admitted into the full kernel evicts 3 and waits in the
+	// overflow; two more sends evict 4 and then the request, which still
+	// gets its outcome.
 	evicted := make(chan error, 1)
 	go func() {
 		_, err := k.Request(ctx, num{V: 5})
 		evicted <- err
 	}()
-	// Keep sending until the request is evicted; each eviction is counted.
-	var sent []int
-	for i := 6; ; i++ {
-		fill(t, k, i, 1)
-		sent = append(sent, i)
-		select {
-		case err := <-evicted:
-			wantErr(t, err, ErrDropped)
-			goto done
-		default:
-		}
-		if i > 10_000 {
-			t.Fatal("request never evicted")
-		}
+	for k.Telemetry().Dropped < 1 { // the request is admitted once it has evicted 3
+		waitTurn()
 	}
-done:
+	fill(t, k, 6, 2) // overflow: 6 7
+	wantErr(t, <-evicted, ErrDropped)
+	if st := k.Telemetry(); st.Dropped != 3 {
+		t.Fatalf("dropped = %d, want 3", st.Dropped)
+	}
 	if err := k.Activate(ctx); err != nil {
 		t.Fatal(err)
 	}
-	// Every sent message has exactly one outcome on the stream: a reply or ErrDropped.
-	var got []int
-	dropped := 0
-	for i := 0; i < 4+len(sent); i++ {
-		r, err := k.Receive(ctx)
-		switch {
-		case errors.Is(err, ErrDropped):
-			dropped++
-		case err != nil:
-			t.Fatal(err)
-		default:
-			got = append(got, r.Sum)
+	// The stream holds the outcome of every sent message, in order of
+	// outcome: the evictions of 3 and 4, then the survivors 1 2 6 7.
+	for i := 0; i < 2; i++ {
+		_, err := k.Receive(ctx)
+		wantErr(t, err, ErrDropped)
+	}
+	for _, want := range []int{1, 2, 6, 7} {
+		if r, err := k.Receive(ctx); err != nil || r.Sum != want {
+			t.Fatalf("Receive = %v %v, want %d", r, err, want)
 		}
-	}
-	st := k.Telemetry()
-	if int(st.Dropped) != dropped+1 { // +1: the evicted request
-		t.Fatalf("dropped counter %d, outcomes %d+1", st.Dropped, dropped)
-	}
-	if !sort.IntsAreSorted(got) || got[0] != 1 || got[1] != 2 {
-		t.Fatalf("survivors out of order: %v", got)
 	}
 }
 
