@@ -144,8 +144,8 @@ func chainRequest[Resp, Req any](ctx context.Context, in inbox[Req], id string, 
 	if err := ctx.Err(); err != nil {
 		return zero, kernelErr(id, err)
 	}
-	if isNilValue(msg) {
-		return zero, kernelErr(id, ErrNilMessage)
+	if err := in.checkMessage(msg); err != nil {
+		return zero, err
 	}
 	w := newWaiter[Resp]()
 	if err := in.forward(ctx, ctx, msg, nextID(), monoNow(), nil, w); err != nil {
@@ -159,17 +159,6 @@ func chainRequest[Resp, Req any](ctx context.Context, in inbox[Req], id string, 
 	}
 }
 
-// isNilValue reports whether v is a nil pointer, map, slice, func, chan or
-// interface.
-func isNilValue[T any](v T) bool {
-	rv := reflect.ValueOf(&v).Elem()
-	switch rv.Kind() {
-	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Func, reflect.Chan, reflect.Interface:
-		return rv.IsNil()
-	}
-	return false
-}
-
 // Send admits msg into the kernel with the given id without waiting for its
 // reply, and returns the message id.
 func Send[Req any](ctx context.Context, rt *Runtime, id string, msg Req) (uint64, error) {
@@ -181,8 +170,8 @@ func Send[Req any](ctx context.Context, rt *Runtime, id string, msg Req) (uint64
 	if !ok {
 		return 0, &WrongMessageTypeError{Kernel: id, Role: "message", Want: ak.messageType(), Got: reflect.TypeFor[Req]()}
 	}
-	if isNilValue(msg) {
-		return 0, kernelErr(id, ErrNilMessage)
+	if err := in.checkMessage(msg); err != nil {
+		return 0, err
 	}
 	if err := ctx.Err(); err != nil {
 		return 0, kernelErr(id, err)

@@ -57,6 +57,7 @@ type anyKernel interface {
 type inbox[T any] interface {
 	anyKernel
 	forward(ctx, hctx context.Context, msg T, id uint64, enq int64, fwd error, reply replier) error
+	checkMessage(msg T) error
 }
 
 // kernel is the state of one ring kernel shared by its actor, its loop and
@@ -85,7 +86,11 @@ type kernel[Req, Resp any] struct {
 	stA       atomic.Uint32 // copy of st for lock-free reads
 	ovLen     atomic.Int64  // overflow.len() for the loop's cheap check
 	blocked   atomic.Bool   // senders wait for room (space != nil)
-	rejectAll atomic.Bool   // draining answers ErrTerminated instead of handling
+	rejectAll atomic.Bool   // draining answers drainCause instead of handling
+	// drainCause is what a rejecting drain answers (ErrTerminated, joined
+	// with the last fault after a supervisor gave up); written before
+	// rejectAll is set, read after it is seen.
+	drainCause error
 
 	// owned by the actor goroutine
 	loopRunning bool
@@ -309,7 +314,10 @@ func (k *kernel[Req, Resp]) handle(h Handler[Req, Resp], s *slot[Req, Resp], dra
 	case s.fwd != nil:
 		k.finish(s, zero, s.fwd, false)
 		return nil
-	case draining && (k.def.drain == DrainReject || k.rejectAll.Load()):
+	case draining && k.rejectAll.Load():
+		k.finish(s, zero, kernelErr(k.def.id, k.drainCause), false)
+		return nil
+	case draining && k.def.drain == DrainReject:
 		k.finish(s, zero, kernelErr(k.def.id, ErrTerminated), false)
 		return nil
 	}

@@ -203,6 +203,10 @@ func (k *kernel[Req, Resp]) onStopping() {
 	k.setState(lifecycle.Terminated)
 	k.wakeSenders()
 	k.mu.Unlock()
+	k.drainCause = ErrTerminated
+	if k.lastFault != nil {
+		k.drainCause = fmt.Errorf("%w after a failure: %w", ErrTerminated, k.lastFault)
+	}
 	k.rejectAll.Store(true)
 	k.cb.Terminate.Store(1)
 	if k.loopRunning {
@@ -212,21 +216,8 @@ func (k *kernel[Req, Resp]) onStopping() {
 		k.wake.Notify()
 		<-k.loopDone
 	} else { // no loop: this goroutine is the ring's consumer now
-		var zero Resp
-		cause := error(ErrTerminated)
-		if k.lastFault != nil {
-			cause = fmt.Errorf("%w after a failure: %w", ErrTerminated, k.lastFault)
-		}
-		for {
-			s, ok := k.in.TryPop()
-			if !ok {
-				if k.ovLen.Load() == 0 {
-					break
-				}
-				k.refill()
-				continue
-			}
-			k.finish(&s, zero, kernelErr(k.def.id, cause), false)
+		for found := true; found; {
+			found, _ = k.poll(nil, true) // rejecting: the handler is never called
 		}
 		k.cb.TerminatedAck.Store(1)
 	}
