@@ -70,39 +70,33 @@ func Mean[T Number](ctx context.Context, a []T) (float64, error) {
 // is NaN (like numpy.min). An empty slice returns an error wrapping
 // ErrKernelArgs; a cancelled ctx returns ctx.Err().
 func Min[T Number](ctx context.Context, a []T) (T, error) {
-	if err := ctx.Err(); err != nil {
-		return 0, err
-	}
-	if len(a) == 0 {
-		return 0, argErr("Min", "empty input")
-	}
-	if len(a) <= redBlock {
-		return minK(a), nil
-	}
-	parts, err := blockPartials(ctx, a, minK[T])
-	if err != nil {
-		return 0, err
-	}
-	return minK(parts), nil
+	return reduceBlocks(ctx, "Min", a, minK[T])
 }
 
 // Max returns the largest element of a, with the same NaN, empty-input and
 // cancellation rules as Min.
 func Max[T Number](ctx context.Context, a []T) (T, error) {
+	return reduceBlocks(ctx, "Max", a, maxK[T])
+}
+
+// reduceBlocks applies an associative, order-insensitive reduction k to
+// fixed blocks of a in parallel and then to the block results, so the
+// result does not depend on GOMAXPROCS. Empty input is an argument error.
+func reduceBlocks[T Number](ctx context.Context, name string, a []T, k func([]T) T) (T, error) {
 	if err := ctx.Err(); err != nil {
 		return 0, err
 	}
 	if len(a) == 0 {
-		return 0, argErr("Max", "empty input")
+		return 0, argErr(name, "empty input")
 	}
 	if len(a) <= redBlock {
-		return maxK(a), nil
+		return k(a), nil
 	}
-	parts, err := blockPartials(ctx, a, maxK[T])
+	parts, err := blockPartials(ctx, a, k)
 	if err != nil {
 		return 0, err
 	}
-	return maxK(parts), nil
+	return k(parts), nil
 }
 
 // sumFloat64 sums a in float64, pairwise, over fixed blocks in parallel.
