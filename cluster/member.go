@@ -35,6 +35,9 @@ type memberConfig struct {
 	logger         *slog.Logger
 	requestTimeout time.Duration
 	maxPayload     int
+	// remoteOptions are added to the member's Proto.Actor remote
+	// configuration (TLS credentials, gRPC options).
+	remoteOptions []remote.ConfigOption
 }
 
 // WithAddress sets the host:port the member's remote binds to (default
@@ -143,7 +146,7 @@ func Start(ctx context.Context, name string, provider pcluster.ClusterProvider, 
 	for i, k := range kinds {
 		pkinds[i] = k.build(m)
 	}
-	rcfg := remote.Configure(host, port)
+	rcfg := remote.Configure(host, port, cfg.remoteOptions...)
 	ccfg := pcluster.Configure(name, provider, disthash.New(), rcfg,
 		pcluster.WithKinds(pkinds...), pcluster.WithRequestTimeout(cfg.requestTimeout))
 	m.cluster = pcluster.New(sys, ccfg)

