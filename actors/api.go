@@ -2,6 +2,7 @@ package actors
 
 import (
 	"context"
+	"fmt"
 	"reflect"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -72,6 +73,24 @@ func (h *Kernel[Req, Resp]) Request(ctx context.Context, msg Req) (Resp, error) 
 	}
 	var zero Resp
 	return zero, &WrongMessageTypeError{Kernel: h.k.def.id, Role: "reply", Want: h.k.term, Got: reflect.TypeFor[Resp]()}
+}
+
+// Go admits msg and returns without waiting for its reply: done is called
+// exactly once, with the reply or the error, from the kernel's loop (so it
+// must not block; hand slow work to another goroutine). Admission waits under
+// ctx for room like Request; ctx is also the handler's context. When Go
+// returns an error the message was not admitted and done is not called.
+// Messages admitted by one goroutine are handled in the order they were
+// admitted, so Go pipelines many requests to one kernel without giving up
+// ordering. A kernel that routes downstream rejects Go like Request.
+func (h *Kernel[Req, Resp]) Go(ctx context.Context, msg Req, done func(Resp, error)) error {
+	if h.k.down != nil {
+		return &WrongMessageTypeError{Kernel: h.k.def.id, Role: "reply", Want: h.k.term, Got: reflect.TypeFor[Resp]()}
+	}
+	if done == nil {
+		return kernelErr(h.k.def.id, fmt.Errorf("%w: nil done callback", ErrNilMessage))
+	}
+	return h.k.goAsync(ctx, msg, funcReplier[Resp](done))
 }
 
 // Send admits msg without waiting for its reply, which goes downstream or to

@@ -464,6 +464,17 @@ func (k *kernel[Req, Resp]) request(ctx context.Context, msg Req) (Resp, error) 
 	}
 }
 
+// goAsync admits msg with reply as its reply target.
+func (k *kernel[Req, Resp]) goAsync(ctx context.Context, msg Req, reply replier) error {
+	if err := k.checkMessage(msg); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return kernelErr(k.def.id, err)
+	}
+	return k.admit(ctx, slot[Req, Resp]{id: nextID(), enq: monoNow(), ctx: ctx, msg: msg, reply: reply}, true)
+}
+
 // send admits msg without waiting for its reply, which goes downstream or
 // to the receive stream. It returns the message id.
 func (k *kernel[Req, Resp]) send(ctx context.Context, msg Req) (uint64, error) {

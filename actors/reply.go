@@ -69,3 +69,13 @@ type output[R any] struct {
 	resp R
 	err  error
 }
+
+// funcReplier delivers the outcome of a message admitted with Kernel.Go.
+type funcReplier[R any] func(R, error)
+
+func (f funcReplier[R]) succeed(r R) { f(r, nil) }
+
+func (f funcReplier[R]) fail(err error) {
+	var zero R
+	f(zero, err)
+}
