@@ -124,14 +124,21 @@ func (m *Member) call(ctx context.Context, kind, identity string, w *messages.Wi
 			return nil, nil
 		} else {
 			deadline, _ := ctx.Deadline()
+			w.TimeoutNs = uint64(max(time.Until(deadline), 0))
 			f := m.sys.Root.RequestFuture(pid, w, time.Until(deadline))
-			res, err := futureResult(ctx, f)
+			res, err := futureResult(ctx, f, m.departure(pid.Address))
 			switch {
 			case err == nil:
 				return res, nil
+			case errors.Is(err, errDeparted):
+				// The member hosting the activation left the topology (it
+				// died or shut down) with the request in flight: it may or
+				// may not have been handled, so it is not sent again.
+				m.cluster.PidCache.Remove(identity, kind)
+				return nil, fmt.Errorf("%w: the member at %s hosting %s/%s left with the request in flight", ErrMemberUnavailable, pid.Address, kind, identity)
 			case errors.Is(err, actor.ErrDeadLetter) || errors.Is(err, remote.ErrDeadLetter):
-				// The activation is gone (passivated, or its member left):
-				// forget it and look again.
+				// The activation is gone (passivated, or its member left)
+				// before it took the request: forget it and look again.
 				m.cluster.PidCache.Remove(identity, kind)
 				last = fmt.Errorf("%w: activation of %s/%s is gone", ErrMemberUnavailable, kind, identity)
 			case errors.Is(err, actor.ErrTimeout) || errors.Is(err, remote.ErrTimeout):
@@ -173,8 +180,17 @@ func (m *Member) lookup(ctx context.Context, kind, identity string) (*actor.PID,
 	}
 }
 
-// futureResult waits for f's result, or for ctx to end.
-func futureResult(ctx context.Context, f *actor.Future) (any, error) {
+// departGrace is how long a request still waits for its reply after the
+// member hosting its target left the topology: a member that leaves
+// gracefully answers what it holds while it passivates.
+const departGrace = time.Second
+
+// errDeparted: the member hosting the request's target left.
+var errDeparted = errors.New("member departed")
+
+// futureResult waits for f's result, or for ctx to end, or for departGrace
+// after departed is closed.
+func futureResult(ctx context.Context, f *actor.Future, departed <-chan struct{}) (any, error) {
 	type result struct {
 		v   any
 		err error
@@ -184,11 +200,21 @@ func futureResult(ctx context.Context, f *actor.Future) (any, error) {
 		v, err := f.Result()
 		ch <- result{v, err}
 	}()
-	select {
-	case r := <-ch:
-		return r.v, r.err
-	case <-ctx.Done():
-		return nil, ctx.Err()
+	var grace <-chan time.Time
+	for {
+		select {
+		case r := <-ch:
+			return r.v, r.err
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-departed:
+			departed = nil
+			t := time.NewTimer(departGrace)
+			defer t.Stop()
+			grace = t.C
+		case <-grace:
+			return nil, errDeparted
+		}
 	}
 }
 

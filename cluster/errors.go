@@ -38,7 +38,8 @@ func (e *RemoteError) Error() string {
 }
 
 // Is matches the sentinel of the error's kind: gpu.ErrExecution for
-// execution errors, messages.ErrDecode, messages.ErrUnregistered,
+// execution errors, ErrTimeout and context.DeadlineExceeded when the
+// request's deadline passed remotely, messages.ErrDecode, messages.ErrUnregistered,
 // ErrUnknownKind and ErrMemberUnavailable for the others.
 func (e *RemoteError) Is(target error) bool {
 	switch e.Kind {
@@ -52,6 +53,8 @@ func (e *RemoteError) Is(target error) bool {
 		return target == ErrUnknownKind
 	case messages.WireKindUnavailable:
 		return target == ErrMemberUnavailable
+	case messages.WireKindTimeout:
+		return target == ErrTimeout || target == context.DeadlineExceeded
 	}
 	return false
 }

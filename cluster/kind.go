@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"reflect"
@@ -148,42 +149,59 @@ func (g *grain[Req, Resp]) passivate() {
 	g.kernel = nil
 }
 
-// handle runs one request through the kernel and answers the sender, if any.
+// handle admits one request into the kernel and returns at once: the
+// kernel's loop answers the sender when the request is handled, so an
+// identity pipelines its requests (in arrival order) instead of taking them
+// one at a time.
 func (g *grain[Req, Resp]) handle(c actor.Context, w *messages.WireEnvelope) {
-	reply := g.process(w)
-	if c.Sender() != nil {
-		c.Respond(reply)
-	} else if we, ok := reply.(*messages.WireError); ok {
-		g.member.logger.Warn("ringactor/cluster: one-way message failed", slog.String("kernel", g.kernelID), slog.String("kind", we.Kind), slog.String("error", we.Message))
-	}
-}
-
-// process returns the reply to w: a *messages.WireEnvelope or a
-// *messages.WireError.
-func (g *grain[Req, Resp]) process(w *messages.WireEnvelope) any {
 	id := w.GetId()
+	sender := c.Sender()
 	if g.kernel == nil {
 		msg := "kernel not running"
 		if g.startErr != nil {
 			msg = g.startErr.Error()
 		}
-		return wireError(messages.WireKindUnavailable, msg, id)
+		g.answer(sender, wireError(messages.WireKindUnavailable, msg, id))
+		return
 	}
 	env, err := messages.FromWire(w, g.member.maxPayload)
 	if err != nil {
-		return messages.NewWireError(err, id)
+		g.answer(sender, messages.NewWireError(err, id))
+		return
 	}
 	req, ok := env.Payload.(Req)
 	if !ok {
-		return wireError(messages.WireKindDecode,
-			fmt.Sprintf("kind %q takes %v, got %T", g.kind.name, reflect.TypeFor[Req](), env.Payload), id)
+		g.answer(sender, wireError(messages.WireKindDecode,
+			fmt.Sprintf("kind %q takes %v, got %T", g.kind.name, reflect.TypeFor[Req](), env.Payload), id))
+		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), g.kind.handlerTimeout)
-	defer cancel()
-	resp, err := g.kernel.Request(ctx, req)
+	timeout, remote := g.kind.handlerTimeout, false
+	if t := time.Duration(w.GetTimeoutNs()); t > 0 && t < timeout {
+		timeout, remote = t, true
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	err = g.kernel.Go(ctx, req, func(resp Resp, err error) {
+		cancel()
+		if err != nil {
+			if remote && errors.Is(err, context.DeadlineExceeded) {
+				// The requester's own deadline passed here.
+				g.answer(sender, wireError(messages.WireKindTimeout, err.Error(), id))
+				return
+			}
+			g.answer(sender, messages.NewWireError(err, id))
+			return
+		}
+		g.answer(sender, g.encodeReply(resp, id))
+	})
 	if err != nil {
-		return messages.NewWireError(err, id)
+		cancel()
+		g.answer(sender, messages.NewWireError(err, id))
 	}
+}
+
+// encodeReply returns the wire form of resp answering request id: a
+// *messages.WireEnvelope, or a *messages.WireError when it cannot be encoded.
+func (g *grain[Req, Resp]) encodeReply(resp Resp, id uint64) any {
 	renv, err := messages.NewEnvelope(resp)
 	if err != nil {
 		return messages.NewWireError(err, id)
@@ -194,4 +212,16 @@ func (g *grain[Req, Resp]) process(w *messages.WireEnvelope) any {
 		return messages.NewWireError(err, id)
 	}
 	return out
+}
+
+// answer sends reply to the requester; a one-way message has none, and its
+// failure is logged instead.
+func (g *grain[Req, Resp]) answer(sender *actor.PID, reply any) {
+	if sender != nil {
+		g.member.sys.Root.Send(sender, reply)
+		return
+	}
+	if we, ok := reply.(*messages.WireError); ok {
+		g.member.logger.Warn("ringactor/cluster: one-way message failed", slog.String("kernel", g.kernelID), slog.String("kind", we.Kind), slog.String("error", we.Message))
+	}
 }

@@ -38,7 +38,13 @@ type memberConfig struct {
 	// remoteOptions are added to the member's Proto.Actor remote
 	// configuration (TLS credentials, gRPC options).
 	remoteOptions []remote.ConfigOption
+	client        bool
 }
+
+// AsClient makes Start join as a cluster client: it sends requests to the
+// cluster's identities but hosts none and is not a member of the topology
+// (so it may come and go without moving identities). Kinds must be empty.
+func AsClient() Option { return func(c *memberConfig) { c.client = true } }
 
 // WithAddress sets the host:port the member's remote binds to (default
 // DefaultAddress). A wildcard host (0.0.0.0, ::, empty) is logged as a
@@ -80,13 +86,17 @@ type Member struct {
 	requestTimeout time.Duration
 	maxPayload     int
 	sub            *eventstream.Subscription
+	provider       pcluster.ClusterProvider
+	owned          bool // the member started (and stops) the cluster and actor system
 
 	grains sync.Map // PID string → *actor.PID of the local activations
 
 	mu        sync.Mutex
 	topoKinds map[string]int // kind → number of members hosting it
 	members   int
-	topoCh    chan struct{} // closed and replaced at each topology change
+	topoCh    chan struct{}            // closed and replaced at each topology change
+	addrs     map[string]bool          // remote addresses of the topology's members
+	departed  map[string]chan struct{} // closed when that address leaves the topology
 
 	closeOnce sync.Once
 	closed    chan struct{}
@@ -95,9 +105,78 @@ type Member struct {
 
 // Start starts a member of the cluster name with the given provider, hosting
 // kinds. Its remote binds to 127.0.0.1 on a free port unless WithAddress
-// says otherwise; identities are placed with the disthash lookup.
+// says otherwise; identities are placed with the disthash lookup. With
+// AsClient it joins as a client that hosts nothing.
 func Start(ctx context.Context, name string, provider pcluster.ClusterProvider, kinds []*Kind, opts ...Option) (m *Member, err error) {
-	cfg := memberConfig{address: DefaultAddress, logger: slog.Default(), requestTimeout: DefaultRequestTimeout, maxPayload: messages.MaxPayloadSize}
+	cfg, host, port, err := configure(kinds, opts)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.client && len(kinds) > 0 {
+		return nil, errors.New("ringactor/cluster: a client hosts no kinds")
+	}
+	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
+		cfg.logger.Warn("ringactor/cluster: member binds a wildcard address, reachable on every interface; give a specific address unless that is intended",
+			slog.String("address", cfg.address))
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	logger := cfg.logger
+	sys := actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger { return logger }))
+	m, pkinds, err := newMember(sys, name, kinds, cfg)
+	if err != nil {
+		sys.Shutdown()
+		return nil, err
+	}
+	m.owned, m.provider = true, provider
+	rcfg := remote.Configure(host, port, cfg.remoteOptions...)
+	ccfg := pcluster.Configure(name, provider, disthash.New(), rcfg,
+		pcluster.WithKinds(pkinds...), pcluster.WithRequestTimeout(cfg.requestTimeout))
+	m.cluster = pcluster.New(sys, ccfg)
+	defer func() {
+		if r := recover(); r != nil { // Proto.Actor panics when a member cannot start
+			err = fmt.Errorf("ringactor/cluster: starting member: %v", r)
+			sys.EventStream.Unsubscribe(m.sub)
+			_ = m.rt.Close(context.Background())
+			sys.Shutdown()
+		}
+	}()
+	lifecycleMu.Lock()
+	defer lifecycleMu.Unlock()
+	if cfg.client {
+		m.cluster.StartClient()
+	} else {
+		m.cluster.StartMember()
+	}
+	return m, nil
+}
+
+// Embed prepares ringactor kinds for a Proto.Actor cluster the caller builds
+// and owns on sys: pass the returned kinds to pcluster.WithKinds together
+// with the caller's own, create the cluster, call Attach on the member,
+// then start the cluster. Requests go through the returned member like
+// through a started one; its Close passivates the ringactor activations and
+// closes its runtime but leaves the cluster and sys to the caller. Options
+// about the remote (WithAddress, WithTLS) do not apply: the caller
+// configures the remote.
+func Embed(sys *actor.ActorSystem, kinds []*Kind, opts ...Option) (*Member, []*pcluster.Kind, error) {
+	cfg, _, _, err := configure(kinds, opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	return newMember(sys, "", kinds, cfg)
+}
+
+// Attach binds an embedded member (see Embed) to the cluster that hosts its
+// kinds. Call it after pcluster.New and before the cluster starts.
+func (m *Member) Attach(c *pcluster.Cluster) {
+	m.cluster, m.name, m.provider = c, c.Config.Name, c.Config.ClusterProvider
+}
+
+// configure applies opts and checks kinds.
+func configure(kinds []*Kind, opts []Option) (cfg memberConfig, host string, port int, err error) {
+	cfg = memberConfig{address: DefaultAddress, logger: slog.Default(), requestTimeout: DefaultRequestTimeout, maxPayload: messages.MaxPayloadSize}
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -106,79 +185,68 @@ func Start(ctx context.Context, name string, provider pcluster.ClusterProvider, 
 	}
 	host, portStr, err := net.SplitHostPort(cfg.address)
 	if err != nil {
-		return nil, fmt.Errorf("ringactor/cluster: address %q: %w", cfg.address, err)
+		return cfg, "", 0, fmt.Errorf("ringactor/cluster: address %q: %w", cfg.address, err)
 	}
-	port, err := strconv.Atoi(portStr)
+	port, err = strconv.Atoi(portStr)
 	if err != nil || port < 0 || port > 65535 {
-		return nil, fmt.Errorf("ringactor/cluster: address %q: bad port", cfg.address)
-	}
-	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
-		cfg.logger.Warn("ringactor/cluster: member binds a wildcard address, reachable on every interface; give a specific address unless that is intended",
-			slog.String("address", cfg.address))
+		return cfg, "", 0, fmt.Errorf("ringactor/cluster: address %q: bad port", cfg.address)
 	}
 	seen := make(map[string]bool, len(kinds))
 	for _, k := range kinds {
 		if k == nil || k.name == "" {
-			return nil, errors.New("ringactor/cluster: nil or unnamed kind")
+			return cfg, "", 0, errors.New("ringactor/cluster: nil or unnamed kind")
 		}
 		if seen[k.name] {
-			return nil, fmt.Errorf("ringactor/cluster: kind %q given twice", k.name)
+			return cfg, "", 0, fmt.Errorf("ringactor/cluster: kind %q given twice", k.name)
 		}
 		seen[k.name] = true
 	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
+	return cfg, host, port, nil
+}
 
-	logger := cfg.logger
-	sys := actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger { return logger }))
-	rt, err := actors.NewRuntime(actors.WithActorSystem(sys), actors.WithName("ringactor-cluster-"+name), actors.WithLogger(logger))
+// newMember makes the member's runtime on sys, its Proto.Actor kinds and its
+// topology subscription.
+func newMember(sys *actor.ActorSystem, name string, kinds []*Kind, cfg memberConfig) (*Member, []*pcluster.Kind, error) {
+	rt, err := actors.NewRuntime(actors.WithActorSystem(sys), actors.WithName("ringactor-cluster-"+name), actors.WithLogger(cfg.logger))
 	if err != nil {
-		sys.Shutdown()
-		return nil, err
+		return nil, nil, err
 	}
-	m = &Member{
-		name: name, sys: sys, rt: rt, logger: logger,
+	m := &Member{
+		name: name, sys: sys, rt: rt, logger: cfg.logger,
 		requestTimeout: cfg.requestTimeout, maxPayload: cfg.maxPayload,
 		topoKinds: map[string]int{}, topoCh: make(chan struct{}), closed: make(chan struct{}),
+		addrs: map[string]bool{}, departed: map[string]chan struct{}{},
 	}
 	pkinds := make([]*pcluster.Kind, len(kinds))
 	for i, k := range kinds {
 		pkinds[i] = k.build(m)
 	}
-	rcfg := remote.Configure(host, port, cfg.remoteOptions...)
-	ccfg := pcluster.Configure(name, provider, disthash.New(), rcfg,
-		pcluster.WithKinds(pkinds...), pcluster.WithRequestTimeout(cfg.requestTimeout))
-	m.cluster = pcluster.New(sys, ccfg)
 	m.sub = sys.EventStream.Subscribe(func(ev any) {
 		if t, ok := ev.(*pcluster.ClusterTopology); ok {
 			m.onTopology(t)
 		}
 	})
-	defer func() {
-		if r := recover(); r != nil { // Proto.Actor panics when a member cannot start
-			err = fmt.Errorf("ringactor/cluster: starting member: %v", r)
-			sys.EventStream.Unsubscribe(m.sub)
-			_ = rt.Close(context.Background())
-			sys.Shutdown()
-		}
-	}()
-	lifecycleMu.Lock()
-	defer lifecycleMu.Unlock()
-	m.cluster.StartMember()
-	return m, nil
+	return m, pkinds, nil
 }
 
 // onTopology records which kinds the cluster hosts.
 func (m *Member) onTopology(t *pcluster.ClusterTopology) {
 	kinds := map[string]int{}
+	addrs := make(map[string]bool, len(t.Members))
 	for _, mem := range t.Members {
 		for _, k := range mem.Kinds {
 			kinds[k]++
 		}
+		addrs[mem.Address()] = true
 	}
 	m.mu.Lock()
-	m.topoKinds, m.members = kinds, len(t.Members)
+	m.topoKinds, m.members, m.addrs = kinds, len(t.Members), addrs
+	for a, ch := range m.departed {
+		if !addrs[a] {
+			close(ch)
+			delete(m.departed, a)
+		}
+	}
 	close(m.topoCh)
 	m.topoCh = make(chan struct{})
 	m.mu.Unlock()
@@ -190,6 +258,22 @@ func (m *Member) topology(kind string) (hosts, members int, changed <-chan struc
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.topoKinds[kind], m.members, m.topoCh
+}
+
+// departure returns a channel closed when the member at addr leaves the
+// topology; nil when addr is not a member now (a local or unknown address).
+func (m *Member) departure(addr string) <-chan struct{} {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if !m.addrs[addr] {
+		return nil
+	}
+	ch := m.departed[addr]
+	if ch == nil {
+		ch = make(chan struct{})
+		m.departed[addr] = ch
+	}
+	return ch
 }
 
 // WaitMembers waits until this member sees at least n members in the
@@ -232,24 +316,33 @@ func (m *Member) Activations() int {
 	return n
 }
 
-// Close shuts the member down gracefully: it passivates its activations
-// (terminating their kernels, which drain what they hold), closes its
-// runtime, leaves the cluster and stops its actor system. Proto.Actor's
-// graceful shutdown waits about two seconds for ownership to move. Close is
-// idempotent; ctx bounds the passivation.
+// Close shuts the member down gracefully: it tells its peers it leaves
+// (with the peers provider, so that they move its identities at once), then
+// passivates its activations (terminating their kernels, which drain and
+// answer what they hold), closes its runtime, and stops its cluster and
+// actor system (an embedded member leaves those to their owner).
+// Proto.Actor's graceful shutdown waits about two seconds for ownership to
+// move. Close is idempotent; ctx bounds the leaving and the passivation.
 func (m *Member) Close(ctx context.Context) error {
 	m.closeOnce.Do(func() {
 		lifecycleMu.Lock()
 		defer lifecycleMu.Unlock()
 		close(m.closed)
 		var errs []error
+		if l, ok := m.provider.(interface{ Leave(context.Context) error }); ok && m.owned {
+			if err := l.Leave(ctx); err != nil {
+				m.logger.Warn("ringactor/cluster: leaving", slog.Any("error", err))
+			}
+		}
 		if err := m.passivateAll(ctx); err != nil {
 			errs = append(errs, err)
 		}
 		if err := m.rt.Close(ctx); err != nil {
 			errs = append(errs, err)
 		}
-		m.cluster.Shutdown(true)
+		if m.owned {
+			m.cluster.Shutdown(true)
+		}
 		m.sys.EventStream.Unsubscribe(m.sub)
 		m.closeErr = errors.Join(errs...)
 	})

@@ -139,10 +139,11 @@ type WireError struct {
 	unknownFields protoimpl.UnknownFields
 
 	// code is the numeric form of kind: 1 unregistered, 2 decode,
-	// 3 too_large, 4 execution, 5 unknown_kind, 6 unavailable; 0 = unspecified.
+	// 3 too_large, 4 execution, 5 unknown_kind, 6 unavailable, 7 timeout;
+	// 0 = unspecified.
 	Code uint32 `protobuf:"varint,1,opt,name=code,proto3" json:"code,omitempty"`
 	// kind names the failure: unregistered, decode, too_large, execution,
-	// unknown_kind or unavailable.
+	// unknown_kind, unavailable or timeout.
 	Kind string `protobuf:"bytes,2,opt,name=kind,proto3" json:"kind,omitempty"`
 	// message is the human-readable error text.
 	Message string `protobuf:"bytes,3,opt,name=message,proto3" json:"message,omitempty"`

@@ -170,12 +170,16 @@ const (
 	WireKindUnknownKind = "unknown_kind"
 	// WireKindUnavailable: the member or kernel cannot serve the request.
 	WireKindUnavailable = "unavailable"
+	// WireKindTimeout: the request's deadline, carried in timeout_ns,
+	// passed while the remote side handled it.
+	WireKindTimeout = "timeout"
 )
 
 // wireKinds lists the kinds in code order; code i+1 is wireKinds[i].
 var wireKinds = [...]string{
 	WireKindUnregistered, WireKindDecode, WireKindTooLarge,
 	WireKindExecution, WireKindUnknownKind, WireKindUnavailable,
+	WireKindTimeout,
 }
 
 // WireErrorCode returns the numeric code of a [WireError] kind (1 to 6, in

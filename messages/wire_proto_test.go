@@ -259,7 +259,7 @@ func TestNewWireError(t *testing.T) {
 			t.Errorf("NewWireError(%v) = %v", c.err, w)
 		}
 	}
-	for i, k := range []string{WireKindUnregistered, WireKindDecode, WireKindTooLarge, WireKindExecution, WireKindUnknownKind, WireKindUnavailable} {
+	for i, k := range []string{WireKindUnregistered, WireKindDecode, WireKindTooLarge, WireKindExecution, WireKindUnknownKind, WireKindUnavailable, WireKindTimeout} {
 		if got := WireErrorCode(k); got != uint32(i+1) {
 			t.Errorf("WireErrorCode(%q) = %d, want %d", k, got, i+1)
 		}

@@ -1,0 +1,374 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+	pcluster "github.com/asynkron/protoactor-go/cluster"
+
+	"github.com/ringactor/ringactor/messages"
+)
+
+// Defaults of the peers provider.
+const (
+	// DefaultHeartbeat is how often a node greets each peer it knows.
+	DefaultHeartbeat = 250 * time.Millisecond
+	// DefaultFailureTimeout is how long a member may go unheard before it
+	// is dropped from the topology.
+	DefaultFailureTimeout = 1500 * time.Millisecond
+	// peersActor is the name of the actor that answers greetings on every
+	// node run with the peers provider.
+	peersActor = "ringactor-peers"
+)
+
+// PeersProvider is a cluster provider for members that know one another's
+// remote addresses: the seeds given at start, and every member a seed or a
+// greeting reveals. It is ringactor's answer to Proto.Actor's automanaged
+// provider, which serves its health checks over HTTP on 0.0.0.0 at a fixed
+// port: here each node greets its peers over the members' own remote (so
+// the bind address, TLS and loopback-only setups all apply to membership
+// too, and no second port is opened). A member that goes unheard for the
+// failure timeout is dropped from the topology, and its identities move to
+// the survivors; a member that shuts down gracefully says so and is dropped
+// at once.
+//
+// A provider is used by one member or client; make one per member.
+type PeersProvider struct {
+	seeds     []string
+	heartbeat time.Duration
+	timeout   time.Duration
+
+	c      *pcluster.Cluster
+	logger *slog.Logger
+	self   *messages.PeerInfo
+	addr   string
+	pid    *actor.PID
+
+	mu      sync.Mutex
+	peers   map[string]*peer // by address
+	current string           // the member ids of the last topology, sorted, joined
+	stopped bool
+
+	kick  chan struct{} // a change worth a topology update now
+	stop  chan struct{}
+	done  chan struct{}
+	pings sync.WaitGroup
+}
+
+// peer is what a node knows of another node's address.
+type peer struct {
+	info     *messages.PeerInfo // nil until it has been heard from
+	lastSeen time.Time
+	pinging  bool
+}
+
+// PeersOption configures a PeersProvider.
+type PeersOption func(*PeersProvider)
+
+// WithHeartbeat sets how often a node greets each peer (default
+// DefaultHeartbeat).
+func WithHeartbeat(d time.Duration) PeersOption {
+	return func(p *PeersProvider) {
+		if d > 0 {
+			p.heartbeat = d
+		}
+	}
+}
+
+// WithFailureTimeout sets how long a member may go unheard before it is
+// dropped from the topology (default DefaultFailureTimeout). A member once
+// dropped is blocked by Proto.Actor's remote: it has to restart (with a new
+// id) to join again, so keep this well above pauses a healthy member can
+// have.
+func WithFailureTimeout(d time.Duration) PeersOption {
+	return func(p *PeersProvider) {
+		if d > 0 {
+			p.timeout = d
+		}
+	}
+}
+
+// Peers returns a provider that finds the cluster's members from seeds, the
+// remote addresses ("host:port") of some of its members. A member may list
+// itself; the first member of a cluster may list none.
+func Peers(seeds []string, opts ...PeersOption) *PeersProvider {
+	p := &PeersProvider{
+		heartbeat: DefaultHeartbeat, timeout: DefaultFailureTimeout,
+		peers: map[string]*peer{},
+		kick:  make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}),
+	}
+	for _, s := range seeds {
+		if s = strings.TrimSpace(s); s != "" {
+			p.seeds = append(p.seeds, s)
+		}
+	}
+	for _, o := range opts {
+		o(p)
+	}
+	return p
+}
+
+var _ pcluster.ClusterProvider = (*PeersProvider)(nil)
+
+// StartMember implements pcluster.ClusterProvider.
+func (p *PeersProvider) StartMember(c *pcluster.Cluster) error { return p.start(c, false) }
+
+// StartClient implements pcluster.ClusterProvider.
+func (p *PeersProvider) StartClient(c *pcluster.Cluster) error { return p.start(c, true) }
+
+func (p *PeersProvider) start(c *pcluster.Cluster, client bool) error {
+	for _, s := range p.seeds {
+		if _, _, err := net.SplitHostPort(s); err != nil {
+			return fmt.Errorf("ringactor/cluster: peer address %q: %w", s, err)
+		}
+	}
+	host, portStr, err := net.SplitHostPort(c.ActorSystem.Address())
+	if err != nil {
+		return fmt.Errorf("ringactor/cluster: own address %q: %w", c.ActorSystem.Address(), err)
+	}
+	port, _ := strconv.Atoi(portStr)
+	p.c, p.logger = c, c.Logger()
+	p.addr = c.ActorSystem.Address()
+	p.self = &messages.PeerInfo{Id: c.ActorSystem.ID, Host: host, Port: int32(port), Client: client}
+	if !client {
+		p.self.Kinds = c.GetClusterKinds()
+	}
+	for _, s := range p.seeds {
+		p.addPeer(s)
+	}
+	pid, err := c.ActorSystem.Root.SpawnNamed(actor.PropsFromFunc(p.receive), peersActor)
+	if err != nil {
+		return fmt.Errorf("ringactor/cluster: peers provider: %w", err)
+	}
+	p.pid = pid
+	p.publish()
+	go p.run()
+	return nil
+}
+
+// addPeer starts greeting addr; the caller may hold mu or not (it locks).
+func (p *PeersProvider) addPeer(addr string) {
+	if addr == p.addr {
+		return
+	}
+	p.mu.Lock()
+	if _, ok := p.peers[addr]; !ok && !p.stopped {
+		p.peers[addr] = &peer{}
+		p.signal()
+	}
+	p.mu.Unlock()
+}
+
+// signal asks the loop for a round now.
+func (p *PeersProvider) signal() {
+	select {
+	case p.kick <- struct{}{}:
+	default:
+	}
+}
+
+// receive answers greetings: the greeting is proof of life of its sender.
+func (p *PeersProvider) receive(ctx actor.Context) {
+	hello, ok := ctx.Message().(*messages.PeerHello)
+	if !ok || hello.GetSelf() == nil {
+		return
+	}
+	p.heard(hello.GetSelf())
+	if ctx.Sender() != nil {
+		ctx.Respond(&messages.PeerView{Self: p.self, Known: p.known()})
+	}
+}
+
+// heard records that the node info describes answered or greeted.
+func (p *PeersProvider) heard(info *messages.PeerInfo) {
+	addr := net.JoinHostPort(info.GetHost(), strconv.Itoa(int(info.GetPort())))
+	if addr == p.addr {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.stopped {
+		return
+	}
+	pr := p.peers[addr]
+	if pr == nil {
+		if info.GetClient() {
+			return // clients greet us; we do not greet them
+		}
+		pr = &peer{}
+		p.peers[addr] = pr
+	}
+	changed := pr.info == nil || pr.info.GetId() != info.GetId() || pr.info.GetLeaving() != info.GetLeaving()
+	pr.info, pr.lastSeen = info, time.Now()
+	if changed {
+		p.signal()
+	}
+}
+
+// known returns the addresses of the members this node counts as alive.
+func (p *PeersProvider) known() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var out []string
+	if !p.self.GetClient() {
+		out = append(out, p.addr)
+	}
+	now := time.Now()
+	for addr, pr := range p.peers {
+		if p.alive(pr, now) {
+			out = append(out, addr)
+		}
+	}
+	return out
+}
+
+// alive says whether pr counts as a live member; the caller holds mu.
+func (p *PeersProvider) alive(pr *peer, now time.Time) bool {
+	return pr.info != nil && !pr.info.GetClient() && !pr.info.GetLeaving() && now.Sub(pr.lastSeen) < p.timeout
+}
+
+// run greets the peers at every heartbeat and publishes the topology when
+// the set of live members changes.
+func (p *PeersProvider) run() {
+	defer close(p.done)
+	t := time.NewTicker(p.heartbeat)
+	defer t.Stop()
+	for {
+		p.greetAll()
+		p.publish()
+		select {
+		case <-p.stop:
+			return
+		case <-t.C:
+		case <-p.kick:
+		}
+	}
+}
+
+// greetAll greets every peer that has no greeting in flight.
+func (p *PeersProvider) greetAll() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for addr, pr := range p.peers {
+		if pr.pinging {
+			continue
+		}
+		pr.pinging = true
+		p.pings.Add(1)
+		go p.greet(addr, pr)
+	}
+}
+
+// greet sends one greeting to addr and records the answer.
+func (p *PeersProvider) greet(addr string, pr *peer) {
+	defer p.pings.Done()
+	f := p.c.ActorSystem.Root.RequestFuture(actor.NewPID(addr, peersActor), &messages.PeerHello{Self: p.self}, p.timeout)
+	res, err := f.Result()
+	p.mu.Lock()
+	pr.pinging = false
+	p.mu.Unlock()
+	if err != nil {
+		return
+	}
+	view, ok := res.(*messages.PeerView)
+	if !ok || view.GetSelf() == nil {
+		return
+	}
+	p.heard(view.GetSelf())
+	for _, a := range view.GetKnown() {
+		p.addPeer(a)
+	}
+}
+
+// publish updates Proto.Actor's member list when the live members changed.
+func (p *PeersProvider) publish() {
+	p.mu.Lock()
+	now := time.Now()
+	var members pcluster.Members
+	if !p.self.GetClient() {
+		members = append(members, toMember(p.self))
+	}
+	for _, pr := range p.peers {
+		if p.alive(pr, now) {
+			members = append(members, toMember(pr.info))
+		}
+	}
+	ids := make([]string, len(members))
+	for i, m := range members {
+		ids[i] = m.Id
+	}
+	slices.Sort(ids)
+	key := strings.Join(ids, ",")
+	if key == p.current || p.stopped {
+		p.mu.Unlock()
+		return
+	}
+	p.current = key
+	p.mu.Unlock()
+	p.c.MemberList.UpdateClusterTopology(members)
+}
+
+func toMember(i *messages.PeerInfo) *pcluster.Member {
+	return &pcluster.Member{Id: i.GetId(), Host: i.GetHost(), Port: i.GetPort(), Kinds: i.GetKinds()}
+}
+
+// Leave tells every live peer that this node is leaving, so that they drop
+// it from their topology at once instead of after the failure timeout, and
+// stops greeting. Member.Close calls it before shutting the cluster down.
+func (p *PeersProvider) Leave(ctx context.Context) error {
+	p.mu.Lock()
+	if p.stopped || p.c == nil {
+		p.mu.Unlock()
+		return nil
+	}
+	p.stopped = true
+	leaving := &messages.PeerInfo{Id: p.self.GetId(), Host: p.self.GetHost(), Port: p.self.GetPort(),
+		Kinds: p.self.GetKinds(), Client: p.self.GetClient(), Leaving: true}
+	now := time.Now()
+	var addrs []string
+	for addr, pr := range p.peers {
+		if p.alive(pr, now) {
+			addrs = append(addrs, addr)
+		}
+	}
+	p.mu.Unlock()
+	close(p.stop)
+	<-p.done
+	timeout := p.timeout
+	if d, ok := ctx.Deadline(); ok && time.Until(d) < timeout {
+		timeout = max(time.Until(d), time.Millisecond)
+	}
+	futures := make([]*actor.Future, len(addrs))
+	for i, a := range addrs {
+		futures[i] = p.c.ActorSystem.Root.RequestFuture(actor.NewPID(a, peersActor), &messages.PeerHello{Self: leaving}, timeout)
+	}
+	var errs []error
+	for i, f := range futures {
+		if _, err := f.Result(); err != nil {
+			errs = append(errs, fmt.Errorf("telling %s: %w", addrs[i], err))
+		}
+	}
+	p.pings.Wait()
+	p.c.ActorSystem.Root.Stop(p.pid)
+	if len(errs) > 0 {
+		return fmt.Errorf("ringactor/cluster: leaving: %w", errors.Join(errs...))
+	}
+	return nil
+}
+
+// Shutdown implements pcluster.ClusterProvider: it leaves, if Leave has not
+// been called.
+func (p *PeersProvider) Shutdown(bool) error {
+	ctx, cancel := context.WithTimeout(context.Background(), p.timeout)
+	defer cancel()
+	return p.Leave(ctx)
+}
