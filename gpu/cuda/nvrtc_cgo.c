@@ -1,0 +1,105 @@
+//go:build linux && cgo
+
+// The dlopen loader and call trampolines of NVRTC. See nvrtc_cgo.h.
+
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nvrtc_cgo.h"
+
+typedef struct {
+	const char *name;
+	size_t offset;
+} rc_nvrtc_symbol;
+
+#define RC_NVRTC_SYM(field) {#field, offsetof(rc_nvrtc_api, field)}
+
+static const rc_nvrtc_symbol rc_nvrtc_symbols[] = {
+	RC_NVRTC_SYM(nvrtcGetErrorString),
+	RC_NVRTC_SYM(nvrtcVersion),
+	RC_NVRTC_SYM(nvrtcCreateProgram),
+	RC_NVRTC_SYM(nvrtcDestroyProgram),
+	RC_NVRTC_SYM(nvrtcCompileProgram),
+	RC_NVRTC_SYM(nvrtcGetPTXSize),
+	RC_NVRTC_SYM(nvrtcGetPTX),
+	RC_NVRTC_SYM(nvrtcGetProgramLogSize),
+	RC_NVRTC_SYM(nvrtcGetProgramLog),
+	RC_NVRTC_SYM(nvrtcAddNameExpression),
+	RC_NVRTC_SYM(nvrtcGetLoweredName),
+};
+
+#define RC_NVRTC_NSYMBOLS ((int)(sizeof(rc_nvrtc_symbols) / sizeof(rc_nvrtc_symbols[0])))
+
+static void rc_nvrtc_copy(char *dst, size_t len, const char *src) {
+	if (dst == NULL || len == 0) {
+		return;
+	}
+	snprintf(dst, len, "%s", src != NULL ? src : "");
+}
+
+rc_nvrtc_api *rc_nvrtc_open(const char *path, char *err, size_t errlen, char *libpath, size_t libpathlen) {
+	dlerror(); // clear a stale error of this thread
+	void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	if (h == NULL) {
+		const char *e = dlerror();
+		rc_nvrtc_copy(err, errlen, e != NULL ? e : "dlopen failed");
+		return NULL;
+	}
+	rc_nvrtc_api *a = calloc(1, sizeof(*a));
+	if (a == NULL) {
+		dlclose(h);
+		rc_nvrtc_copy(err, errlen, "out of host memory");
+		return NULL;
+	}
+	a->handle = h;
+	for (int i = 0; i < RC_NVRTC_NSYMBOLS; i++) {
+		dlerror();
+		void *p = dlsym(h, rc_nvrtc_symbols[i].name);
+		if (p == NULL) {
+			const char *e = dlerror();
+			snprintf(err, errlen, "symbol %s not found: %s", rc_nvrtc_symbols[i].name,
+				e != NULL ? e : "NULL");
+			free(a);
+			dlclose(h);
+			return NULL;
+		}
+		memcpy((char *)a + rc_nvrtc_symbols[i].offset, &p, sizeof(p));
+	}
+	Dl_info info;
+	memset(&info, 0, sizeof(info));
+	void *probe;
+	memcpy(&probe, &a->nvrtcVersion, sizeof(probe));
+	if (dladdr(probe, &info) != 0 && info.dli_fname != NULL) {
+		rc_nvrtc_copy(libpath, libpathlen, info.dli_fname);
+	} else {
+		rc_nvrtc_copy(libpath, libpathlen, path);
+	}
+	return a;
+}
+
+const char *rc_nvrtcGetErrorString(rc_nvrtc_api *a, nvrtcResult r) { return a->nvrtcGetErrorString(r); }
+nvrtcResult rc_nvrtcVersion(rc_nvrtc_api *a, int *major, int *minor) { return a->nvrtcVersion(major, minor); }
+nvrtcResult rc_nvrtcCreateProgram(rc_nvrtc_api *a, nvrtcProgram *p, const char *src, const char *name,
+	int nheaders, char **headers, char **includeNames) {
+	return a->nvrtcCreateProgram(p, src, name, nheaders, (const char *const *)headers,
+		(const char *const *)includeNames);
+}
+nvrtcResult rc_nvrtcDestroyProgram(rc_nvrtc_api *a, nvrtcProgram *p) { return a->nvrtcDestroyProgram(p); }
+nvrtcResult rc_nvrtcCompileProgram(rc_nvrtc_api *a, nvrtcProgram p, int nopts, char **opts) {
+	return a->nvrtcCompileProgram(p, nopts, (const char *const *)opts);
+}
+nvrtcResult rc_nvrtcGetPTXSize(rc_nvrtc_api *a, nvrtcProgram p, size_t *n) { return a->nvrtcGetPTXSize(p, n); }
+nvrtcResult rc_nvrtcGetPTX(rc_nvrtc_api *a, nvrtcProgram p, char *ptx) { return a->nvrtcGetPTX(p, ptx); }
+nvrtcResult rc_nvrtcGetProgramLogSize(rc_nvrtc_api *a, nvrtcProgram p, size_t *n) {
+	return a->nvrtcGetProgramLogSize(p, n);
+}
+nvrtcResult rc_nvrtcGetProgramLog(rc_nvrtc_api *a, nvrtcProgram p, char *log) { return a->nvrtcGetProgramLog(p, log); }
+nvrtcResult rc_nvrtcAddNameExpression(rc_nvrtc_api *a, nvrtcProgram p, const char *expr) {
+	return a->nvrtcAddNameExpression(p, expr);
+}
+nvrtcResult rc_nvrtcGetLoweredName(rc_nvrtc_api *a, nvrtcProgram p, const char *expr, const char **lowered) {
+	return a->nvrtcGetLoweredName(p, expr, lowered);
+}
