@@ -197,7 +197,10 @@ func TestSourceKernelRuns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, _ := gpu.HostSlice[float32](y)
+	got, err := gpu.ToSlice[float32](ctx, y) // the device wrote y: copy it back
+	if err != nil {
+		t.Fatal(err)
+	}
 	if !slices.Equal(got, []float32{2, 8, 18}) {
 		t.Fatalf("y = %v, want [2 8 18]", got)
 	}
