@@ -1,0 +1,166 @@
+package cluster
+
+import (
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"reflect"
+	"sync"
+	"time"
+	"unsafe"
+
+	pcluster "github.com/asynkron/protoactor-go/cluster"
+	"github.com/asynkron/protoactor-go/cluster/clusterproviders/etcd"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
+	"google.golang.org/grpc"
+)
+
+// Defaults of the etcd provider.
+const (
+	// DefaultEtcdDialTimeout bounds connecting to etcd: Etcd fails when no
+	// endpoint answers within it, and so does each reconnection attempt.
+	DefaultEtcdDialTimeout = 2 * time.Second
+	// DefaultEtcdBaseKey is the etcd key prefix under which members
+	// register, as <base key>/<cluster name>/<member id>.
+	DefaultEtcdBaseKey = "/ringactor"
+	// EtcdLeaseTTL is the TTL of a member's registration lease, fixed by
+	// Proto.Actor's etcd provider (which keeps it alive about every second):
+	// the registration of a member that dies without leaving expires, and
+	// the others drop it from the topology, within about this long.
+	EtcdLeaseTTL = 3 * time.Second
+	// etcdShutdownTimeout bounds the deregistration of a leaving member: when
+	// etcd does not answer in time, the client is closed without it and the
+	// registration expires with its lease.
+	etcdShutdownTimeout = 2 * time.Second
+)
+
+// ErrEtcdUnavailable: no etcd endpoint could be reached within the dial
+// timeout.
+var ErrEtcdUnavailable = errors.New("ringactor/cluster: etcd unavailable")
+
+// EtcdOption configures the etcd provider.
+type EtcdOption func(*etcdConfig)
+
+type etcdConfig struct {
+	baseKey string
+	client  clientv3.Config
+}
+
+// WithEtcdDialTimeout sets how long connecting to etcd may take (default
+// DefaultEtcdDialTimeout).
+func WithEtcdDialTimeout(d time.Duration) EtcdOption {
+	return func(c *etcdConfig) {
+		if d > 0 {
+			c.client.DialTimeout = d
+		}
+	}
+}
+
+// WithEtcdBaseKey sets the key prefix of the registrations (default
+// DefaultEtcdBaseKey). Members of one cluster must use the same prefix.
+func WithEtcdBaseKey(key string) EtcdOption { return func(c *etcdConfig) { c.baseKey = key } }
+
+// WithEtcdTLS makes the provider reach etcd over TLS with cfg (CA, and a
+// client certificate when etcd requires one). It is independent of WithTLS,
+// which secures the traffic between members.
+func WithEtcdTLS(cfg *tls.Config) EtcdOption { return func(c *etcdConfig) { c.client.TLS = cfg } }
+
+// WithEtcdAuth sets the user name and password of etcd authentication.
+func WithEtcdAuth(username, password string) EtcdOption {
+	return func(c *etcdConfig) { c.client.Username, c.client.Password = username, password }
+}
+
+// WithEtcdClientConfig lets f adjust the etcd client configuration last,
+// for settings without an option of their own (its Logger, which is a no-op
+// logger by default, keep-alive settings, ...).
+func WithEtcdClientConfig(f func(*clientv3.Config)) EtcdOption {
+	return func(c *etcdConfig) { f(&c.client) }
+}
+
+// Etcd returns a cluster provider that keeps the membership in etcd, reached
+// at endpoints (host:port of etcd's client URLs), for Start: each member
+// registers under <base key>/<cluster name>/ with a lease of EtcdLeaseTTL and
+// watches the others' registrations. It is Proto.Actor's etcd provider
+// (github.com/asynkron/protoactor-go/cluster/clusterproviders/etcd) with a
+// short dial timeout, a connection check and a shutdown that closes its etcd
+// client. It fails, with an error matching ErrEtcdUnavailable, when no
+// endpoint answers within the dial timeout. A provider serves one member.
+func Etcd(endpoints []string, opts ...EtcdOption) (pcluster.ClusterProvider, error) {
+	if len(endpoints) == 0 {
+		return nil, fmt.Errorf("%w: no endpoints", ErrEtcdUnavailable)
+	}
+	cfg := etcdConfig{
+		baseKey: DefaultEtcdBaseKey,
+		client: clientv3.Config{
+			Endpoints:   endpoints,
+			DialTimeout: DefaultEtcdDialTimeout,
+			Logger:      zap.NewNop(),
+		},
+	}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	// Blocking dial: without it the client connects lazily and an
+	// unreachable etcd only shows when the member starts, where
+	// Proto.Actor's calls to etcd have no deadline.
+	cfg.client.DialOptions = append(cfg.client.DialOptions, grpc.WithBlock())
+	p, err := etcd.NewWithConfig(cfg.baseKey, cfg.client)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v: %w", ErrEtcdUnavailable, endpoints, err)
+	}
+	client, err := etcdProviderClient(p)
+	if err != nil {
+		return nil, err
+	}
+	return &etcdProvider{Provider: p, client: client}, nil
+}
+
+// etcdProvider is Proto.Actor's etcd provider whose Shutdown also closes
+// the provider's etcd client.
+type etcdProvider struct {
+	*etcd.Provider
+	client    *clientv3.Client
+	closeOnce sync.Once
+}
+
+// Shutdown deregisters the member (within etcdShutdownTimeout) and closes
+// the etcd client, which ends the provider's watch and lease keep-alive.
+func (p *etcdProvider) Shutdown(graceful bool) error {
+	done := make(chan error, 1)
+	go func() { done <- p.Provider.Shutdown(graceful) }()
+	var err error
+	t := time.NewTimer(etcdShutdownTimeout)
+	defer t.Stop()
+	select {
+	case err = <-done:
+	case <-t.C:
+		// Closing the client fails the pending deregistration.
+		p.close()
+		err = <-done
+	}
+	p.close()
+	if err != nil {
+		return fmt.Errorf("ringactor/cluster: leaving etcd: %w", err)
+	}
+	return nil
+}
+
+// close closes the etcd client once.
+func (p *etcdProvider) close() { p.closeOnce.Do(func() { _ = p.client.Close() }) }
+
+// etcdProviderClient returns the etcd client of Proto.Actor's provider,
+// which neither exposes nor closes it. It is read from the provider's
+// unexported field "client"; the pinned Proto.Actor version has it, and an
+// upgrade that changes that fails here rather than leaking connections.
+func etcdProviderClient(p *etcd.Provider) (*clientv3.Client, error) {
+	f := reflect.ValueOf(p).Elem().FieldByName("client")
+	if !f.IsValid() || f.Type() != reflect.TypeOf((*clientv3.Client)(nil)) {
+		return nil, errors.New("ringactor/cluster: Proto.Actor's etcd provider has no client field of type *clientv3.Client; update etcdProviderClient")
+	}
+	c := reflect.NewAt(f.Type(), unsafe.Pointer(f.UnsafeAddr())).Elem().Interface().(*clientv3.Client)
+	if c == nil {
+		return nil, errors.New("ringactor/cluster: Proto.Actor's etcd provider has no client")
+	}
+	return c, nil
+}

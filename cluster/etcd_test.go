@@ -1,0 +1,182 @@
+//go:build !race
+
+// Built without -race like cluster_test.go: several members in one process.
+
+package cluster_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os/exec"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ringactor/ringactor/cluster"
+)
+
+// freeLoopbackPort returns a TCP port on 127.0.0.1 that was free a moment
+// ago.
+func freeLoopbackPort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// lockedBuffer collects a process's output.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// startEtcd starts a single-node etcd on loopback ports with its data in a
+// temporary directory, waits until it reports healthy, and returns its
+// client endpoint (host:port). It is killed at the end of the test. The
+// test is skipped when there is no etcd binary.
+func startEtcd(t *testing.T) string {
+	t.Helper()
+	bin, err := exec.LookPath("etcd")
+	if err != nil {
+		t.Skip("etcd not found in PATH (Debian: apt-get install etcd-server); skipping the etcd provider test")
+	}
+	client := fmt.Sprintf("127.0.0.1:%d", freeLoopbackPort(t))
+	peer := fmt.Sprintf("http://127.0.0.1:%d", freeLoopbackPort(t))
+	cmd := exec.Command(bin,
+		"--name", "ringactor-test",
+		"--data-dir", t.TempDir(),
+		"--listen-client-urls", "http://"+client,
+		"--advertise-client-urls", "http://"+client,
+		"--listen-peer-urls", peer,
+		"--initial-advertise-peer-urls", peer,
+		"--initial-cluster", "ringactor-test="+peer,
+		"--log-level", "warn",
+	)
+	var out lockedBuffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("starting etcd: %v", err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		<-exited
+	})
+
+	deadline := time.Now().Add(15 * time.Second)
+	hc := &http.Client{Timeout: time.Second}
+	for {
+		resp, err := hc.Get("http://" + client + "/health")
+		if err == nil {
+			body := new(bytes.Buffer)
+			_, _ = body.ReadFrom(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK && strings.Contains(body.String(), `"health":"true"`) {
+				return client
+			}
+		}
+		select {
+		case err := <-exited:
+			t.Fatalf("etcd exited: %v\n%s", err, out.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("etcd not healthy after 15s (last error %v)\n%s", err, out.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// waitNoGoroutine waits until no goroutine's stack mentions fn: the etcd
+// provider's keep-alive loop sleeps a second before it sees the shutdown.
+func waitNoGoroutine(t *testing.T, fn string, within time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	buf := make([]byte, 1<<20)
+	for {
+		n := runtime.Stack(buf, true)
+		if !bytes.Contains(buf[:n], []byte(fn)) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("goroutines running %s after %v", fn, within)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func TestEtcdProvider(t *testing.T) {
+	endpoint := startEtcd(t)
+	// Registered before the members' cleanups, so it runs after them.
+	t.Cleanup(func() { waitNoGoroutine(t, "clusterproviders/etcd.(*Provider)", 5*time.Second) })
+
+	newProvider := func() *cluster.Member {
+		p, err := cluster.Etcd([]string{endpoint}, cluster.WithEtcdBaseKey("/ringactor-test"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return startIsolatedMember(t, "etcd", p, kinds())
+	}
+	a, b := newProvider(), newProvider()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for _, m := range []*cluster.Member{a, b} {
+		if err := m.WaitMembers(ctx, 2); err != nil {
+			t.Fatal(err)
+		}
+	}
+	requestSpread(t, ctx, a, "etcd-a", 24)
+	requestSpread(t, ctx, b, "etcd-b", 24)
+	if a.Activations() == 0 || b.Activations() == 0 {
+		t.Fatalf("activations A=%d B=%d: want identities on both members", a.Activations(), b.Activations())
+	}
+
+	// B leaves: it deregisters, and A sees a one-member topology.
+	closeMember(t, b)
+	deadline := time.Now().Add(5 * time.Second)
+	for a.Cluster().MemberList.Members().Len() != 1 {
+		if time.Now().After(deadline) {
+			t.Fatalf("A still sees %d members 5s after B left", a.Cluster().MemberList.Members().Len())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	// Every identity is now served by A.
+	requestSpread(t, ctx, a, "etcd-after", 8)
+}
+
+func TestEtcdUnavailable(t *testing.T) {
+	endpoint := fmt.Sprintf("127.0.0.1:%d", freeLoopbackPort(t)) // nothing listens there
+	start := time.Now()
+	_, err := cluster.Etcd([]string{endpoint}, cluster.WithEtcdDialTimeout(300*time.Millisecond))
+	if !errors.Is(err, cluster.ErrEtcdUnavailable) {
+		t.Fatalf("got %v, want ErrEtcdUnavailable", err)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Fatalf("failed after %v with a 300ms dial timeout", d)
+	}
+	if _, err := cluster.Etcd(nil); !errors.Is(err, cluster.ErrEtcdUnavailable) {
+		t.Fatalf("no endpoints: got %v", err)
+	}
+}
