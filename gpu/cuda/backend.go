@@ -9,31 +9,102 @@ import (
 	"github.com/ringactor/ringactor/gpu"
 )
 
-// ErrNoDeviceKernels says that the CUDA backend found a usable device but
-// this build has no device implementation of the requested kernel yet: the
-// one-shot PTX kernels of the orchestrator are not written. Calls go to the
-// CPU until they are.
+// ErrNoDeviceKernels says that the CUDA backend has no device
+// implementation of the requested kernel (it is not one of the built-in
+// kernels of kernels/oneshot.cu, or not for that dtype, and its spec
+// carries no CUDA function). Calls go to the CPU.
 var ErrNoDeviceKernels = errors.New("cuda: no device implementation of this kernel in this build")
 
-// Backend is the orchestrator's CUDA backend. It probes the driver once and
-// reports, through Available, why it cannot run kernels (no library, no
-// device, …). It runs the kernels whose spec carries a device implementation
-// for gpu.KindCUDA; the built-in kernels have none yet, so on a machine with
-// a GPU it is available but supports nothing, and the orchestrator keeps
-// everything on the CPU.
+// Backend is the orchestrator's CUDA backend on device 0. It probes the
+// driver once and reports, through Available, why it cannot run kernels
+// (no library, no device, a module that does not load…). With a usable
+// device it opens the device's primary context on a locked OS thread,
+// loads OneShotPTX once, and runs the built-in kernels add, subtract,
+// multiply, scale, relu, leaky_relu, sum, min, max, matmul and blur for f32
+// and f64 on the device (each Execute is one hand-off to that thread: the
+// copies, launches and one stream synchronisation), plus kernels whose
+// spec carries a CUDA function and PTX kernels through [Backend.RunPTX].
+// Buffers move to device memory through [Backend.Allocator] and stay there
+// until the host asks for them.
 type Backend struct {
 	once   sync.Once
 	report Report
+
+	probeFn func() Report                                  // nil: Probe
+	openFn  func() (deviceAPI, runner, Device, int, error) // nil: NewContext(0)
+	alloc   *Allocator                                     // stable, for buffers and pools
+	devOnce sync.Once
+	dev     *device
+	devErr  error
+	mu      sync.Mutex // closed
+	closed  bool
 }
 
 // NewBackend returns the CUDA backend; the driver is probed on first use.
-func NewBackend() *Backend { return &Backend{} }
+func NewBackend() *Backend { return newBackend(nil, nil) }
+
+func newBackend(probe func() Report, open func() (deviceAPI, runner, Device, int, error)) *Backend {
+	b := &Backend{probeFn: probe, openFn: open}
+	b.alloc = &Allocator{name: BackendName + ":0", dev: b.device}
+	return b
+}
 
 var _ gpu.Backend = (*Backend)(nil)
 
 func (b *Backend) probe() Report {
-	b.once.Do(func() { b.report = Probe() })
+	b.once.Do(func() {
+		if b.probeFn != nil {
+			b.report = b.probeFn()
+		} else {
+			b.report = Probe()
+		}
+	})
 	return b.report
+}
+
+// openContext is the production openFn: device 0's primary context.
+func openContext() (deviceAPI, runner, Device, int, error) {
+	c, err := NewContext(0)
+	if err != nil {
+		return nil, nil, 0, 0, err
+	}
+	return c.Driver(), c, c.Device(), c.Ordinal(), nil
+}
+
+// device opens the device once and returns it, or why there is none.
+func (b *Backend) device() (*device, error) {
+	r := b.probe()
+	if r.Err != nil {
+		return nil, r.Err
+	}
+	if len(r.Devices) == 0 {
+		return nil, unavailable("no device")
+	}
+	b.devOnce.Do(func() {
+		open := b.openFn
+		if open == nil {
+			open = openContext
+		}
+		api, run, dev, ordinal, err := open()
+		if err != nil {
+			b.devErr = err
+			return
+		}
+		d, err := openDevice(api, run, dev, ordinal)
+		if err != nil {
+			b.devErr = err
+			return
+		}
+		d.alloc = b.alloc
+		b.dev = d
+	})
+	b.mu.Lock()
+	closed := b.closed
+	b.mu.Unlock()
+	if closed {
+		return nil, unavailable("the backend is closed")
+	}
+	return b.dev, b.devErr
 }
 
 // Report returns what the driver probe found.
@@ -46,54 +117,125 @@ func (b *Backend) Name() string { return "cuda:0" }
 func (b *Backend) Kind() gpu.Kind { return gpu.KindCUDA }
 
 // Available is nil with a usable device, else the *gpu.DeviceError
-// (DeviceUnavailable) saying why there is none.
+// (DeviceUnavailable) saying why there is none: the probe's reason (no
+// library, cuInit failed with the driver's error, no device), or the
+// one-shot module failing to load (with its *ModuleLoadError and JIT log).
+// The first call with a device opens it.
 func (b *Backend) Available() error {
-	r := b.probe()
-	if r.Err != nil {
-		return r.Err
-	}
-	if len(r.Devices) == 0 {
-		return &gpu.DeviceError{Kind: gpu.DeviceUnavailable, Backend: "cuda", Reason: "no device"}
-	}
-	return nil
+	_, err := b.device()
+	return err
 }
 
-// Supports reports whether spec has a CUDA implementation for dt.
+// JITLog returns the JIT info log of the one-shot kernels (register and
+// spill counts), or an empty log without a device.
+func (b *Backend) JITLog() JITLog {
+	d, err := b.device()
+	if err != nil {
+		return JITLog{}
+	}
+	return d.jitLog
+}
+
+// Supports reports whether the backend can run spec for dt: a built-in
+// kernel of kernels/oneshot.cu for f32 or f64, or a spec that carries a
+// CUDA implementation; false without a usable device.
 func (b *Backend) Supports(spec *gpu.KernelSpec, dt gpu.DType) bool {
-	return spec.Device[string(gpu.KindCUDA)] != nil && spec.Supports(dt)
+	if spec == nil || b.Available() != nil {
+		return false
+	}
+	if spec.Device[string(gpu.KindCUDA)] != nil {
+		return spec.Supports(dt)
+	}
+	_, ok := builtinFor(spec, dt)
+	return ok
 }
 
-// Execute runs spec's CUDA implementation.
+// Execute runs spec on the device: its CUDA function if the spec carries
+// one, else the built-in kernel. The inputs and the output are moved to
+// device memory (copies only of what the host changed) and the output is
+// left there, marked device-dirty: the host reads it with EnsureOnHost
+// (or ToSlice). Errors are *gpu.DeviceError (of the driver error's kind:
+// out of memory, failed, unavailable) or *gpu.ArgumentError.
 func (b *Backend) Execute(ctx context.Context, spec *gpu.KernelSpec, in []*gpu.UnifiedBuffer, out *gpu.UnifiedBuffer, scalars []float64) error {
-	if err := b.Available(); err != nil {
+	return b.ExecuteBatch(ctx, spec, [][]*gpu.UnifiedBuffer{in}, []*gpu.UnifiedBuffer{out}, scalars)
+}
+
+// ExecuteBatch runs spec on every item in one hand-off to the device's
+// thread with one stream synchronisation. Running out of device memory is
+// a *gpu.DeviceError of kind DeviceOutOfMemory (the orchestrator splits the
+// batch); items already run keep their results.
+func (b *Backend) ExecuteBatch(ctx context.Context, spec *gpu.KernelSpec, items [][]*gpu.UnifiedBuffer, outs []*gpu.UnifiedBuffer, scalars []float64) error {
+	d, err := b.device()
+	if err != nil {
 		return err
 	}
-	f := spec.Device[string(gpu.KindCUDA)]
-	if f == nil {
-		return &gpu.DeviceError{Kind: gpu.DeviceUnavailable, Backend: "cuda", Reason: fmt.Sprintf("kernel %q", spec.Name), Err: ErrNoDeviceKernels}
+	if spec == nil {
+		return &gpu.ArgumentError{Arg: "spec", Reason: "nil kernel spec", Err: gpu.ErrArgument}
 	}
-	return f(ctx, in, out, scalars)
+	if f := spec.Device[string(gpu.KindCUDA)]; f != nil {
+		if len(items) != len(outs) {
+			return argErr(spec, "outputs", "%d items, %d outputs", len(items), len(outs))
+		}
+		for i, in := range items {
+			if err := f(ctx, in, outs[i], scalars); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	var dt gpu.DType
+	if len(items) > 0 && len(items[0]) > 0 && items[0][0] != nil {
+		dt = items[0][0].DType()
+	}
+	op, ok := builtinFor(spec, dt)
+	if !ok {
+		return &gpu.DeviceError{Kind: gpu.DeviceUnavailable, Backend: BackendName, Reason: fmt.Sprintf("kernel %q for %s", spec.Name, dt), Err: ErrNoDeviceKernels}
+	}
+	return d.execute(ctx, spec, op, items, outs, scalars)
 }
 
-// ExecuteBatch runs the items one after the other.
-func (b *Backend) ExecuteBatch(ctx context.Context, spec *gpu.KernelSpec, items [][]*gpu.UnifiedBuffer, outs []*gpu.UnifiedBuffer, scalars []float64) error {
-	for i, in := range items {
-		if err := b.Execute(ctx, spec, in, outs[i], scalars); err != nil {
-			return err
-		}
+// Allocator returns the backend's device allocator (cuMemAlloc, with
+// pinned staging for copies). It is never nil; without a usable device its
+// Alloc returns the error of Available.
+func (b *Backend) Allocator() gpu.Allocator { return b.alloc }
+
+// Close synchronises and releases the device (modules, stream, staging
+// buffers) and stops its thread. Device memory still held by buffers can
+// no longer be freed through it (Free returns an error). Later calls of
+// the backend report it unavailable.
+func (b *Backend) Close() error {
+	b.mu.Lock()
+	if b.closed {
+		b.mu.Unlock()
+		return nil
+	}
+	b.closed = true
+	b.mu.Unlock()
+	var opened bool
+	b.devOnce.Do(func() { b.devErr = unavailable("the backend is closed") })
+	opened = b.dev != nil
+	if !opened {
+		return nil
+	}
+	return b.dev.close()
+}
+
+// CheckPersistent reports whether the device may run a persistent ring
+// kernel: nil, the error of Available, or a *WatchdogError when the device
+// has a kernel execution timeout (a display GPU's watchdog would kill a
+// kernel that never returns). One-shot kernels run on such a device all
+// the same.
+func (b *Backend) CheckPersistent() error {
+	d, err := b.device()
+	if err != nil {
+		return err
+	}
+	if d.attrs.KernelExecTimeout {
+		return &WatchdogError{Device: d.ordinal}
+	}
+	if !d.attrs.CanMapHostMemory {
+		return &gpu.DeviceError{Kind: gpu.DeviceUnavailable, Backend: BackendName, Device: d.ordinal,
+			Reason: "the device cannot map pinned host memory (CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY = 0), which ring kernels need"}
 	}
 	return nil
-}
-
-// Allocator is nil until device memory is implemented for one-shot kernels.
-func (b *Backend) Allocator() gpu.Allocator { return nil }
-
-// RunPTX loads ptx (cached per image) in the backend's context and runs its
-// kernel entry over in and out with scalars, with the calling convention of
-// run-time registered source kernels (see nvrtc.go).
-func (b *Backend) RunPTX(ctx context.Context, ptx []byte, entry string, in []*gpu.UnifiedBuffer, out *gpu.UnifiedBuffer, scalars []float64) error {
-	if err := b.Available(); err != nil {
-		return err
-	}
-	return &gpu.DeviceError{Kind: gpu.DeviceUnavailable, Backend: "cuda", Reason: fmt.Sprintf("kernel %q", entry), Err: ErrNoDeviceKernels}
 }

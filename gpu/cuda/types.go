@@ -90,6 +90,8 @@ type DeviceAttribute int32
 // Device attributes (values of cuda.h's CUdevice_attribute).
 const (
 	AttrMaxThreadsPerBlock          DeviceAttribute = 1
+	AttrMaxGridDimX                 DeviceAttribute = 5
+	AttrMaxGridDimY                 DeviceAttribute = 6
 	AttrMaxSharedMemoryPerBlock     DeviceAttribute = 8
 	AttrWarpSize                    DeviceAttribute = 10
 	AttrMultiprocessorCount         DeviceAttribute = 16

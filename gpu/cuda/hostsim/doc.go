@@ -8,7 +8,10 @@
 // control block and rings in C memory, driven from Go through the same
 // protocol as the CUDA backend (gpu.ControlBlock for the control words,
 // [Ring] for the slot rings). The one-shot kernels run through
-// [Elementwise], [Reduce], [MatMul] and [Blur].
+// [Elementwise], [Reduce], [MatMul] and [Blur], or by entry name through
+// a simulated [Device] (C-heap device memory, launches with the parameter
+// slots of cuLaunchKernel), which gpu/cuda's tests put behind the backend
+// in place of the driver.
 //
 // It needs cgo and a C++20 compiler (linux); without them the package is
 // empty.

@@ -54,6 +54,30 @@ int rc_hs_blur_f32(const float *src, float *dst, const double *w, int h, int wd,
 int rc_hs_blur_f64(const double *src, double *dst, const double *w, int h, int wd, int c, int radius, unsigned grid,
 		   unsigned block);
 
+// rc_hs_launch runs the kernel whose extern "C" name is name over grid ×
+// block, unpacking its parameters from args (one 8-byte slot each, as
+// cuLaunchKernel's callers pack them: pointers and 64-bit integers whole,
+// float and int in the low 4 bytes). It returns RC_HS_LAUNCH_* codes.
+// One-shot kernels are serialised with each other; rc_ring_kernel runs on
+// the calling thread until the loop exits (one at a time per process).
+enum {
+	RC_HS_LAUNCH_OK = 0,
+	RC_HS_LAUNCH_UNKNOWN = -1,  // no kernel of that name
+	RC_HS_LAUNCH_NARGS = -2,    // wrong number of parameters
+	RC_HS_LAUNCH_SHAPE = -3,    // empty grid or block, or a block over 1024 threads
+	RC_HS_LAUNCH_BUSY = -4,     // another persistent loop is running
+};
+int rc_hs_launch(const char *name, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
+		 const uint64_t *args, int nargs);
+// rc_hs_kernel_params returns the parameter count of kernel name, or -1.
+int rc_hs_kernel_params(const char *name);
+// rc_hs_copy copies n bytes between addresses given as integers (simulated
+// device pointers are host addresses).
+void rc_hs_copy_in(uint64_t dst, const void *src, size_t n);
+void rc_hs_copy_out(void *dst, uint64_t src, size_t n);
+// rc_hs_free_addr is rc_hs_free of an address given as an integer.
+void rc_hs_free_addr(uint64_t p);
+
 // rc_hs_kernels_stamp is RC_KERNELS_SHA256 of kernels_stamp.h as compiled.
 const char *rc_hs_kernels_stamp(void);
 

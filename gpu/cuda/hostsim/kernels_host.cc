@@ -47,6 +47,63 @@ int reduce2(void (*k)(const T *, P *, rc_size), void (*final_k)(const P *, P *, 
 
 } // namespace
 
+namespace {
+// Parameter slots of rc_hs_launch, read by index (the evaluation order of
+// function arguments is unspecified, so no reader with state).
+template <class T> T arg_ptr(const uint64_t *a, int i) { return reinterpret_cast<T>(static_cast<uintptr_t>(a[i])); }
+float arg_f32(const uint64_t *a, int i) {
+	const uint32_t u = static_cast<uint32_t>(a[i]);
+	float f;
+	std::memcpy(&f, &u, sizeof f);
+	return f;
+}
+double arg_f64(const uint64_t *a, int i) {
+	double d;
+	std::memcpy(&d, &a[i], sizeof d);
+	return d;
+}
+int arg_i32(const uint64_t *a, int i) { return static_cast<int>(static_cast<uint32_t>(a[i])); }
+
+struct kernel_entry {
+	const char *name;
+	int nargs;
+	void (*call)(const uint64_t *a);
+};
+
+#define RC_HS_BIN(k, T) {#k, 4, [](const uint64_t *a) { k(arg_ptr<const T *>(a, 0), arg_ptr<const T *>(a, 1), arg_ptr<T *>(a, 2), a[3]); }}
+#define RC_HS_UN32(k) {#k, 4, [](const uint64_t *a) { k(arg_ptr<const float *>(a, 0), arg_ptr<float *>(a, 1), arg_f32(a, 2), a[3]); }}
+#define RC_HS_UN64(k) {#k, 4, [](const uint64_t *a) { k(arg_ptr<const double *>(a, 0), arg_ptr<double *>(a, 1), arg_f64(a, 2), a[3]); }}
+#define RC_HS_RED(k, In, Out) {#k, 3, [](const uint64_t *a) { k(arg_ptr<const In *>(a, 0), arg_ptr<Out *>(a, 1), a[2]); }}
+#define RC_HS_MM(k, T) {#k, 6, [](const uint64_t *a) { k(arg_ptr<const T *>(a, 0), arg_ptr<const T *>(a, 1), arg_ptr<T *>(a, 2), arg_i32(a, 3), arg_i32(a, 4), arg_i32(a, 5)); }}
+#define RC_HS_BLUR(k, S, D) {#k, 7, [](const uint64_t *a) { k(arg_ptr<const S *>(a, 0), arg_ptr<D *>(a, 1), arg_ptr<const double *>(a, 2), arg_i32(a, 3), arg_i32(a, 4), arg_i32(a, 5), arg_i32(a, 6)); }}
+
+const kernel_entry kernel_table[] = {
+	RC_HS_BIN(rc_add_f32, float), RC_HS_BIN(rc_sub_f32, float), RC_HS_BIN(rc_mul_f32, float),
+	RC_HS_BIN(rc_add_f64, double), RC_HS_BIN(rc_sub_f64, double), RC_HS_BIN(rc_mul_f64, double),
+	RC_HS_UN32(rc_scale_f32), RC_HS_UN32(rc_relu_f32), RC_HS_UN32(rc_leaky_relu_f32),
+	RC_HS_UN64(rc_scale_f64), RC_HS_UN64(rc_relu_f64), RC_HS_UN64(rc_leaky_relu_f64),
+	RC_HS_RED(rc_sum_f32_partial, float, double), RC_HS_RED(rc_sum_f64_partial, double, double),
+	RC_HS_RED(rc_min_f32_partial, float, float), RC_HS_RED(rc_min_f64_partial, double, double),
+	RC_HS_RED(rc_max_f32_partial, float, float), RC_HS_RED(rc_max_f64_partial, double, double),
+	RC_HS_MM(rc_matmul_f32, float), RC_HS_MM(rc_matmul_f64, double),
+	RC_HS_BLUR(rc_blur_rows_f32, float, double), RC_HS_BLUR(rc_blur_cols_f32, double, float),
+	RC_HS_BLUR(rc_blur_rows_f64, double, double), RC_HS_BLUR(rc_blur_cols_f64, double, double),
+	{"rc_ring_kernel", 3, [](const uint64_t *a) {
+		 rc_ring_kernel(arg_ptr<rc_control_block *>(a, 0), arg_ptr<rc_ring_header *>(a, 1),
+				arg_ptr<rc_ring_header *>(a, 2));
+	 }},
+};
+
+const kernel_entry *find_kernel(const char *name) {
+	for (const auto &e : kernel_table) {
+		if (std::strcmp(e.name, name) == 0) {
+			return &e;
+		}
+	}
+	return nullptr;
+}
+} // namespace
+
 struct rc_hs_loop {
 	std::thread th;
 };
@@ -172,6 +229,48 @@ int rc_hs_blur_f64(const double *src, double *dst, const double *w, int h, int w
 	rc_host::launch(dim3(grid), dim3(block), [&] { rc_blur_cols_f64(tmp.data(), dst, w, h, wd, c, radius); });
 	return 0;
 }
+
+int rc_hs_kernel_params(const char *name) {
+	const kernel_entry *e = find_kernel(name);
+	return e == nullptr ? -1 : e->nargs;
+}
+
+int rc_hs_launch(const char *name, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
+		 const uint64_t *args, int nargs) {
+	const kernel_entry *e = find_kernel(name);
+	if (e == nullptr) {
+		return RC_HS_LAUNCH_UNKNOWN;
+	}
+	if (nargs != e->nargs) {
+		return RC_HS_LAUNCH_NARGS;
+	}
+	if (gx == 0 || gy == 0 || gz == 0 || bx == 0 || by == 0 || bz == 0 || (uint64_t)bx * by * bz > 1024) {
+		return RC_HS_LAUNCH_SHAPE;
+	}
+	std::vector<uint64_t> a(args, args + nargs);
+	if (std::strcmp(name, "rc_ring_kernel") == 0) {
+		bool expected = false;
+		if (!loop_running.compare_exchange_strong(expected, true)) {
+			return RC_HS_LAUNCH_BUSY;
+		}
+		rc_host::launch(dim3(gx, gy, gz), dim3(bx, by, bz), [&] { e->call(a.data()); });
+		loop_running.store(false);
+		return RC_HS_LAUNCH_OK;
+	}
+	std::lock_guard<std::mutex> lk(oneshot_mu);
+	rc_host::launch(dim3(gx, gy, gz), dim3(bx, by, bz), [&] { e->call(a.data()); });
+	return RC_HS_LAUNCH_OK;
+}
+
+void rc_hs_copy_in(uint64_t dst, const void *src, size_t n) {
+	std::memcpy(reinterpret_cast<void *>(static_cast<uintptr_t>(dst)), src, n);
+}
+
+void rc_hs_copy_out(void *dst, uint64_t src, size_t n) {
+	std::memcpy(dst, reinterpret_cast<const void *>(static_cast<uintptr_t>(src)), n);
+}
+
+void rc_hs_free_addr(uint64_t p) { std::free(reinterpret_cast<void *>(static_cast<uintptr_t>(p))); }
 
 const char *rc_hs_kernels_stamp(void) { return RC_KERNELS_SHA256; }
 

@@ -1,0 +1,408 @@
+//go:build linux && cgo
+
+package cuda
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"unsafe"
+
+	"github.com/ringactor/ringactor/gpu/cuda/hostsim"
+)
+
+// fakeDevice implements deviceAPI with the simulated device of hostsim:
+// C-heap "device memory", the host-compiled kernels of kernels/*.cu, and
+// streams that really are asynchronous (a goroutine each, running copies
+// and launches in order), so a backend that reuses a staging buffer before
+// synchronising, or reads a result too early, gets wrong data here as it
+// would on a GPU. Module, function and stream handles point at Go objects.
+type fakeDevice struct {
+	sim   *hostsim.Device
+	attrs map[DeviceAttribute]int
+
+	mu        sync.Mutex
+	streams   map[*fakeStream]bool
+	modules   map[*fakeModule]bool
+	loads     int                       // ModuleLoadData calls that succeeded
+	hostFlags map[unsafe.Pointer]uint32 // live MemHostAlloc allocations
+	failAlloc error                     // returned by MemAlloc when set
+}
+
+type fakeModule struct{ image []byte }
+type fakeFunc struct{ name string }
+type fakeEvent struct {
+	s    *fakeStream
+	mu   sync.Mutex
+	seq  int
+	done bool
+}
+
+// fakeAttrs is a small device: 2 SMs of 512 threads, so launches have
+// several blocks of 256 threads but stay cheap on host threads.
+func fakeAttrs() map[DeviceAttribute]int {
+	return map[DeviceAttribute]int{
+		AttrMultiprocessorCount:         2,
+		AttrMaxThreadsPerBlock:          1024,
+		AttrMaxThreadsPerMultiprocessor: 512,
+		AttrMaxGridDimX:                 1<<31 - 1,
+		AttrMaxGridDimY:                 65535,
+		AttrKernelExecTimeout:           0,
+		AttrCanMapHostMemory:            1,
+	}
+}
+
+func newFakeDevice(mem uint64) *fakeDevice {
+	return &fakeDevice{sim: hostsim.NewDevice(mem), attrs: fakeAttrs(), streams: map[*fakeStream]bool{},
+		modules: map[*fakeModule]bool{}, hostFlags: map[unsafe.Pointer]uint32{}}
+}
+
+func fakeErr(call string, code Result, name, msg string) error {
+	return &DriverError{Call: call, Code: int(code), Name: name, Message: msg}
+}
+
+var _ deviceAPI = (*fakeDevice)(nil)
+
+func (f *fakeDevice) DeviceGetAttribute(attr DeviceAttribute, _ Device) (int, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	v, ok := f.attrs[attr]
+	if !ok {
+		return 0, fakeErr("cuDeviceGetAttribute", ErrInvalidValue, "CUDA_ERROR_INVALID_VALUE", "attribute not simulated")
+	}
+	return v, nil
+}
+
+func (f *fakeDevice) setAttr(attr DeviceAttribute, v int) {
+	f.mu.Lock()
+	f.attrs[attr] = v
+	f.mu.Unlock()
+}
+
+func (f *fakeDevice) MemGetInfo() (free, total uint64, err error) {
+	_, used := f.sim.Used()
+	return f.sim.TotalMem() - used, f.sim.TotalMem(), nil
+}
+
+func (f *fakeDevice) MemAlloc(n uint64) (DevicePtr, error) {
+	f.mu.Lock()
+	inj := f.failAlloc
+	f.mu.Unlock()
+	if inj != nil {
+		return 0, inj
+	}
+	p, err := f.sim.Alloc(n)
+	if errors.Is(err, hostsim.ErrDeviceOutOfMemory) {
+		return 0, fakeErr("cuMemAlloc_v2", ErrOutOfMemory, "CUDA_ERROR_OUT_OF_MEMORY", "out of memory")
+	}
+	if err != nil {
+		return 0, fakeErr("cuMemAlloc_v2", ErrInvalidValue, "CUDA_ERROR_INVALID_VALUE", err.Error())
+	}
+	return DevicePtr(p), nil
+}
+
+func (f *fakeDevice) MemFree(p DevicePtr) error {
+	if err := f.sim.Free(uint64(p)); err != nil {
+		return fakeErr("cuMemFree_v2", ErrInvalidValue, "CUDA_ERROR_INVALID_VALUE", err.Error())
+	}
+	return nil
+}
+
+func (f *fakeDevice) MemHostAlloc(n uint64, flags uint32) (unsafe.Pointer, error) {
+	p, err := f.sim.HostAlloc(n)
+	if err != nil {
+		return nil, fakeErr("cuMemHostAlloc", ErrOutOfMemory, "CUDA_ERROR_OUT_OF_MEMORY", err.Error())
+	}
+	f.mu.Lock()
+	f.hostFlags[p] = flags
+	f.mu.Unlock()
+	return p, nil
+}
+
+func (f *fakeDevice) MemFreeHost(p unsafe.Pointer) error {
+	f.mu.Lock()
+	delete(f.hostFlags, p)
+	f.mu.Unlock()
+	if err := f.sim.HostFree(p); err != nil {
+		return fakeErr("cuMemFreeHost", ErrInvalidValue, "CUDA_ERROR_INVALID_VALUE", err.Error())
+	}
+	return nil
+}
+
+func (f *fakeDevice) MemHostGetDevicePointer(p unsafe.Pointer, flags uint32) (DevicePtr, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for base, fl := range f.hostFlags {
+		if base == p && fl&MemHostAllocDeviceMap == 0 {
+			return 0, fakeErr("cuMemHostGetDevicePointer_v2", ErrInvalidValue, "CUDA_ERROR_INVALID_VALUE", "memory not allocated with DEVICEMAP")
+		}
+	}
+	if flags != 0 {
+		return 0, fakeErr("cuMemHostGetDevicePointer_v2", ErrInvalidValue, "CUDA_ERROR_INVALID_VALUE", "flags must be 0")
+	}
+	dp, err := f.sim.DevicePointer(p)
+	if err != nil {
+		return 0, fakeErr("cuMemHostGetDevicePointer_v2", ErrInvalidValue, "CUDA_ERROR_INVALID_VALUE", err.Error())
+	}
+	return DevicePtr(dp), nil
+}
+
+func (f *fakeDevice) MemcpyHtoDAsync(dst DevicePtr, src unsafe.Pointer, n uint64, s Stream) error {
+	return f.enqueue(s, func() error { return f.sim.CopyIn(uint64(dst), src, n) })
+}
+
+func (f *fakeDevice) MemcpyDtoHAsync(dst unsafe.Pointer, src DevicePtr, n uint64, s Stream) error {
+	return f.enqueue(s, func() error { return f.sim.CopyOut(dst, uint64(src), n) })
+}
+
+func (f *fakeDevice) ModuleLoadData(image []byte, _ bool) (Module, JITLog, error) {
+	if !bytes.Contains(image, []byte(".version")) || !bytes.Contains(image, []byte(".entry")) {
+		log := JITLog{Error: "ptxas application ptx input, line 1; fatal   : Parsing error near 'garbage': syntax error"}
+		return Module{}, log, fakeErr("cuModuleLoadDataEx", ErrInvalidPTX, "CUDA_ERROR_INVALID_PTX", "a PTX JIT compilation failed")
+	}
+	m := &fakeModule{image: image}
+	f.mu.Lock()
+	f.modules[m] = true
+	f.loads++
+	f.mu.Unlock()
+	return Module{unsafe.Pointer(m)}, JITLog{Info: "ptxas info    : simulated"}, nil
+}
+
+func (f *fakeDevice) ModuleGetFunction(m Module, name string) (Function, error) {
+	f.mu.Lock()
+	ok := f.modules[(*fakeModule)(m.p)]
+	f.mu.Unlock()
+	if !ok {
+		return Function{}, fakeErr("cuModuleGetFunction", ErrInvalidHandle, "CUDA_ERROR_INVALID_HANDLE", "invalid resource handle")
+	}
+	if _, ok := f.sim.KernelParams(name); !ok || !bytes.Contains((*fakeModule)(m.p).image, []byte(".entry "+name+"(")) {
+		return Function{}, fakeErr("cuModuleGetFunction", ErrNotFound, "CUDA_ERROR_NOT_FOUND", "named symbol not found")
+	}
+	return Function{unsafe.Pointer(&fakeFunc{name: name})}, nil
+}
+
+func (f *fakeDevice) ModuleUnload(m Module) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !f.modules[(*fakeModule)(m.p)] {
+		return fakeErr("cuModuleUnload", ErrInvalidHandle, "CUDA_ERROR_INVALID_HANDLE", "invalid resource handle")
+	}
+	delete(f.modules, (*fakeModule)(m.p))
+	return nil
+}
+
+func (f *fakeDevice) LaunchKernel(fn Function, grid, block Dim3, _ uint32, s Stream, args ...uint64) error {
+	if fn.IsNil() {
+		return fakeErr("cuLaunchKernel", ErrInvalidHandle, "CUDA_ERROR_INVALID_HANDLE", "nil function")
+	}
+	name := (*fakeFunc)(fn.p).name
+	g, b := grid.norm(), block.norm()
+	a := append([]uint64(nil), args...) // the driver copies the parameters before returning
+	if b.X*b.Y*b.Z > 1024 {
+		return fakeErr("cuLaunchKernel", ErrInvalidValue, "CUDA_ERROR_INVALID_VALUE", "block too large")
+	}
+	return f.enqueue(s, func() error {
+		if err := f.sim.Launch(name, [3]uint32{g.X, g.Y, g.Z}, [3]uint32{b.X, b.Y, b.Z}, a); err != nil {
+			return fakeErr("cuLaunchKernel", ErrLaunchFailed, "CUDA_ERROR_LAUNCH_FAILED", err.Error())
+		}
+		return nil
+	})
+}
+
+func (f *fakeDevice) StreamCreate(uint32) (Stream, error) {
+	s := newFakeStream()
+	f.mu.Lock()
+	f.streams[s] = true
+	f.mu.Unlock()
+	return Stream{unsafe.Pointer(s)}, nil
+}
+
+func (f *fakeDevice) stream(s Stream) (*fakeStream, error) {
+	if s.IsDefault() {
+		return nil, nil
+	}
+	fs := (*fakeStream)(s.p)
+	f.mu.Lock()
+	ok := f.streams[fs]
+	f.mu.Unlock()
+	if !ok {
+		return nil, fakeErr("cuStream", ErrInvalidHandle, "CUDA_ERROR_INVALID_HANDLE", "destroyed stream")
+	}
+	return fs, nil
+}
+
+func (f *fakeDevice) enqueue(s Stream, op func() error) error {
+	fs, err := f.stream(s)
+	if err != nil {
+		return err
+	}
+	if fs == nil {
+		return op() // the default stream: synchronous here
+	}
+	fs.enqueue(op)
+	return nil
+}
+
+func (f *fakeDevice) StreamSynchronize(s Stream) error {
+	fs, err := f.stream(s)
+	if err != nil || fs == nil {
+		return err
+	}
+	return fs.sync()
+}
+
+func (f *fakeDevice) StreamDestroy(s Stream) error {
+	fs, err := f.stream(s)
+	if err != nil || fs == nil {
+		return err
+	}
+	f.mu.Lock()
+	delete(f.streams, fs)
+	f.mu.Unlock()
+	fs.close()
+	return nil
+}
+
+func (f *fakeDevice) EventCreate(uint32) (Event, error) {
+	return Event{unsafe.Pointer(&fakeEvent{})}, nil
+}
+
+func (f *fakeDevice) EventRecord(e Event, s Stream) error {
+	ev := (*fakeEvent)(e.p)
+	return f.enqueue(s, func() error {
+		ev.mu.Lock()
+		ev.done = true
+		ev.seq++
+		ev.mu.Unlock()
+		return nil
+	})
+}
+
+func (f *fakeDevice) EventSynchronize(e Event) error {
+	ev := (*fakeEvent)(e.p)
+	if ev.s != nil {
+		return ev.s.sync()
+	}
+	return nil
+}
+
+func (f *fakeDevice) EventElapsedTime(start, end Event) (float32, error) { return 0, nil }
+func (f *fakeDevice) EventDestroy(Event) error                           { return nil }
+
+// leaks reports what the backend left allocated.
+func (f *fakeDevice) leaks() string {
+	allocs, bytes := f.sim.Used()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if allocs == 0 && len(f.streams) == 0 && len(f.modules) == 0 && len(f.hostFlags) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d device allocations (%d bytes), %d streams, %d modules, %d pinned host allocations",
+		allocs, bytes, len(f.streams), len(f.modules), len(f.hostFlags))
+}
+
+// fakeStream runs its operations in order on a goroutine of its own. The
+// first failure sticks and is returned by the next sync, as CUDA reports
+// asynchronous errors.
+type fakeStream struct {
+	mu     sync.Mutex
+	cond   *sync.Cond
+	queue  []func() error
+	err    error
+	closed bool
+	done   chan struct{}
+}
+
+func newFakeStream() *fakeStream {
+	s := &fakeStream{done: make(chan struct{})}
+	s.cond = sync.NewCond(&s.mu)
+	go s.loop()
+	return s
+}
+
+func (s *fakeStream) loop() {
+	defer close(s.done)
+	for {
+		s.mu.Lock()
+		for len(s.queue) == 0 && !s.closed {
+			s.cond.Wait()
+		}
+		if len(s.queue) == 0 {
+			s.mu.Unlock()
+			return
+		}
+		op := s.queue[0]
+		s.queue = s.queue[1:]
+		s.mu.Unlock()
+		err := op()
+		if err != nil {
+			s.mu.Lock()
+			if s.err == nil {
+				s.err = err
+			}
+			s.mu.Unlock()
+		}
+	}
+}
+
+func (s *fakeStream) enqueue(op func() error) {
+	s.mu.Lock()
+	s.queue = append(s.queue, op)
+	s.mu.Unlock()
+	s.cond.Signal()
+}
+
+func (s *fakeStream) sync() error {
+	reached := make(chan struct{})
+	s.enqueue(func() error { close(reached); return nil })
+	<-reached
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	err := s.err
+	s.err = nil
+	return err
+}
+
+// close waits for the queued work, then stops the goroutine.
+func (s *fakeStream) close() {
+	s.mu.Lock()
+	s.closed = true
+	s.mu.Unlock()
+	s.cond.Signal()
+	<-s.done
+}
+
+// testRunner is a Context without a device: the locked worker thread.
+type testRunner struct{ w *worker }
+
+func (r testRunner) Do(fn func() error) error { return r.w.do(fn) }
+func (r testRunner) Close() error             { return r.w.close() }
+
+// newSimBackend returns a Backend whose device is fd (a fresh simulated
+// device when nil). Cleanup closes it and checks that nothing leaked.
+func newSimBackend(t testing.TB, fd *fakeDevice) (*Backend, *fakeDevice) {
+	t.Helper()
+	if fd == nil {
+		fd = newFakeDevice(256 << 20)
+	}
+	b := newBackend(func() Report {
+		return Report{LibraryLoaded: true, LibraryPath: "hostsim", Devices: []DeviceInfo{{Name: "simulated", SMs: 2}}}
+	}, func() (deviceAPI, runner, Device, int, error) {
+		w, err := startWorker(nil, nil)
+		if err != nil {
+			return nil, nil, 0, 0, err
+		}
+		return fd, testRunner{w}, 0, 0, nil
+	})
+	t.Cleanup(func() {
+		if err := b.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+		if l := fd.leaks(); l != "" {
+			t.Errorf("after Close the backend left %s", l)
+		}
+	})
+	return b, fd
+}
