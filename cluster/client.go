@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
+	pcluster "github.com/asynkron/protoactor-go/cluster"
+	"github.com/asynkron/protoactor-go/cluster/identitylookup/disthash"
 	"github.com/asynkron/protoactor-go/remote"
 
 	"github.com/ringactor/ringactor/actors"
@@ -159,25 +161,43 @@ func (m *Member) call(ctx context.Context, kind, identity string, w *messages.Wi
 }
 
 // lookup returns the PID of the identity's activation (nil when none could be
-// had), without outliving ctx: Proto.Actor's lookup does not take a context.
+// had), asking the disthash placement actor of the member that owns the
+// identity to activate it. It does what disthash's own Get does, with two
+// differences: the owner comes from this member's copy of the rendezvous
+// hash, replaced under a lock at each topology change (disthash's Get reads
+// its copy while the topology handler replaces it, a data race), and the
+// wait is bounded by ctx instead of a fixed five seconds.
 func (m *Member) lookup(ctx context.Context, kind, identity string) (*actor.PID, error) {
 	if pid, ok := m.cluster.PidCache.Get(identity, kind); ok && pid != nil {
 		return pid, nil
 	}
-	ch := make(chan *actor.PID, 1)
-	go func() {
-		pid := m.cluster.Get(identity, kind)
-		if pid != nil {
-			m.cluster.PidCache.Set(identity, kind, pid)
-		}
-		ch <- pid
-	}()
-	select {
-	case pid := <-ch:
-		return pid, nil
-	case <-ctx.Done():
-		return nil, ctx.Err()
+	m.mu.Lock()
+	rdv := m.rdv
+	m.mu.Unlock()
+	if rdv == nil {
+		return nil, nil
 	}
+	ci := &pcluster.ClusterIdentity{Identity: identity, Kind: kind}
+	owner := rdv.GetByClusterIdentity(ci)
+	if owner == "" {
+		return nil, nil
+	}
+	deadline, _ := ctx.Deadline()
+	f := m.sys.Root.RequestFuture(actor.NewPID(owner, disthash.PartitionActivatorActorName),
+		&pcluster.ActivationRequest{ClusterIdentity: ci}, time.Until(deadline))
+	res, err := futureResult(ctx, f, m.departure(owner))
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, nil // the owner is unreachable or gone: look again
+	}
+	r, ok := res.(*pcluster.ActivationResponse)
+	if !ok || r.GetPid() == nil || r.GetFailed() {
+		return nil, nil
+	}
+	m.cluster.PidCache.Set(identity, kind, r.GetPid())
+	return r.GetPid(), nil
 }
 
 // departGrace is how long a request still waits for its reply after the

@@ -39,6 +39,13 @@ type memberConfig struct {
 	// configuration (TLS credentials, gRPC options).
 	remoteOptions []remote.ConfigOption
 	client        bool
+	protoKinds    []*pcluster.Kind
+}
+
+// WithProtoKinds makes the member also host plain Proto.Actor cluster kinds,
+// next to its ringactor kinds: a user's own grains, in the same cluster.
+func WithProtoKinds(kinds ...*pcluster.Kind) Option {
+	return func(c *memberConfig) { c.protoKinds = append(c.protoKinds, kinds...) }
 }
 
 // AsClient makes Start join as a cluster client: it sends requests to the
@@ -88,6 +95,7 @@ type Member struct {
 	sub            *eventstream.Subscription
 	provider       pcluster.ClusterProvider
 	owned          bool // the member started (and stops) the cluster and actor system
+	client         bool // started with AsClient
 
 	grains sync.Map // PID string → *actor.PID of the local activations
 
@@ -96,6 +104,7 @@ type Member struct {
 	members   int
 	topoCh    chan struct{}            // closed and replaced at each topology change
 	addrs     map[string]bool          // remote addresses of the topology's members
+	rdv       *pcluster.Rendezvous     // placement of identities on the topology's members
 	departed  map[string]chan struct{} // closed when that address leaves the topology
 
 	closeOnce sync.Once
@@ -112,7 +121,7 @@ func Start(ctx context.Context, name string, provider pcluster.ClusterProvider, 
 	if err != nil {
 		return nil, err
 	}
-	if cfg.client && len(kinds) > 0 {
+	if cfg.client && len(kinds)+len(cfg.protoKinds) > 0 {
 		return nil, errors.New("ringactor/cluster: a client hosts no kinds")
 	}
 	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
@@ -129,10 +138,12 @@ func Start(ctx context.Context, name string, provider pcluster.ClusterProvider, 
 		sys.Shutdown()
 		return nil, err
 	}
-	m.owned, m.provider = true, provider
-	rcfg := remote.Configure(host, port, cfg.remoteOptions...)
+	m.owned, m.provider, m.client = true, provider, cfg.client
+	// Close the connections of failed connection attempts (see
+	// closeFailedConnects): members die, and Proto.Actor would leak them.
+	rcfg := remote.Configure(host, port, append(cfg.remoteOptions, closeFailedConnects())...)
 	ccfg := pcluster.Configure(name, provider, disthash.New(), rcfg,
-		pcluster.WithKinds(pkinds...), pcluster.WithRequestTimeout(cfg.requestTimeout))
+		pcluster.WithKinds(append(pkinds, cfg.protoKinds...)...), pcluster.WithRequestTimeout(cfg.requestTimeout))
 	m.cluster = pcluster.New(sys, ccfg)
 	defer func() {
 		if r := recover(); r != nil { // Proto.Actor panics when a member cannot start
@@ -239,8 +250,10 @@ func (m *Member) onTopology(t *pcluster.ClusterTopology) {
 		}
 		addrs[mem.Address()] = true
 	}
+	rdv := pcluster.NewRendezvous()
+	rdv.UpdateMembers(t.Members)
 	m.mu.Lock()
-	m.topoKinds, m.members, m.addrs = kinds, len(t.Members), addrs
+	m.topoKinds, m.members, m.addrs, m.rdv = kinds, len(t.Members), addrs, rdv
 	for a, ch := range m.departed {
 		if !addrs[a] {
 			close(ch)
@@ -341,12 +354,26 @@ func (m *Member) Close(ctx context.Context) error {
 			errs = append(errs, err)
 		}
 		if m.owned {
-			m.cluster.Shutdown(true)
+			m.shutdownCluster()
 		}
 		m.sys.EventStream.Unsubscribe(m.sub)
 		m.closeErr = errors.Join(errs...)
 	})
 	return m.closeErr
+}
+
+// shutdownCluster stops the cluster and actor system the member started.
+// Proto.Actor's Cluster.Shutdown dereferences the gossiper, which a client
+// does not start, so a client is shut down piece by piece.
+func (m *Member) shutdownCluster() {
+	if !m.client {
+		m.cluster.Shutdown(true)
+		return
+	}
+	m.sys.Shutdown()
+	_ = m.cluster.Config.ClusterProvider.Shutdown(true)
+	m.cluster.IdentityLookup.Shutdown()
+	m.cluster.Remote.Shutdown(true)
 }
 
 // passivateAll stops every local activation and waits until the disthash

@@ -12,7 +12,7 @@ import (
 
 // Help text of the bench command.
 const (
-	benchSynopsis    = "[-json] [-quick] [-v]"
+	benchSynopsis    = "[-json] [-quick] [-cluster] [-v]"
 	benchDescription = `Measure ringactor's message paths in one process, against baselines taken in
 the same run:
 
@@ -44,6 +44,15 @@ elementwise_len, execute_add_10m_f32_ns, copy_10m_f32_ns,
 elementwise_10m_f32_ratio_vs_copy, matmul_n, execute_matmul_1024_f64_ns,
 gonum_gemm_1024_f64_ns, matmul_1024_f64_ratio_vs_gonum. Progress is logged
 on stderr.
+
+-cluster adds the cluster measures, with a second member in a process of
+its own (this binary's serve command) on loopback: typed cluster.Request
+round trips to a ring-kernel identity on the other member against raw
+Proto.Actor cluster requests to a plain echo grain there, and both paths'
+throughput with 64 requests in flight over 8 identities. Its JSON keys:
+cluster_rtt_p50_ns, cluster_rtt_p99_ns, protoactor_cluster_rtt_p50_ns,
+protoactor_cluster_rtt_p99_ns, cluster_rtt_p50_ratio_vs_protoactor,
+cluster_msgs_per_s, protoactor_cluster_msgs_per_s, cluster_in_flight.
 `
 )
 
@@ -59,32 +68,44 @@ func runBenchCommand(ctx context.Context, args []string, stdout, stderr io.Write
 	fs := newFlagSet("bench", benchSynopsis, benchDescription, stderr)
 	asJSON := fs.Bool("json", false, "print the result as one JSON object on stdout instead of a table")
 	quick := fs.Bool("quick", false, "run the quick configuration (under a minute on two cores) instead of the full one")
+	withCluster := fs.Bool("cluster", false, "also measure cluster requests to a member in another process")
 	verbose := fs.Bool("v", false, "log at debug level")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
 	log := newLogger(stderr, *verbose)
 	cfg, label := bench.Full, "full"
+	ccfg := bench.FullCluster
 	if *quick {
-		cfg, label = bench.Quick, "quick"
+		cfg, label, ccfg = bench.Quick, "quick", bench.QuickCluster
+	}
+	var clusterRun func(context.Context) (*bench.ClusterResult, error)
+	if *withCluster {
+		clusterRun = func(ctx context.Context) (*bench.ClusterResult, error) { return benchCluster(ctx, ccfg, log) }
 	}
 	log.Info("bench: running", "config", label,
 		"rtt_samples", cfg.RTTSamples, "pipelined_msgs", cfg.PipelinedMsgs,
 		"in_flight", cfg.InFlight, "warmup", cfg.WarmupRequests, "exec_samples", cfg.ExecSamples,
 		"elementwise_samples", cfg.ElementwiseSamples, "matmul_samples", cfg.MatMulSamples)
-	if err := runBench(ctx, stdout, cfg, label, *asJSON); err != nil {
+	if err := runBench(ctx, stdout, cfg, label, *asJSON, clusterRun); err != nil {
 		return failure(log, "bench", err)
 	}
 	return exitOK
 }
 
-// runBench runs the benchmark with cfg and writes its result to w: one JSON
-// object (and its newline) when asJSON, else a table headed with label (the
-// configuration's name). Nothing is written when the run fails.
-func runBench(ctx context.Context, w io.Writer, cfg bench.Config, label string, asJSON bool) error {
+// runBench runs the benchmark with cfg (and clusterRun's measures, when
+// given) and writes its result to w: one JSON object (and its newline) when
+// asJSON, else a table headed with label (the configuration's name). Nothing
+// is written when the run fails.
+func runBench(ctx context.Context, w io.Writer, cfg bench.Config, label string, asJSON bool, clusterRun func(context.Context) (*bench.ClusterResult, error)) error {
 	res, err := bench.Run(ctx, cfg)
 	if err != nil {
 		return fmt.Errorf("bench: %w", err)
+	}
+	if clusterRun != nil {
+		if res.ClusterResult, err = clusterRun(ctx); err != nil {
+			return fmt.Errorf("bench: cluster: %w", err)
+		}
 	}
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("bench: %w", err)
@@ -114,6 +135,14 @@ func benchTable(res bench.Result, cfg bench.Config, label string) string {
 	fmt.Fprintf(&b, ratio, "ring / Go channel pipelined", res.PipelinedRatioRingChan, "(above 1: ring kernel faster)")
 	b.WriteString("\n")
 	computeTable(&b, res)
+	if c := res.ClusterResult; c != nil {
+		b.WriteString("\n")
+		fmt.Fprintf(&b, row, "cluster (other process)", "ring kernel", "Proto.Actor", "")
+		fmt.Fprintf(&b, row, "round trip p50 (ns)", count(float64(c.ClusterRTTP50)), count(float64(c.ProtoActorClusterRTTP50)), "")
+		fmt.Fprintf(&b, row, "round trip p99 (ns)", count(float64(c.ClusterRTTP99)), count(float64(c.ProtoActorClusterRTTP99)), "")
+		fmt.Fprintf(&b, row, fmt.Sprintf("%d in flight (msg/s)", c.ClusterInFlight), count(c.ClusterMsgsPerS), count(c.ProtoActorClusterMsgsPS), "")
+		fmt.Fprintf(&b, ratio, "ring / Proto.Actor cluster p50", c.ClusterRTTRatio, "(below 1: ring kernel faster)")
+	}
 	return b.String()
 }
 

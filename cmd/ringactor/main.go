@@ -36,6 +36,12 @@
 //	pipeline
 //	       stream sensor CSV (FILE or -) through parse → scale → window →
 //	       sink ring kernels and print per-window statistics as CSV.
+//	serve  run a cluster member hosting the built-in kinds (echo, add)
+//	       until SIGINT or SIGTERM: --cluster NAME, --bind HOST:PORT,
+//	       --peers HOST:PORT,... or --etcd ENDPOINTS, optional mutual TLS
+//	       (--tls-ca, --tls-cert, --tls-key).
+//	call   send one JSON request to a cluster identity as a client and
+//	       print the JSON reply: --kind, --identity, --json, --timeout.
 //	help   print the usage, or a command's usage and flags.
 //
 // Flags follow the standard library's flag package: -name and --name are the
@@ -95,6 +101,8 @@ var commands = map[string]command{
 	devicesCommand.name:  devicesCommand,
 	pagerankCommand.name: pagerankCommand,
 	pipelineCommand.name: pipelineCommand,
+	serveCommand.name:    serveCommand,
+	callCommand.name:     callCommand,
 }
 
 // main runs the command line under a context that SIGINT and SIGTERM cancel,

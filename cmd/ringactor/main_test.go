@@ -120,7 +120,7 @@ func TestDemoInterrupted(t *testing.T) {
 // checks that stdout is one JSON object with every required key above zero.
 func TestBenchJSON(t *testing.T) {
 	var out bytes.Buffer
-	if err := runBench(testCtx(t), &out, tinyBench, "tiny", true); err != nil {
+	if err := runBench(testCtx(t), &out, tinyBench, "tiny", true, nil); err != nil {
 		t.Fatal(err)
 	}
 	dec := json.NewDecoder(bytes.NewReader(out.Bytes()))
@@ -160,7 +160,7 @@ func TestBenchJSON(t *testing.T) {
 // TestBenchTable checks the table's rows and ratios.
 func TestBenchTable(t *testing.T) {
 	var out bytes.Buffer
-	if err := runBench(testCtx(t), &out, tinyBench, "tiny", false); err != nil {
+	if err := runBench(testCtx(t), &out, tinyBench, "tiny", false, nil); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"ringactor bench (tiny:", "round trip p50 (ns)", "round trip p99 (ns)",

@@ -85,6 +85,9 @@ type Result struct {
 	ExecuteMatMul1024      int64   `json:"execute_matmul_1024_f64_ns"`
 	GonumGemm1024          int64   `json:"gonum_gemm_1024_f64_ns"`
 	MatMulRatioVsGonum     float64 `json:"matmul_1024_f64_ratio_vs_gonum"`
+
+	// The cluster measures (RunCluster), when they were taken.
+	*ClusterResult
 }
 
 // Run measures everything in one process.
