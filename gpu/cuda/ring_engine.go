@@ -1,0 +1,357 @@
+package cuda
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"github.com/ringactor/ringactor/gpu"
+)
+
+// Ring memory mirrors of kernels/ring_abi.h (ring_test.go compares them
+// with gpu/cuda/hostsim's, which are checked against the C structs).
+
+// ringWord is a 64-bit word alone on its cache line (rc_padded_u64).
+type ringWord struct {
+	atomic.Uint64
+	_ [56]byte
+}
+
+// ringHeader mirrors rc_ring_header; the slots follow it.
+type ringHeader struct {
+	Head     ringWord // consumer's index
+	Tail     ringWord // producer's index
+	Capacity uint64
+	SlotSize uint64
+	_        [48]byte
+}
+
+// SlotHeader mirrors rc_slot_header, the start of every ring slot.
+type SlotHeader struct {
+	TypeID        uint32 // RC_MSG_*; a reply carries its request's
+	Flags         uint32 // RC_FLAG_REPLY, RC_FLAG_ERROR
+	CorrelationID uint64 // copied from request to reply
+	Length        uint32 // payload bytes
+	Status        uint32 // RC_STATUS_* in replies
+	TimestampNS   uint64 // admission time, copied to the reply
+}
+
+// Terminate modes of [RingKernel.Terminate] (the control block's
+// terminate word, ring_abi.h).
+const (
+	TerminateDrain uint64 = 1 // handle what is queued (gate ignored), then exit
+	TerminateNow   uint64 = 2 // exit after the message in hand
+)
+
+// Terminated-ack values the kernel stores when its loop exits.
+const (
+	ringTerminated         uint64 = 1
+	ringTerminatedBadShape uint64 = 2
+)
+
+// RingConfig shapes a persistent ring kernel.
+type RingConfig struct {
+	Capacity int // slots per ring, a power of two (default 64)
+	SlotSize int // bytes per slot, a multiple of 16 (default 4096, RC_SLOT_SIZE_MIN)
+	Threads  int // threads of the kernel's one block, a power of two ≤ 256 (default 32)
+}
+
+// ErrRingTimeout is wrapped by the error of [RingKernel.Wait] when the
+// kernel did not acknowledge termination before the deadline.
+var ErrRingTimeout = errors.New("cuda: ring kernel did not acknowledge termination")
+
+// RingKernel is the host side of one persistent ring kernel (rc_ring_kernel
+// of RingPTX) running on the device: its control block and its two rings
+// live in one pinned host allocation mapped into the device
+// (cuMemHostAlloc PORTABLE|DEVICEMAP, cuMemHostGetDevicePointer), and the
+// kernel runs on a non-blocking stream of its own, so the backend's
+// one-shot work is not ordered behind it.
+//
+// The host writes the gate and terminate words, and is the only producer
+// of the input ring and the only consumer of the output ring: Submit and
+// Poll must each be called from one goroutine at a time. Go's atomic
+// stores are sequentially consistent, hence release stores as the
+// protocol requires; no read-modify-write is shared with the device.
+type RingKernel struct {
+	d       *device
+	stream  Stream
+	mem     unsafe.Pointer // the pinned allocation
+	cb      *gpu.ControlBlock
+	in, out slotRing
+	waited  bool
+	leaked  bool        // the kernel never acknowledged: memory is kept
+	left    []ringReply // replies still in the output ring when it was released
+}
+
+type ringReply struct {
+	h       SlotHeader
+	payload []byte
+}
+
+// ErrRingClosed is returned by TrySubmit once the kernel has terminated
+// and its memory is released.
+var ErrRingClosed = errors.New("cuda: ring kernel terminated")
+
+// slotRing is one SPSC ring of fixed-size slots in mapped memory.
+type slotRing struct {
+	hdr        *ringHeader
+	slots      unsafe.Pointer
+	mask       uint64
+	slotSize   uint64
+	cachedHead uint64 // producer side
+	cachedTail uint64 // consumer side
+}
+
+func align64(n uintptr) uintptr { return (n + 63) &^ 63 }
+
+// ringLayout returns the offsets of the rings in the allocation and its
+// size.
+func ringLayout(capacity, slotSize int) (in, out, size uintptr) {
+	ring := unsafe.Sizeof(ringHeader{}) + uintptr(capacity)*uintptr(slotSize)
+	in = align64(unsafe.Sizeof(gpu.ControlBlock{}))
+	out = in + align64(ring)
+	return in, out, out + align64(ring)
+}
+
+// LaunchRing starts a persistent ring kernel with its gate closed (open
+// it with Activate). It refuses a device with a kernel execution timeout
+// (*WatchdogError) or without mapped host memory. RingPTX is loaded once
+// per backend; a load failure is a *ModuleLoadError with the JIT log.
+func (b *Backend) LaunchRing(cfg RingConfig) (*RingKernel, error) {
+	if err := b.CheckPersistent(); err != nil {
+		return nil, err
+	}
+	d, err := b.device()
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Capacity == 0 {
+		cfg.Capacity = 64
+	}
+	if cfg.SlotSize == 0 {
+		cfg.SlotSize = 4096
+	}
+	if cfg.Threads == 0 {
+		cfg.Threads = 32
+	}
+	switch {
+	case !gpu.ValidCapacity(cfg.Capacity):
+		return nil, &gpu.CapacityError{Capacity: cfg.Capacity}
+	case cfg.SlotSize < int(unsafe.Sizeof(SlotHeader{})) || cfg.SlotSize%16 != 0:
+		return nil, fmt.Errorf("cuda: slot size %d is not a multiple of 16 holding a slot header: %w", cfg.SlotSize, gpu.ErrArgument)
+	case cfg.Threads < 1 || cfg.Threads > 256 || cfg.Threads&(cfg.Threads-1) != 0 || cfg.Threads > d.attrs.MaxThreadsPerBlock:
+		return nil, fmt.Errorf("cuda: %d ring kernel threads: want a power of two up to 256: %w", cfg.Threads, gpu.ErrArgument)
+	}
+	inOff, outOff, size := ringLayout(cfg.Capacity, cfg.SlotSize)
+	k := &RingKernel{d: d}
+	err = d.do(func() error {
+		fn, err := d.ringFunction()
+		if err != nil {
+			return err
+		}
+		mem, err := d.api.MemHostAlloc(uint64(size), MemHostAllocPortable|MemHostAllocDeviceMap)
+		if err != nil {
+			return err
+		}
+		k.mem = mem
+		clear(unsafe.Slice((*byte)(mem), size))
+		k.cb = (*gpu.ControlBlock)(mem)
+		k.cb.LatencyMin.Store(^uint64(0))
+		k.cb.Close()
+		k.in = newSlotRing(unsafe.Add(mem, inOff), cfg.Capacity, cfg.SlotSize)
+		k.out = newSlotRing(unsafe.Add(mem, outOff), cfg.Capacity, cfg.SlotSize)
+		base, err := d.api.MemHostGetDevicePointer(mem, 0)
+		if err != nil {
+			return err
+		}
+		if k.stream, err = d.api.StreamCreate(StreamNonBlocking); err != nil {
+			return err
+		}
+		return d.api.LaunchKernel(fn, Dim3{X: 1}, Dim3{X: uint32(cfg.Threads)}, 0, k.stream,
+			ArgPtr(base), ArgPtr(base+DevicePtr(inOff)), ArgPtr(base+DevicePtr(outOff)))
+	})
+	if err != nil {
+		_ = d.do(k.release)
+		return nil, deviceErr(d.ordinal, err)
+	}
+	return k, nil
+}
+
+// ringFunction loads RingPTX once and returns rc_ring_kernel (inside Do).
+func (d *device) ringFunction() (Function, error) {
+	if f, ok := d.fns["rc_ring_kernel"]; ok {
+		return f, nil
+	}
+	mod, log, err := d.api.ModuleLoadData(RingPTX, true)
+	if err != nil {
+		return Function{}, &ModuleLoadError{Image: "ring", Log: log, Err: err}
+	}
+	f, err := d.api.ModuleGetFunction(mod, "rc_ring_kernel")
+	if err != nil {
+		return Function{}, errors.Join(err, d.api.ModuleUnload(mod))
+	}
+	var key [32]byte // the ring module sits in the PTX cache under the zero key, unloaded on close
+	d.ptx[key] = &ptxModule{mod: mod, log: log, fns: map[string]Function{"rc_ring_kernel": f}}
+	d.fns["rc_ring_kernel"] = f
+	return f, nil
+}
+
+func newSlotRing(mem unsafe.Pointer, capacity, slotSize int) slotRing {
+	hdr := (*ringHeader)(mem)
+	hdr.Capacity = uint64(capacity)
+	hdr.SlotSize = uint64(slotSize)
+	return slotRing{hdr: hdr, slots: unsafe.Add(mem, unsafe.Sizeof(ringHeader{})),
+		mask: uint64(capacity - 1), slotSize: uint64(slotSize)}
+}
+
+func (r *slotRing) slot(i uint64) unsafe.Pointer { return unsafe.Add(r.slots, (i&r.mask)*r.slotSize) }
+
+// PayloadMax is the payload room of one slot.
+func (k *RingKernel) PayloadMax() int { return int(k.in.slotSize) - int(unsafe.Sizeof(SlotHeader{})) }
+
+// Control returns the kernel's control block (in mapped memory), for
+// observers: counters, heartbeat, latency.
+func (k *RingKernel) Control() *gpu.ControlBlock { return k.cb }
+
+// Activate opens the gate: the kernel consumes its input ring.
+func (k *RingKernel) Activate() { k.cb.Open() }
+
+// Deactivate closes the gate: messages queue, nothing is lost.
+func (k *RingKernel) Deactivate() { k.cb.Close() }
+
+// TrySubmit writes one message into the input ring and publishes it; it
+// reports false when the ring is full (backpressure). A payload larger
+// than a slot is an error. Producer side: one goroutine at a time.
+func (k *RingKernel) TrySubmit(typeID uint32, correlationID uint64, payload []byte) (bool, error) {
+	if k.mem == nil {
+		return false, ErrRingClosed
+	}
+	if len(payload) > k.PayloadMax() {
+		return false, fmt.Errorf("cuda: payload of %d bytes exceeds the slot's %d: %w", len(payload), k.PayloadMax(), gpu.ErrArgument)
+	}
+	r := &k.in
+	tail := r.hdr.Tail.Load()
+	if tail-r.cachedHead > r.mask {
+		r.cachedHead = r.hdr.Head.Load() // acquire the kernel's progress
+		if tail-r.cachedHead > r.mask {
+			return false, nil
+		}
+	}
+	s := r.slot(tail)
+	*(*SlotHeader)(s) = SlotHeader{TypeID: typeID, CorrelationID: correlationID,
+		Length: uint32(len(payload)), TimestampNS: uint64(time.Now().UnixNano())}
+	copy(unsafe.Slice((*byte)(unsafe.Add(s, unsafe.Sizeof(SlotHeader{}))), len(payload)), payload)
+	r.hdr.Tail.Store(tail + 1) // release: the slot before the index
+	return true, nil
+}
+
+// TryPoll copies out the oldest reply and hands its slot back; ok is false
+// when there is none. Replies left in the ring when the kernel terminated
+// stay readable after Wait. Consumer side: one goroutine at a time.
+func (k *RingKernel) TryPoll() (h SlotHeader, payload []byte, ok bool) {
+	if k.mem == nil {
+		if len(k.left) == 0 {
+			return h, nil, false
+		}
+		r := k.left[0]
+		k.left = k.left[1:]
+		return r.h, r.payload, true
+	}
+	r := &k.out
+	head := r.hdr.Head.Load()
+	if head == r.cachedTail {
+		r.cachedTail = r.hdr.Tail.Load() // acquire the kernel's writes
+		if head == r.cachedTail {
+			return h, nil, false
+		}
+	}
+	s := r.slot(head)
+	h = *(*SlotHeader)(s)
+	n := min(int(h.Length), k.PayloadMax())
+	payload = make([]byte, n)
+	copy(payload, unsafe.Slice((*byte)(unsafe.Add(s, unsafe.Sizeof(SlotHeader{}))), n))
+	r.hdr.Head.Store(head + 1) // release the slot to the kernel
+	return h, payload, true
+}
+
+// Terminate asks the kernel to exit: TerminateDrain handles what is queued
+// first, TerminateNow stops after the message in hand.
+func (k *RingKernel) Terminate(mode uint64) { k.cb.Terminate.Store(mode) }
+
+// Wait waits until the kernel acknowledges termination (call Terminate
+// first), then synchronises its stream and frees its stream and memory.
+// It polls the ack with a backoff up to 1 ms. When ctx ends first the
+// error wraps ErrRingTimeout and ctx's error, and the memory is kept (the
+// kernel may still use it). A bad launch shape reported by the kernel is
+// an error too. Replies still in the output ring are kept for TryPoll.
+// After success further calls return nil.
+func (k *RingKernel) Wait(ctx context.Context) error {
+	if k.waited {
+		return nil
+	}
+	backoff := time.Microsecond
+	for spins := 0; ; spins++ {
+		ack := k.cb.TerminatedAck.Load()
+		if ack != 0 {
+			k.waited = true
+			for {
+				h, p, ok := k.TryPoll()
+				if !ok {
+					break
+				}
+				k.left = append(k.left, ringReply{h, p})
+			}
+			err := k.d.do(k.release)
+			if ack == ringTerminatedBadShape {
+				err = errors.Join(fmt.Errorf("cuda: ring kernel rejected its launch shape: %w", gpu.ErrArgument), err)
+			}
+			return deviceErr(k.d.ordinal, err)
+		}
+		if err := ctx.Err(); err != nil {
+			k.leaked = true
+			return fmt.Errorf("%w (terminate = %d): %w", ErrRingTimeout, k.cb.Terminate.Load(), err)
+		}
+		if spins < 64 {
+			runtime.Gosched()
+			continue
+		}
+		t := time.NewTimer(backoff)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+		}
+		backoff = min(2*backoff, time.Millisecond)
+	}
+}
+
+// Close terminates the kernel (TerminateNow unless a mode is set) and
+// waits for it as Wait does.
+func (k *RingKernel) Close(ctx context.Context) error {
+	if k.waited {
+		return nil
+	}
+	if k.cb != nil && k.cb.Terminate.Load() == 0 {
+		k.Terminate(TerminateNow)
+	}
+	return k.Wait(ctx)
+}
+
+// release synchronises and destroys the stream and frees the memory
+// (inside Do).
+func (k *RingKernel) release() error {
+	var errs []error
+	if !k.stream.IsDefault() {
+		errs = append(errs, k.d.api.StreamSynchronize(k.stream), k.d.api.StreamDestroy(k.stream))
+		k.stream = Stream{}
+	}
+	if k.mem != nil {
+		errs = append(errs, k.d.api.MemFreeHost(k.mem))
+		k.mem, k.cb = nil, nil
+	}
+	return errors.Join(errs...)
+}
