@@ -10,10 +10,11 @@ import (
 
 // TestBackendReportsWhyUnavailable: on a machine without a device (this one,
 // with or without libcuda1) the backend is unavailable with the probe's
-// reason; with a device it is available but runs only kernels that carry a
-// CUDA implementation.
+// reason; with a device it is available and a kernel it has no device code
+// for is ErrNoDeviceKernels.
 func TestBackendReportsWhyUnavailable(t *testing.T) {
 	b := NewBackend()
+	defer b.Close() // with a device, stops the context's thread (goleak)
 	spec := &gpu.KernelSpec{Name: "k", DTypes: []gpu.DType{gpu.F32}}
 	if b.Supports(spec, gpu.F32) {
 		t.Fatal("supports a kernel without a CUDA implementation")
