@@ -27,7 +27,8 @@ var ErrTLSConfig = errors.New("ringactor/cluster: bad TLS configuration")
 // Every member of a cluster must use TLS, with certificates the others
 // trust: a member without TLS, or whose certificate the others do not trust,
 // cannot reach them (its requests fail with ErrTimeout), and the others
-// cannot reach it. [MutualTLS] and [LoadMutualTLS] build a configuration for
+// cannot reach it. (The gRPC connections of such failed attempts are closed
+// by closeFailedConnects, which Start applies to every member.) [MutualTLS] and [LoadMutualTLS] build a configuration for
 // mutual TLS from a CA and the member's certificate, which is what keeps a
 // member without a certificate from the cluster's CA from calling in.
 //
@@ -48,7 +49,7 @@ func WithTLS(cfg *tls.Config) Option {
 			// credentials option wins.
 			rc.ServerOptions = append(rc.ServerOptions, grpc.Creds(server))
 			rc.DialOptions = append(rc.DialOptions, grpc.WithTransportCredentials(client))
-		}, closeFailedConnects())
+		})
 	}
 }
 
