@@ -141,7 +141,12 @@ func Start(ctx context.Context, name string, provider pcluster.ClusterProvider, 
 	m.owned, m.provider, m.client = true, provider, cfg.client
 	// Close the connections of failed connection attempts (see
 	// closeFailedConnects): members die, and Proto.Actor would leak them.
-	rcfg := remote.Configure(host, port, append(cfg.remoteOptions, closeFailedConnects())...)
+	// Proto.Actor's endpoint writer retries a failed connection five times
+	// with a fixed two-second sleep after each attempt, holding messages to
+	// a dead member (and a graceful shutdown) for ten seconds; one attempt
+	// is enough, as the next message to that address makes a new endpoint.
+	ropts := append([]remote.ConfigOption{singleConnectAttempt}, cfg.remoteOptions...)
+	rcfg := remote.Configure(host, port, append(ropts, closeFailedConnects())...)
 	ccfg := pcluster.Configure(name, provider, disthash.New(), rcfg,
 		pcluster.WithKinds(append(pkinds, cfg.protoKinds...)...), pcluster.WithRequestTimeout(cfg.requestTimeout))
 	m.cluster = pcluster.New(sys, ccfg)
@@ -184,6 +189,9 @@ func Embed(sys *actor.ActorSystem, kinds []*Kind, opts ...Option) (*Member, []*p
 func (m *Member) Attach(c *pcluster.Cluster) {
 	m.cluster, m.name, m.provider = c, c.Config.Name, c.Config.ClusterProvider
 }
+
+// singleConnectAttempt sets the remote's connection attempts to one.
+func singleConnectAttempt(rc *remote.Config) { rc.MaxRetryCount = 1 }
 
 // configure applies opts and checks kinds.
 func configure(kinds []*Kind, opts []Option) (cfg memberConfig, host string, port int, err error) {
