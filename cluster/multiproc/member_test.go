@@ -237,8 +237,17 @@ func dependencyRacesOnly(stderr string) error {
 			if (strings.HasPrefix(l, "Read at") || strings.HasPrefix(l, "Write at") ||
 				strings.HasPrefix(l, "Previous read at") || strings.HasPrefix(l, "Previous write at")) && i+1 < len(lines) {
 				tops++
-				if strings.HasPrefix(strings.TrimSpace(lines[i+1]), dep) {
-					inside++
+				// The first frame outside the Go runtime (a map access
+				// shows as runtime.mapaccess… first) says whose access it is.
+				for _, f := range lines[i+1:] {
+					f = strings.TrimSpace(f)
+					if strings.HasPrefix(f, "runtime.") || strings.HasPrefix(f, "/") {
+						continue
+					}
+					if strings.HasPrefix(f, dep) {
+						inside++
+					}
+					break
 				}
 			}
 		}
