@@ -19,6 +19,7 @@ import (
 
 	"github.com/ringactor/ringactor/actors"
 	"github.com/ringactor/ringactor/cluster"
+	"github.com/ringactor/ringactor/internal/racecheck"
 	"github.com/ringactor/ringactor/messages"
 )
 
@@ -138,7 +139,7 @@ func startChild(t *testing.T, seeds []string) *child {
 	}
 	cmd := exec.Command(exe, "-test.run=^$")
 	// Race reports do not change a child's exit status; stop checks them
-	// (see dependencyRacesOnly).
+	// (see racecheck.DependencyOnly).
 	cmd.Env = append(os.Environ(), childEnv+"=1", seedsEnv+"="+strings.Join(seeds, ","), "GORACE=exitcode=0")
 	c := &child{cmd: cmd, stderr: &syncBuffer{}, waited: make(chan error, 1)}
 	cmd.Stderr = c.stderr
@@ -211,54 +212,9 @@ func (c *child) stop(t *testing.T) {
 	}
 	c.waited = nil
 	_ = c.stdin.Close()
-	if err := dependencyRacesOnly(c.stderr.String()); err != nil {
+	if err := racecheck.DependencyOnly(c.stderr.String()); err != nil {
 		t.Errorf("member %s: %v", c.addr, err)
 	}
-}
-
-// dependencyRacesOnly returns an error for each data race report in a
-// child's stderr whose two racing accesses are not both inside
-// Proto.Actor (or its gofun library). Proto.Actor has races of its own:
-// its endpoint reader's suspended flag is written by Shutdown while a
-// stream reads it, and its remote block list (a gofun set) is written by
-// the gossip actor while the member list reads it. A member may report
-// those; they are tolerated, any race whose accesses are in ringactor's
-// code fails the test.
-func dependencyRacesOnly(stderr string) error {
-	const dep = "github.com/asynkron/" // protoactor-go and its gofun
-	reports := strings.Split(stderr, "WARNING: DATA RACE")
-	var bad []string
-	for _, r := range reports[1:] {
-		lines := strings.Split(r, "\n")
-		tops := 0
-		inside := 0
-		for i, l := range lines {
-			l = strings.TrimSpace(l)
-			if (strings.HasPrefix(l, "Read at") || strings.HasPrefix(l, "Write at") ||
-				strings.HasPrefix(l, "Previous read at") || strings.HasPrefix(l, "Previous write at")) && i+1 < len(lines) {
-				tops++
-				// The first frame outside the Go runtime (a map access
-				// shows as runtime.mapaccess… first) says whose access it is.
-				for _, f := range lines[i+1:] {
-					f = strings.TrimSpace(f)
-					if strings.HasPrefix(f, "runtime.") || strings.HasPrefix(f, "/") {
-						continue
-					}
-					if strings.HasPrefix(f, dep) {
-						inside++
-					}
-					break
-				}
-			}
-		}
-		if tops != 2 || inside != 2 {
-			bad = append(bad, r)
-		}
-	}
-	if len(bad) > 0 {
-		return fmt.Errorf("%d data race(s) outside Proto.Actor:\n%s", len(bad), strings.Join(bad, "\n---\n"))
-	}
-	return nil
 }
 
 // syncBuffer is a process's stderr, written by its copier goroutine.

@@ -5,7 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"os"
+	"os/signal"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -17,6 +20,20 @@ import (
 
 // TestMain fails the package when a test leaves goroutines behind.
 func TestMain(m *testing.M) {
+	if os.Getenv(mainEnv) != "" {
+		// A child process of a test: run the command line after "--".
+		args := os.Args[1:]
+		for i, a := range args {
+			if a == "--" {
+				args = args[i+1:]
+				break
+			}
+		}
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		code := run(ctx, args, os.Stdout, os.Stderr)
+		stop()
+		os.Exit(code)
+	}
 	goleak.VerifyTestMain(m)
 }
 

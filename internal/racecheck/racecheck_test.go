@@ -1,11 +1,11 @@
-package multiproc
+package racecheck
 
 import "testing"
 
 // TestDependencyRacesOnly checks the filter of children's race reports: a
 // race whose accesses are both in Proto.Actor (through a runtime map
 // access or not) passes, one that touches ringactor's code fails.
-func TestDependencyRacesOnly(t *testing.T) {
+func TestDependencyOnly(t *testing.T) {
 	const depRace = `==================
 WARNING: DATA RACE
 Read at 0x00c003cedd10 by goroutine 18:
@@ -32,13 +32,13 @@ Previous write at 0x00c000106a38 by goroutine 99:
       /root/go/pkg/mod/z.go:3 +0x3
 ==================
 `
-	if err := dependencyRacesOnly("log line\n" + depRace); err != nil {
+	if err := DependencyOnly("log line\n" + depRace); err != nil {
 		t.Errorf("race inside Proto.Actor rejected: %v", err)
 	}
-	if err := dependencyRacesOnly(depRace + ourRace); err == nil {
+	if err := DependencyOnly(depRace + ourRace); err == nil {
 		t.Error("race in ringactor's code accepted")
 	}
-	if err := dependencyRacesOnly("no races\n"); err != nil {
+	if err := DependencyOnly("no races\n"); err != nil {
 		t.Error(err)
 	}
 }

@@ -1,0 +1,185 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/ringactor/ringactor/internal/racecheck"
+)
+
+// mainEnv makes this test binary run the command line after "--" as the
+// ringactor command (see TestMain), so tests can start serve and call in
+// processes of their own: one cluster member per process.
+const mainEnv = "RINGACTOR_CMD_MAIN"
+
+// commandProcess is the ringactor command run as a child process.
+func commandProcess(t *testing.T, args ...string) *exec.Cmd {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(exe, append([]string{"-test.run=^$", "--"}, args...)...)
+	cmd.Env = append(os.Environ(), mainEnv+"=1", "GORACE=exitcode=0")
+	return cmd
+}
+
+// lockedBuffer is a child's stderr.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// startServe runs `ringactor serve` in a child process and returns the
+// member's address; the member is stopped with SIGTERM at the end of the
+// test, which must make it leave and exit 0.
+func startServe(t *testing.T, args ...string) string {
+	t.Helper()
+	cmd := commandProcess(t, append([]string{"serve"}, args...)...)
+	stderr := &lockedBuffer{}
+	cmd.Stderr = stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	addr := make(chan string, 1)
+	done := make(chan error, 1)
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			if a, ok := strings.CutPrefix(sc.Text(), "member "); ok {
+				addr <- a
+			}
+		}
+		close(addr)
+		done <- cmd.Wait()
+	}()
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("serve: %v\n%s", err, stderr)
+			}
+		case <-time.After(30 * time.Second):
+			_ = cmd.Process.Kill()
+			t.Errorf("serve did not stop in 30s after SIGTERM\n%s", stderr)
+		}
+		if err := racecheck.DependencyOnly(stderr.String()); err != nil {
+			t.Error(err)
+		}
+		if !strings.Contains(stderr.String(), "leaving the cluster") {
+			t.Errorf("serve did not log its graceful leave:\n%s", stderr)
+		}
+	})
+	select {
+	case a, ok := <-addr:
+		if !ok {
+			t.Fatalf("serve exited before joining:\n%s", stderr)
+		}
+		return a
+	case <-time.After(30 * time.Second):
+		t.Fatalf("serve did not join in 30s:\n%s", stderr)
+	}
+	return ""
+}
+
+// call runs `ringactor call` in a child process.
+func call(t *testing.T, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	cmd := commandProcess(t, append([]string{"call"}, args...)...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	if rerr := racecheck.DependencyOnly(errb.String()); rerr != nil {
+		t.Error(rerr)
+	}
+	return out.String(), errb.String(), code
+}
+
+// TestServeAndCall starts two members with `ringactor serve` and calls the
+// built-in kinds through `ringactor call`.
+func TestServeAndCall(t *testing.T) {
+	a := startServe(t, "--cluster", "cli", "--peers", "")
+	if !strings.HasPrefix(a, "127.0.0.1:") {
+		t.Fatalf("serve bound %s, want loopback by default", a)
+	}
+	b := startServe(t, "--cluster", "cli", "--peers", a)
+	peers := a + "," + b
+	for _, id := range []string{"x", "y", "z"} {
+		out, errs, code := call(t, "--cluster", "cli", "--peers", peers, "--kind", "echo", "--identity", id, "--json", `{"hello":"world","n":[1,2]}`)
+		if code != 0 {
+			t.Fatalf("echo %s: exit %d: %s", id, code, errs)
+		}
+		var got map[string]any
+		if err := json.Unmarshal([]byte(out), &got); err != nil || got["hello"] != "world" {
+			t.Fatalf("echo %s printed %q (%v)", id, out, err)
+		}
+		out, errs, code = call(t, "--cluster", "cli", "--peers", b, "--kind", "add", "--identity", id, "--json", `{"a":[1,2,3],"b":[4,5,6]}`)
+		if code != 0 || strings.TrimSpace(out) != `{"sum":[5,7,9]}` {
+			t.Fatalf("add %s: exit %d, stdout %q, stderr %s", id, code, out, errs)
+		}
+	}
+	// Failures: a typed error on stderr and exit status 1.
+	_, errs, code := call(t, "--cluster", "cli", "--peers", a, "--kind", "add", "--identity", "x", "--json", `{"a":[1],"b":[]}`)
+	if code != 1 || !strings.Contains(errs, "remote execution error") {
+		t.Errorf("add with mismatched lengths: exit %d, stderr %s", code, errs)
+	}
+	_, errs, code = call(t, "--cluster", "cli", "--peers", a, "--kind", "nope", "--identity", "x", "--json", `{}`, "--timeout", "5s")
+	if code != 1 || !strings.Contains(errs, "unknown kind") {
+		t.Errorf("unknown kind: exit %d, stderr %s", code, errs)
+	}
+}
+
+// TestServeCallUsage checks the usage errors of serve and call (exit 2,
+// nothing started).
+func TestServeCallUsage(t *testing.T) {
+	for _, args := range [][]string{
+		{"serve"},
+		{"serve", "--cluster", "c"},
+		{"serve", "--cluster", "c", "--peers", "", "--etcd", "http://127.0.0.1:2379"},
+		{"serve", "--cluster", "c", "--peers", "", "--tls-ca", "ca.pem"},
+		{"serve", "--cluster", "c", "--peers", "", "extra"},
+		{"call", "--cluster", "c", "--peers", "127.0.0.1:1", "--identity", "i", "--json", "{}"},
+		{"call", "--cluster", "c", "--peers", "127.0.0.1:1", "--kind", "k", "--json", "{}"},
+		{"call", "--cluster", "c", "--peers", "127.0.0.1:1", "--kind", "k", "--identity", "i", "--json", "{nope"},
+		{"call", "--cluster", "c", "--peers", "127.0.0.1:1", "--kind", "k", "--identity", "i", "--json", "{}", "--timeout", "0s"},
+	} {
+		var out, errb bytes.Buffer
+		if code := run(context.Background(), args, &out, &errb); code != exitUsage {
+			t.Errorf("%q: exit %d, want %d; stderr %s", args, code, exitUsage, errb.String())
+		}
+		if out.Len() != 0 {
+			t.Errorf("%q printed %q on stdout", args, out.String())
+		}
+	}
+}
