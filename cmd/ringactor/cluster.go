@@ -13,6 +13,7 @@ import (
 
 	pcluster "github.com/asynkron/protoactor-go/cluster"
 
+	"github.com/ringactor/ringactor/actors"
 	"github.com/ringactor/ringactor/cluster"
 	"github.com/ringactor/ringactor/internal/bench"
 )
@@ -199,15 +200,19 @@ func runCallCommand(ctx context.Context, args []string, stdout, stderr io.Writer
 	if err != nil {
 		return usageError(fs, "%v", err)
 	}
-	log := newLogger(stderr, *verbose)
-	if !*verbose {
-		log = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelError}))
+	// The outcome goes to stdout or, as the typed error, to stderr; the
+	// client's own logs (Proto.Actor reports every connection it closes at
+	// error level) only with -v.
+	log := actors.DiscardLogger()
+	if *verbose {
+		log = newLogger(stderr, true)
 	}
 	cctx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()
 	c, err := cluster.Start(cctx, *disc.name, provider, nil, append(tlsOpts, cluster.AsClient(), cluster.WithLogger(log))...)
 	if err != nil {
-		return failure(log, "call", err)
+		fmt.Fprintf(stderr, "ringactor call: joining the cluster: %v\n", err)
+		return exitFailure
 	}
 	defer func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
