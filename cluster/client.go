@@ -127,8 +127,7 @@ func (m *Member) call(ctx context.Context, kind, identity string, w *messages.Wi
 		} else {
 			deadline, _ := ctx.Deadline()
 			w.TimeoutNs = uint64(max(time.Until(deadline), 0))
-			f := m.sys.Root.RequestFuture(pid, w, time.Until(deadline))
-			res, err := futureResult(ctx, f, m.departure(pid.Address))
+			res, err := m.request(ctx, pid, w)
 			switch {
 			case err == nil:
 				return res, nil
@@ -143,9 +142,6 @@ func (m *Member) call(ctx context.Context, kind, identity string, w *messages.Wi
 				// before it took the request: forget it and look again.
 				m.cluster.PidCache.Remove(identity, kind)
 				last = fmt.Errorf("%w: activation of %s/%s is gone", ErrMemberUnavailable, kind, identity)
-			case errors.Is(err, actor.ErrTimeout) || errors.Is(err, remote.ErrTimeout):
-				m.cluster.PidCache.Remove(identity, kind)
-				return nil, ErrTimeout
 			default:
 				return nil, ctxError(err, last)
 			}
@@ -199,6 +195,56 @@ func (m *Member) lookup(ctx context.Context, kind, identity string) (*actor.PID,
 	m.cluster.PidCache.Set(identity, kind, r.GetPid())
 	return r.GetPid(), nil
 }
+
+// request sends w to pid and waits for the one reply, for ctx to end, or
+// for departGrace after the member at pid's address leaves the topology.
+// The reply comes straight to a process registered for this request (what
+// a Proto.Actor future is, without its timer and without a goroutine to
+// wait on it under ctx).
+func (m *Member) request(ctx context.Context, pid *actor.PID, w *messages.WireEnvelope) (any, error) {
+	p := &replyProcess{ch: make(chan any, 1)}
+	self, _ := m.sys.ProcessRegistry.Add(p, "ringactor-request"+m.sys.ProcessRegistry.NextId())
+	defer m.sys.ProcessRegistry.Remove(self)
+	departed := m.departure(pid.Address)
+	m.sys.Root.RequestWithCustomSender(pid, w, self)
+	var grace <-chan time.Time
+	for {
+		select {
+		case r := <-p.ch:
+			if _, ok := r.(*actor.DeadLetterResponse); ok {
+				return nil, actor.ErrDeadLetter
+			}
+			return r, nil
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-departed:
+			departed = nil
+			t := time.NewTimer(departGrace)
+			defer t.Stop()
+			grace = t.C
+		case <-grace:
+			return nil, errDeparted
+		}
+	}
+}
+
+// replyProcess is the Proto.Actor process that takes the reply of one
+// request.
+type replyProcess struct{ ch chan any }
+
+// SendUserMessage implements actor.Process: the first message is the reply.
+func (p *replyProcess) SendUserMessage(_ *actor.PID, message any) {
+	select {
+	case p.ch <- actor.UnwrapEnvelopeMessage(message):
+	default:
+	}
+}
+
+// SendSystemMessage implements actor.Process.
+func (p *replyProcess) SendSystemMessage(*actor.PID, any) {}
+
+// Stop implements actor.Process.
+func (p *replyProcess) Stop(*actor.PID) {}
 
 // departGrace is how long a request still waits for its reply after the
 // member hosting its target left the topology: a member that leaves

@@ -372,8 +372,17 @@ func (m *Member) Close(ctx context.Context) error {
 
 // shutdownCluster stops the cluster and actor system the member started.
 // Proto.Actor's Cluster.Shutdown dereferences the gossiper, which a client
-// does not start, so a client is shut down piece by piece.
+// does not start, so a client is shut down piece by piece. Proto.Actor's
+// remote can panic as it stops ("send on closed channel": its endpoint
+// manager signals an endpoint reader whose stream a peer has just closed);
+// that panic is recovered and the gRPC server is stopped without grace.
 func (m *Member) shutdownCluster() {
+	defer func() {
+		if r := recover(); r != nil {
+			m.logger.Warn("ringactor/cluster: Proto.Actor panicked while stopping its remote; stopping the server at once", slog.Any("panic", r))
+			m.cluster.Remote.Shutdown(false)
+		}
+	}()
 	if !m.client {
 		m.cluster.Shutdown(true)
 		return
