@@ -124,10 +124,7 @@ func Start(ctx context.Context, name string, provider pcluster.ClusterProvider, 
 	if cfg.client && len(kinds)+len(cfg.protoKinds) > 0 {
 		return nil, errors.New("ringactor/cluster: a client hosts no kinds")
 	}
-	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
-		cfg.logger.Warn("ringactor/cluster: member binds a wildcard address, reachable on every interface; give a specific address unless that is intended",
-			slog.String("address", cfg.address))
-	}
+	warnIfWildcard(cfg.logger, host, cfg.address)
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -188,6 +185,17 @@ func Embed(sys *actor.ActorSystem, kinds []*Kind, opts ...Option) (*Member, []*p
 // kinds. Call it after pcluster.New and before the cluster starts.
 func (m *Member) Attach(c *pcluster.Cluster) {
 	m.cluster, m.name, m.provider = c, c.Config.Name, c.Config.ClusterProvider
+}
+
+// warnIfWildcard logs a warning when host is a wildcard (empty, 0.0.0.0,
+// ::): the member would be reachable on every interface.
+func warnIfWildcard(logger *slog.Logger, host, address string) bool {
+	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
+		logger.Warn("ringactor/cluster: member binds a wildcard address, reachable on every interface; give a specific address unless that is intended",
+			slog.String("address", address))
+		return true
+	}
+	return false
 }
 
 // singleConnectAttempt sets the remote's connection attempts to one.
