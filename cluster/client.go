@@ -178,10 +178,7 @@ func (m *Member) lookup(ctx context.Context, kind, identity string) (*actor.PID,
 	if owner == "" {
 		return nil, nil
 	}
-	deadline, _ := ctx.Deadline()
-	f := m.sys.Root.RequestFuture(actor.NewPID(owner, disthash.PartitionActivatorActorName),
-		&pcluster.ActivationRequest{ClusterIdentity: ci}, time.Until(deadline))
-	res, err := futureResult(ctx, f, m.departure(owner))
+	res, err := m.request(ctx, actor.NewPID(owner, disthash.PartitionActivatorActorName), &pcluster.ActivationRequest{ClusterIdentity: ci})
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
@@ -196,17 +193,17 @@ func (m *Member) lookup(ctx context.Context, kind, identity string) (*actor.PID,
 	return r.GetPid(), nil
 }
 
-// request sends w to pid and waits for the one reply, for ctx to end, or
+// request sends msg to pid and waits for the one reply, for ctx to end, or
 // for departGrace after the member at pid's address leaves the topology.
 // The reply comes straight to a process registered for this request (what
 // a Proto.Actor future is, without its timer and without a goroutine to
 // wait on it under ctx).
-func (m *Member) request(ctx context.Context, pid *actor.PID, w *messages.WireEnvelope) (any, error) {
+func (m *Member) request(ctx context.Context, pid *actor.PID, msg any) (any, error) {
 	p := &replyProcess{ch: make(chan any, 1)}
 	self, _ := m.sys.ProcessRegistry.Add(p, "ringactor-request"+m.sys.ProcessRegistry.NextId())
 	defer m.sys.ProcessRegistry.Remove(self)
 	departed := m.departure(pid.Address)
-	m.sys.Root.RequestWithCustomSender(pid, w, self)
+	m.sys.Root.RequestWithCustomSender(pid, msg, self)
 	var grace <-chan time.Time
 	for {
 		select {
@@ -253,36 +250,6 @@ const departGrace = time.Second
 
 // errDeparted: the member hosting the request's target left.
 var errDeparted = errors.New("member departed")
-
-// futureResult waits for f's result, or for ctx to end, or for departGrace
-// after departed is closed.
-func futureResult(ctx context.Context, f *actor.Future, departed <-chan struct{}) (any, error) {
-	type result struct {
-		v   any
-		err error
-	}
-	ch := make(chan result, 1)
-	go func() {
-		v, err := f.Result()
-		ch <- result{v, err}
-	}()
-	var grace <-chan time.Time
-	for {
-		select {
-		case r := <-ch:
-			return r.v, r.err
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-departed:
-			departed = nil
-			t := time.NewTimer(departGrace)
-			defer t.Stop()
-			grace = t.C
-		case <-grace:
-			return nil, errDeparted
-		}
-	}
-}
 
 // ctxError maps a context error to the client's: ErrTimeout for a deadline
 // (joined with the reason of the last failed attempt, if any), the

@@ -14,11 +14,11 @@ import (
 	"os/exec"
 	"runtime"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/ringactor/ringactor/cluster"
+	"github.com/ringactor/ringactor/internal/testproc"
 )
 
 // freeLoopbackPort returns a TCP port on 127.0.0.1 that was free a moment
@@ -31,24 +31,6 @@ func freeLoopbackPort(t *testing.T) int {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port
-}
-
-// lockedBuffer collects a process's output.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // startEtcd starts a single-node etcd on loopback ports with its data in a
@@ -73,7 +55,7 @@ func startEtcd(t *testing.T) string {
 		"--initial-cluster", "ringactor-test="+peer,
 		"--log-level", "warn",
 	)
-	var out lockedBuffer
+	var out testproc.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("starting etcd: %v", err)

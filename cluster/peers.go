@@ -67,9 +67,14 @@ type PeersProvider struct {
 // peer is what a node knows of another node's address.
 type peer struct {
 	info     *messages.PeerInfo // nil until it has been heard from
-	lastSeen time.Time
+	lastSeen time.Time          // last answer or greeting; when added, before that
 	pinging  bool
+	seed     bool // given to Peers: greeted for as long as the node runs
 }
+
+// forgetAfter is how many failure timeouts an address that is not a seed
+// may stay silent before the node stops greeting it.
+const forgetAfter = 10
 
 // PeersOption configures a PeersProvider.
 type PeersOption func(*PeersProvider)
@@ -126,25 +131,36 @@ func (p *PeersProvider) StartMember(c *pcluster.Cluster) error { return p.start(
 func (p *PeersProvider) StartClient(c *pcluster.Cluster) error { return p.start(c, true) }
 
 func (p *PeersProvider) start(c *pcluster.Cluster, client bool) error {
-	for _, s := range p.seeds {
-		if _, _, err := net.SplitHostPort(s); err != nil {
-			return fmt.Errorf("ringactor/cluster: peer address %q: %w", s, err)
-		}
-	}
 	host, portStr, err := net.SplitHostPort(c.ActorSystem.Address())
 	if err != nil {
 		return fmt.Errorf("ringactor/cluster: own address %q: %w", c.ActorSystem.Address(), err)
 	}
 	port, _ := strconv.Atoi(portStr)
-	p.c, p.logger = c, c.Logger()
-	p.addr = c.ActorSystem.Address()
-	p.self = &messages.PeerInfo{Id: c.ActorSystem.ID, Host: host, Port: int32(port), Client: client}
+	self := &messages.PeerInfo{Id: c.ActorSystem.ID, Host: host, Port: int32(port), Client: client}
 	if !client {
-		p.self.Kinds = c.GetClusterKinds()
+		self.Kinds = c.GetClusterKinds()
 	}
-	for _, s := range p.seeds {
+	p.mu.Lock()
+	seeds := slices.Clone(p.seeds)
+	for _, s := range seeds {
+		if _, _, err := net.SplitHostPort(s); err != nil {
+			p.mu.Unlock()
+			return fmt.Errorf("ringactor/cluster: peer address %q: %w", s, err)
+		}
+	}
+	p.logger, p.addr, p.self = c.Logger(), c.ActorSystem.Address(), self
+	p.c = c // last: Add reads it to know the fields above are set
+	p.mu.Unlock()
+	for _, s := range seeds {
 		p.addPeer(s)
 	}
+	p.mu.Lock()
+	for _, s := range seeds {
+		if pr := p.peers[s]; pr != nil {
+			pr.seed = true
+		}
+	}
+	p.mu.Unlock()
 	pid, err := c.ActorSystem.Root.SpawnNamed(actor.PropsFromFunc(p.receive), peersActor)
 	if err != nil {
 		return fmt.Errorf("ringactor/cluster: peers provider: %w", err)
@@ -155,6 +171,29 @@ func (p *PeersProvider) start(c *pcluster.Cluster, client bool) error {
 	return nil
 }
 
+// Add makes the provider greet the members at addrs ("host:port") too: a
+// node that runs long can be pointed at members that started after it. It
+// may be called before or after the node starts.
+func (p *PeersProvider) Add(addrs ...string) error {
+	for _, a := range addrs {
+		if _, _, err := net.SplitHostPort(a); err != nil {
+			return fmt.Errorf("ringactor/cluster: peer address %q: %w", a, err)
+		}
+	}
+	p.mu.Lock()
+	started := p.c != nil
+	if !started {
+		p.seeds = append(p.seeds, addrs...)
+	}
+	p.mu.Unlock()
+	if started {
+		for _, a := range addrs {
+			p.addPeer(a)
+		}
+	}
+	return nil
+}
+
 // addPeer starts greeting addr; the caller may hold mu or not (it locks).
 func (p *PeersProvider) addPeer(addr string) {
 	if addr == p.addr {
@@ -162,7 +201,7 @@ func (p *PeersProvider) addPeer(addr string) {
 	}
 	p.mu.Lock()
 	if _, ok := p.peers[addr]; !ok && !p.stopped {
-		p.peers[addr] = &peer{}
+		p.peers[addr] = &peer{lastSeen: time.Now()}
 		p.signal()
 	}
 	p.mu.Unlock()
@@ -204,7 +243,7 @@ func (p *PeersProvider) heard(info *messages.PeerInfo) {
 		if info.GetClient() {
 			return // clients greet us; we do not greet them
 		}
-		pr = &peer{}
+		pr = &peer{lastSeen: time.Now()}
 		p.peers[addr] = pr
 	}
 	changed := pr.info == nil || pr.info.GetId() != info.GetId() || pr.info.GetLeaving() != info.GetLeaving()
@@ -254,12 +293,19 @@ func (p *PeersProvider) run() {
 	}
 }
 
-// greetAll greets every peer that has no greeting in flight.
+// greetAll greets every peer that has no greeting in flight, and forgets
+// addresses (not seeds) that have been silent for forgetAfter failure
+// timeouts.
 func (p *PeersProvider) greetAll() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	now := time.Now()
 	for addr, pr := range p.peers {
 		if pr.pinging {
+			continue
+		}
+		if !pr.seed && now.Sub(pr.lastSeen) > forgetAfter*p.timeout {
+			delete(p.peers, addr)
 			continue
 		}
 		pr.pinging = true

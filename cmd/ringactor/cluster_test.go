@@ -8,12 +8,12 @@ import (
 	"os"
 	"os/exec"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/ringactor/ringactor/internal/racecheck"
+	"github.com/ringactor/ringactor/internal/testproc"
 )
 
 // mainEnv makes this test binary run the command line after "--" as the
@@ -33,31 +33,13 @@ func commandProcess(t *testing.T, args ...string) *exec.Cmd {
 	return cmd
 }
 
-// lockedBuffer is a child's stderr.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // startServe runs `ringactor serve` in a child process and returns the
 // member's address; the member is stopped with SIGTERM at the end of the
 // test, which must make it leave and exit 0.
 func startServe(t *testing.T, args ...string) string {
 	t.Helper()
 	cmd := commandProcess(t, append([]string{"serve"}, args...)...)
-	stderr := &lockedBuffer{}
+	stderr := &testproc.Buffer{}
 	cmd.Stderr = stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {
