@@ -16,7 +16,8 @@ const (
 	devicesSynopsis    = "[-json]"
 	devicesDescription = `List every compute backend of this machine with its state: the CPU (cores
 and GOMAXPROCS), CUDA (the driver library, its version and each device, or
-the exact reason none is usable) and NVML (device telemetry, or why it is
+the exact reason none is usable), NVRTC (run-time compilation of CUDA C
+kernels, or why it is missing) and NVML (device telemetry, or why it is
 off). It exits 0 whatever it finds.
 `
 )
@@ -43,6 +44,12 @@ type devicesReport struct {
 		Devices       []cuda.DeviceInfo `json:"devices"`
 		Reason        string            `json:"reason,omitempty"`
 	} `json:"cuda"`
+	NVRTC struct {
+		Usable      bool   `json:"usable"`
+		LibraryPath string `json:"library_path,omitempty"`
+		Version     string `json:"version,omitempty"`
+		Reason      string `json:"reason,omitempty"`
+	} `json:"nvrtc"`
 	NVML struct {
 		Usable  bool               `json:"usable"`
 		Devices []nvml.DeviceStats `json:"devices"`
@@ -77,6 +84,11 @@ func runDevicesCommand(_ context.Context, args []string, stdout, stderr io.Write
 	default:
 		fmt.Fprintf(stdout, "cuda  not usable: %s\n", r.CUDA.Reason)
 	}
+	if r.NVRTC.Usable {
+		fmt.Fprintf(stdout, "nvrtc %s (NVRTC %s): CUDA C kernels can be registered from source\n", r.NVRTC.LibraryPath, r.NVRTC.Version)
+	} else {
+		fmt.Fprintf(stdout, "nvrtc not usable: %s\n", r.NVRTC.Reason)
+	}
 	if r.NVML.Usable {
 		fmt.Fprintf(stdout, "nvml  %d device(s)\n", len(r.NVML.Devices))
 		for _, d := range r.NVML.Devices {
@@ -99,6 +111,12 @@ func probeDevices() devicesReport {
 	r.CUDA.Usable = p.Err == nil && len(p.Devices) > 0
 	if p.Err != nil {
 		r.CUDA.Reason = p.Err.Error()
+	}
+	if n, err := cuda.LoadNVRTC(); err != nil {
+		r.NVRTC.Reason = err.Error()
+	} else {
+		major, minor := n.Version()
+		r.NVRTC.Usable, r.NVRTC.LibraryPath, r.NVRTC.Version = true, n.Path(), fmt.Sprintf("%d.%d", major, minor)
 	}
 	devs, err := nvml.Snapshot()
 	r.NVML.Usable, r.NVML.Devices = err == nil, devs

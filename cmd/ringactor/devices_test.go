@@ -32,11 +32,15 @@ func TestDevicesCommand(t *testing.T) {
 	if !r.NVML.Usable && r.NVML.Reason == "" {
 		t.Fatal("nvml unusable without a reason")
 	}
+	_, nerr := cuda.LoadNVRTC()
+	if r.NVRTC.Usable != (nerr == nil) || (!r.NVRTC.Usable && r.NVRTC.Reason == "") || (r.NVRTC.Usable && r.NVRTC.Version == "") {
+		t.Fatalf("nvrtc %+v, LoadNVRTC: %v", r.NVRTC, nerr)
+	}
 	out.Reset()
 	if code := run(context.Background(), []string{"devices"}, &out, &errb); code != exitOK {
 		t.Fatalf("exit %d", code)
 	}
-	for _, want := range []string{"cpu ", "cuda ", "nvml "} {
+	for _, want := range []string{"cpu ", "cuda ", "nvrtc ", "nvml "} {
 		if !strings.Contains(out.String(), want) {
 			t.Fatalf("text output lacks %q:\n%s", want, out.String())
 		}
