@@ -323,6 +323,14 @@ func (m *Member) WaitMembers(ctx context.Context, n int) error {
 	}
 }
 
+// Members returns how many members the latest topology this member saw
+// has (a client does not count itself).
+func (m *Member) Members() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.members
+}
+
 // Name returns the cluster's name.
 func (m *Member) Name() string { return m.name }
 

@@ -317,7 +317,7 @@ func (p *PeersProvider) greetAll() {
 // greet sends one greeting to addr and records the answer.
 func (p *PeersProvider) greet(addr string, pr *peer) {
 	defer p.pings.Done()
-	f := p.c.ActorSystem.Root.RequestFuture(actor.NewPID(addr, peersActor), &messages.PeerHello{Self: p.self}, p.timeout)
+	f := p.c.ActorSystem.Root.RequestFuture(actor.NewPID(addr, peersActor), &messages.PeerHello{Self: p.self}, p.greetTimeout())
 	res, err := f.Result()
 	p.mu.Lock()
 	pr.pinging = false
@@ -367,6 +367,12 @@ func toMember(i *messages.PeerInfo) *pcluster.Member {
 	return &pcluster.Member{Id: i.GetId(), Host: i.GetHost(), Port: i.GetPort(), Kinds: i.GetKinds()}
 }
 
+// greetTimeout is how long a greeting waits for its answer: a few
+// heartbeats, at most the failure timeout.
+func (p *PeersProvider) greetTimeout() time.Duration {
+	return min(p.timeout, max(4*p.heartbeat, 500*time.Millisecond))
+}
+
 // Leave tells every live peer that this node is leaving, so that they drop
 // it from their topology at once instead of after the failure timeout, and
 // stops greeting. Member.Close calls it before shutting the cluster down.
@@ -389,7 +395,7 @@ func (p *PeersProvider) Leave(ctx context.Context) error {
 	p.mu.Unlock()
 	close(p.stop)
 	<-p.done
-	timeout := p.timeout
+	timeout := p.greetTimeout()
 	if d, ok := ctx.Deadline(); ok && time.Until(d) < timeout {
 		timeout = max(time.Until(d), time.Millisecond)
 	}
