@@ -38,13 +38,14 @@ type Backend struct {
 	devErr  error
 	mu      sync.Mutex // closed
 	closed  bool
+	name    string // "cuda:0"; "cuda:sim" for a simulated device
 }
 
 // NewBackend returns the CUDA backend; the driver is probed on first use.
 func NewBackend() *Backend { return newBackend(nil, nil) }
 
 func newBackend(probe func() Report, open func() (deviceAPI, runner, Device, int, error)) *Backend {
-	b := &Backend{probeFn: probe, openFn: open}
+	b := &Backend{probeFn: probe, openFn: open, name: "cuda:0"}
 	b.alloc = &Allocator{name: BackendName + ":0", dev: b.device}
 	return b
 }
@@ -110,8 +111,8 @@ func (b *Backend) device() (*device, error) {
 // Report returns what the driver probe found.
 func (b *Backend) Report() Report { return b.probe() }
 
-// Name is "cuda:0".
-func (b *Backend) Name() string { return "cuda:0" }
+// Name is "cuda:0" ("cuda:sim" for NewSimulatedBackend).
+func (b *Backend) Name() string { return b.name }
 
 // Kind is gpu.KindCUDA.
 func (b *Backend) Kind() gpu.Kind { return gpu.KindCUDA }

@@ -7,13 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-	"testing"
 	"unsafe"
 
 	"github.com/ringactor/ringactor/gpu/cuda/hostsim"
 )
 
-// fakeDevice implements deviceAPI with the simulated device of hostsim:
+// fakeDevice implements deviceAPI with the simulated device of hostsim
+// (see NewSimulatedBackend):
 // C-heap "device memory", the host-compiled kernels of kernels/*.cu, and
 // streams that really are asynchronous (a goroutine each, running copies
 // and launches in order), so a backend that reuses a staging buffer before
@@ -380,13 +380,22 @@ type testRunner struct{ w *worker }
 func (r testRunner) Do(fn func() error) error { return r.w.do(fn) }
 func (r testRunner) Close() error             { return r.w.close() }
 
-// newSimBackend returns a Backend whose device is fd (a fresh simulated
-// device when nil). Cleanup closes it and checks that nothing leaked.
-func newSimBackend(t testing.TB, fd *fakeDevice) (*Backend, *fakeDevice) {
-	t.Helper()
-	if fd == nil {
-		fd = newFakeDevice(256 << 20)
-	}
+// NewSimulatedBackend returns a CUDA backend whose device is simulated on
+// the host: its memory (memBytes of it) is the C heap, its streams run
+// copies and launches in order on goroutines of their own, and its
+// launches run the host-compiled bodies of kernels/*.cu (package hostsim),
+// the persistent ring kernel included. Every code path of the backend
+// runs as it would on a GPU — allocation, staging, argument packing,
+// launch shapes, the ring engine — only slower. It is for tests and for
+// developing device code paths on machines without a GPU; Name reports
+// "cuda:sim". Close it when done.
+func NewSimulatedBackend(memBytes uint64) *Backend {
+	b, _ := newSimulated(newFakeDevice(memBytes))
+	return b
+}
+
+// newSimulated returns a Backend over fd.
+func newSimulated(fd *fakeDevice) (*Backend, *fakeDevice) {
 	b := newBackend(func() Report {
 		return Report{LibraryLoaded: true, LibraryPath: "hostsim", Devices: []DeviceInfo{{Name: "simulated", SMs: 2}}}
 	}, func() (deviceAPI, runner, Device, int, error) {
@@ -396,13 +405,6 @@ func newSimBackend(t testing.TB, fd *fakeDevice) (*Backend, *fakeDevice) {
 		}
 		return fd, testRunner{w}, 0, 0, nil
 	})
-	t.Cleanup(func() {
-		if err := b.Close(); err != nil {
-			t.Errorf("Close: %v", err)
-		}
-		if l := fd.leaks(); l != "" {
-			t.Errorf("after Close the backend left %s", l)
-		}
-	})
+	b.name = "cuda:sim"
 	return b, fd
 }
