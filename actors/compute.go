@@ -2,6 +2,7 @@ package actors
 
 import (
 	"context"
+	"slices"
 
 	"github.com/ringactor/ringactor/gpu"
 	"github.com/ringactor/ringactor/gpu/cpu"
@@ -19,7 +20,8 @@ func (rt *Runtime) initCompute(cfg computeConfig) error {
 	// The CUDA backend probes the driver on first use (an Execute, or
 	// Backends()[i].Available()), not here: a runtime that only runs ring
 	// kernels on the CPU never pays for loading libcuda.
-	backends := append([]gpu.Backend{cpu.NewBackend(), cuda.NewBackend()}, cfg.backends...)
+	rt.ownBackends = []gpu.Backend{cpu.NewBackend(), cuda.NewBackend()}
+	backends := append(slices.Clone(rt.ownBackends), cfg.backends...)
 	rt.selector = gpu.NewSelector(backends, gpu.SelectionPolicy{
 		Accelerator: cfg.accelerator, Adaptive: cfg.adaptive, MinDeviceWork: cfg.minDeviceWork,
 	})

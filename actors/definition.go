@@ -7,6 +7,7 @@ import (
 
 	"github.com/ringactor/ringactor/gpu"
 	"github.com/ringactor/ringactor/gpu/cpu"
+	"github.com/ringactor/ringactor/gpu/ringmsg"
 	"github.com/ringactor/ringactor/supervision"
 )
 
@@ -76,6 +77,7 @@ type KernelDef[Req, Resp any] struct {
 	downstream string
 	decider    supervision.Decider
 	wait       cpu.WaitStrategy
+	device     ringmsg.Op // a built-in device ring handler (NewDeviceKernel); 0: none
 }
 
 // KernelOption configures a KernelDef.

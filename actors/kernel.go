@@ -92,8 +92,16 @@ type kernel[Req, Resp any] struct {
 	// rejectAll is set, read after it is seen.
 	drainCause error
 
+	// where the current incarnation runs (a device kernel's backend, or
+	// PlacementCPU); nil before the first start
+	placement atomic.Pointer[string]
+
 	// owned by the actor goroutine
 	loopRunning bool
+	// devHeld is a message a device pump took from the ring but could not
+	// yet submit (the device's input ring was full); the next incarnation
+	// submits it first.
+	devHeld     *slot[Req, Resp]
 	loopDone    chan struct{}
 	lastFault   error
 	terminators []func(lifecycle.Reply)
@@ -291,19 +299,29 @@ func (k *kernel[Req, Resp]) ready() bool { return !k.in.Empty() || k.ovLen.Load(
 
 // poll takes one message and handles it; the loop's unit of work.
 func (k *kernel[Req, Resp]) poll(h Handler[Req, Resp], draining bool) (bool, error) {
+	s, ok := k.next()
+	if !ok {
+		return false, nil
+	}
+	return true, k.handle(h, &s, draining)
+}
+
+// next takes the oldest admitted message, refilling the ring from the
+// overflow (and waking blocked senders) as it goes.
+func (k *kernel[Req, Resp]) next() (slot[Req, Resp], bool) {
 	s, ok := k.in.TryPop()
 	if !ok {
 		if k.ovLen.Load() == 0 {
-			return false, nil
+			return s, false
 		}
 		k.refill()
 		if s, ok = k.in.TryPop(); !ok {
-			return false, nil
+			return s, false
 		}
 	} else if k.ovLen.Load() != 0 || k.blocked.Load() {
 		k.refill()
 	}
-	return true, k.handle(h, &s, draining)
+	return s, true
 }
 
 // handle runs the handler on one message and delivers its outcome. It
@@ -525,8 +543,12 @@ func (k *kernel[Req, Resp]) stats() telemetry.KernelStats {
 		capacity = k.in.Cap()
 		mem = int64(capacity)*int64(reflect.TypeFor[slot[Req, Resp]]().Size()) + int64(reflect.TypeFor[gpu.ControlBlock]().Size())
 	}
+	backend := PlacementCPU
+	if p := k.placement.Load(); p != nil {
+		backend = *p
+	}
 	return telemetry.KernelStats{
-		Kernel: k.def.id, Backend: "cpu", State: k.state().String(),
+		Kernel: k.def.id, Backend: backend, State: k.state().String(),
 		Processed: s.Processed, Dropped: s.Dropped, Errors: s.Errors, Restarts: s.Restarts,
 		Depth: depth, Capacity: capacity, MemoryBytes: mem,
 		LatencyMin: s.LatencyMin, LatencyAvg: s.LatencyAvg, LatencyMax: s.LatencyMax,

@@ -8,6 +8,7 @@ import (
 
 	"github.com/ringactor/ringactor/gpu/cpu"
 	"github.com/ringactor/ringactor/lifecycle"
+	"github.com/ringactor/ringactor/supervision"
 )
 
 // KernelActor is the Proto.Actor that owns one ring kernel. It is a child of
@@ -98,6 +99,14 @@ func (k *kernel[Req, Resp]) onStarted(c actor.Context) {
 // startLoop runs a fresh handler on a new loop goroutine. The handler's
 // factory runs here, so a panicking factory fails the actor like a handler.
 func (k *kernel[Req, Resp]) startLoop(c actor.Context) {
+	if k.def.device != 0 {
+		ring, backend, err := k.rt.launchDeviceRing()
+		if err == nil {
+			k.startDeviceLoop(c, ring, backend)
+			return
+		}
+		k.setPlacement(PlacementCPU, err)
+	}
 	h := k.def.newHandler()
 	loop := &cpu.Loop{
 		Control: k.cb, Wake: k.wake, Wait: k.def.wait,
@@ -139,7 +148,9 @@ func (k *kernel[Req, Resp]) onLoopEnd(c actor.Context, fault error) {
 	}
 	k.mu.Unlock()
 	k.lastFault = fault
-	panic(fault) // Proto.Actor escalates to the orchestrator's supervisor strategy
+	// Proto.Actor escalates to the orchestrator's supervisor strategy, which
+	// follows this kernel's own decider.
+	panic(&supervision.Directed{Err: fault, Directive: k.def.decider(fault)})
 }
 
 // drained reports whether nothing is left in the ring or the overflow.

@@ -44,6 +44,10 @@ type Runtime struct {
 	profiler profiler
 
 	backendsReported sync.Once
+	// ownBackends are the backends the runtime made (CPU, CUDA); Close
+	// closes those that need it (the CUDA context's thread). Backends given
+	// with WithBackends belong to the caller.
+	ownBackends []gpu.Backend
 }
 
 // Option configures a Runtime.
@@ -409,6 +413,13 @@ func (rt *Runtime) Close(ctx context.Context) error {
 		errs = append(errs, fmt.Errorf("stopping orchestrator: %w", err))
 	}
 	errs = append(errs, rt.telemetry.Close())
+	for _, b := range rt.ownBackends {
+		if c, ok := b.(interface{ Close() error }); ok {
+			if err := c.Close(); err != nil {
+				errs = append(errs, fmt.Errorf("closing backend %s: %w", b.Name(), err))
+			}
+		}
+	}
 	rt.shutdownSystem()
 	return errors.Join(errs...)
 }

@@ -334,3 +334,36 @@ func TestAttachToExistingSystem(t *testing.T) {
 		t.Fatal("Close stopped a system the runtime did not create")
 	}
 }
+
+// TestKernelDeciderRestartsOnReturnedError: a kernel's own decider decides
+// its supervision. With RestartOnError a handler that returns an error
+// (which the runtime's default decider would resume after) restarts the
+// kernel: its state resets, and it serves again.
+func TestKernelDeciderRestartsOnReturnedError(t *testing.T) {
+	rt := newTestRuntime(t)
+	newHandler := func() Handler[num, total] {
+		sum := 0
+		return func(_ context.Context, n num) (total, error) {
+			if n.V < 0 {
+				return total{}, errors.New("negative")
+			}
+			sum += n.V
+			return total{Sum: sum}, nil
+		}
+	}
+	k := mustLaunch(t, rt, NewKernel("decider-restart", newHandler, WithDecider(supervision.RestartOnError)), true)
+	ctx := testCtx(t)
+	if r, err := k.Request(ctx, num{V: 5}); err != nil || r.Sum != 5 {
+		t.Fatalf("%v %v", r, err)
+	}
+	if _, err := k.Request(ctx, num{V: -1}); err == nil {
+		t.Fatal("no error")
+	}
+	r, err := k.Request(ctx, num{V: 2})
+	if err != nil || r.Sum != 2 {
+		t.Fatalf("after the restart: %v %v, want a fresh sum of 2", r, err)
+	}
+	if k.Telemetry().Restarts != 1 {
+		t.Fatalf("restarts = %d, want 1", k.Telemetry().Restarts)
+	}
+}

@@ -51,9 +51,28 @@ func NewStrategy(opts ...Option) *Strategy {
 
 var _ actor.SupervisorStrategy = (*Strategy)(nil)
 
+// Directed is a failure that carries its own directive: the decision of
+// the failed kernel's own decider (actors.WithDecider), which takes
+// precedence over the strategy's Decider.
+type Directed struct {
+	Err       error
+	Directive Directive
+}
+
+// Error implements error.
+func (d *Directed) Error() string { return d.Err.Error() }
+
+// Unwrap returns the failure.
+func (d *Directed) Unwrap() error { return d.Err }
+
 // HandleFailure implements actor.SupervisorStrategy.
 func (s *Strategy) HandleFailure(system *actor.ActorSystem, sup actor.Supervisor, child *actor.PID, rs *actor.RestartStatistics, reason any, message any) {
-	directive := s.Decider(reason)
+	var directive Directive
+	if d, ok := reason.(*Directed); ok {
+		directive = d.Directive
+	} else {
+		directive = s.Decider(reason)
+	}
 	if directive == Restart {
 		if rs.NumberOfFailures(s.Window) == 0 {
 			rs.Reset()

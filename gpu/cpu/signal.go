@@ -34,3 +34,8 @@ func (s *Signal) park(ready func() bool) {
 	}
 	s.sleeping.Store(0)
 }
+
+// Park blocks until Notify, unless ready reports work after the loop has
+// announced that it sleeps (so a producer's Notify is never lost). For
+// loops other than Loop that share the same signal.
+func (s *Signal) Park(ready func() bool) { s.park(ready) }

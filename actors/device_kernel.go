@@ -1,0 +1,277 @@
+package actors
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/ringactor/ringactor/gpu"
+	"github.com/ringactor/ringactor/gpu/cuda"
+	"github.com/ringactor/ringactor/gpu/ringmsg"
+	"github.com/ringactor/ringactor/messages"
+	"github.com/ringactor/ringactor/supervision"
+)
+
+// PlacementCPU is the placement of a kernel that runs on the CPU.
+const PlacementCPU = "cpu"
+
+// deviceTerminateTimeout bounds waiting for a device ring kernel's
+// terminated acknowledgement.
+const deviceTerminateTimeout = 5 * time.Second
+
+// NewDeviceKernel declares a ring kernel that runs the built-in device ring
+// handler op (gpu/ringmsg): Req and Resp must be op's fixed-layout request
+// and reply types (ringmsg.VecMsg and ringmsg.VecReply for ringmsg.Add, …).
+// At each (re)start the kernel runs as a persistent CUDA ring kernel when
+// the runtime has a usable CUDA backend that allows persistent kernels
+// (no display watchdog), and otherwise on the CPU with ringmsg's
+// implementation of the same handler; Kernel.Placement says which, and
+// the runtime logs the choice and the reason for a CPU fallback. Either
+// way the kernel keeps the ordinary semantics: the Go-side ring, overflow
+// and backpressure, the gate, drain on terminate, one outcome per message.
+// A bad message (sizes out of range, malformed CSR) is an ExecutionError
+// wrapping a *gpu.ArgumentError on both paths.
+func NewDeviceKernel[Req, Resp any](id string, op ringmsg.Op, opts ...KernelOption) (*KernelDef[Req, Resp], error) {
+	h, err := ringmsg.Handler[Req, Resp](op)
+	if err != nil {
+		return nil, fmt.Errorf("%w: kernel %q: %w", ErrInvalidKernel, id, err)
+	}
+	def := NewStatelessKernel(id, func(_ context.Context, r Req) (Resp, error) { return h(r) }, opts...)
+	def.device = op
+	return def, nil
+}
+
+// Placement returns where the kernel's current incarnation runs:
+// PlacementCPU, or the name of the device backend ("cuda:0").
+func (h *Kernel[Req, Resp]) Placement() string {
+	if p := h.k.placement.Load(); p != nil {
+		return *p
+	}
+	return PlacementCPU
+}
+
+// setPlacement records where the kernel runs and logs a change (with the
+// reason for a CPU fallback).
+func (k *kernel[Req, Resp]) setPlacement(where string, why error) {
+	old := k.placement.Swap(&where)
+	if old != nil && *old == where {
+		return
+	}
+	if why != nil {
+		k.rt.logger.Info("ringactor: device kernel runs on the CPU", "kernel", k.def.id, "op", k.def.device.String(), "reason", why)
+		return
+	}
+	k.rt.logger.Info("ringactor: device kernel runs on the device", "kernel", k.def.id, "op", k.def.device.String(), "backend", where)
+}
+
+// launchDeviceRing launches a persistent device ring kernel on the first
+// CUDA backend that can run one, or says why none can.
+func (rt *Runtime) launchDeviceRing() (*cuda.RingKernel, string, error) {
+	var why error = errors.New("no CUDA backend")
+	for _, b := range rt.selector.Backends() {
+		cb, ok := b.(*cuda.Backend)
+		if !ok {
+			continue
+		}
+		if err := cb.Available(); err != nil {
+			why = err
+			continue
+		}
+		if err := cb.CheckPersistent(); err != nil {
+			why = err
+			continue
+		}
+		ring, err := cb.LaunchRing(cuda.RingConfig{})
+		if err != nil {
+			why = err
+			continue
+		}
+		return ring, cb.Name(), nil
+	}
+	return nil, "", why
+}
+
+// startDeviceLoop runs this incarnation on a launched device ring kernel:
+// a pump goroutine forwards admitted messages into the device's input ring
+// and delivers the replies of its output ring.
+func (k *kernel[Req, Resp]) startDeviceLoop(c actor.Context, ring *cuda.RingKernel, backend string) {
+	k.setPlacement(backend, nil)
+	ring.Activate() // the Go side's gate is the kernel's gate
+	p := &devicePump[Req, Resp]{k: k, ring: ring, pending: map[uint64]*slot[Req, Resp]{}}
+	k.loopRunning = true
+	done := make(chan struct{})
+	k.loopDone = done
+	self, root := c.Self(), k.rt.system.Root
+	go func() {
+		err := p.run()
+		close(done)
+		if err != nil {
+			root.Send(self, &kernelFault{err: err})
+			return
+		}
+		root.Send(self, &loopExited{})
+	}()
+	k.wake.Notify()
+}
+
+// devicePump moves one kernel's messages through a device ring kernel.
+type devicePump[Req, Resp any] struct {
+	k       *kernel[Req, Resp]
+	ring    *cuda.RingKernel
+	pending map[uint64]*slot[Req, Resp] // on the device, by message id
+}
+
+// run is the pump's loop; it returns nil after a terminate (the device
+// kernel terminated, every message answered) or a fault.
+func (p *devicePump[Req, Resp]) run() error {
+	k := p.k
+	cb := k.cb
+	cb.Beat(time.Now().UnixNano())
+	idle := 0
+	for {
+		draining := cb.Terminate.Load() != 0
+		progressed, err := p.collect(draining)
+		if err == nil && (draining || cb.IsOpen()) {
+			var fwd bool
+			fwd, err = p.forward(draining)
+			progressed = progressed || fwd
+		}
+		if err != nil {
+			return p.stop(err)
+		}
+		if draining && k.devHeld == nil && len(p.pending) == 0 && k.drained() {
+			if err := p.stop(nil); err != nil {
+				k.rt.logger.Warn("ringactor: device ring kernel did not terminate cleanly", "kernel", k.def.id, "error", err)
+			}
+			cb.Beat(time.Now().UnixNano())
+			cb.TerminatedAck.Store(1)
+			return nil
+		}
+		if progressed {
+			idle = 0
+			continue
+		}
+		switch {
+		case len(p.pending) > 0 || idle < k.def.wait.Spins+k.def.wait.Yields:
+			runtime.Gosched() // replies are on their way: keep looking
+		default:
+			k.wake.Park(func() bool {
+				return cb.Terminate.Load() != 0 || (cb.IsOpen() && (k.ready() || k.devHeld != nil))
+			})
+		}
+		idle++
+	}
+}
+
+// forward moves admitted messages into the device's input ring until it is
+// full or nothing is left; it reports whether it moved or answered any.
+func (p *devicePump[Req, Resp]) forward(draining bool) (bool, error) {
+	k := p.k
+	moved := false
+	for {
+		s := k.devHeld
+		if s == nil {
+			next, ok := k.next()
+			if !ok {
+				return moved, nil
+			}
+			s = &next
+		}
+		k.devHeld = nil
+		var zero Resp
+		switch {
+		case s.fwd != nil:
+			k.finish(s, zero, s.fwd, false)
+			moved = true
+			continue
+		case draining && k.rejectAll.Load():
+			k.finish(s, zero, kernelErr(k.def.id, k.drainCause), false)
+			moved = true
+			continue
+		case draining && k.def.drain == DrainReject:
+			k.finish(s, zero, kernelErr(k.def.id, ErrTerminated), false)
+			moved = true
+			continue
+		}
+		if err := s.ctx.Err(); err != nil { // the requester gave up before its turn
+			k.finish(s, zero, kernelErr(k.def.id, err), false)
+			moved = true
+			continue
+		}
+		ok, err := p.ring.TrySubmit(k.def.device.TypeID(), s.id, messages.FixedBytes(&s.msg))
+		if err != nil { // the message cannot go to the device at all
+			k.finish(s, zero, &gpu.ExecutionError{Kernel: k.def.id, MessageID: s.id, Err: err}, true)
+			moved = true
+			continue
+		}
+		if !ok { // the device's input ring is full: try again later
+			k.devHeld = s
+			return moved, nil
+		}
+		p.pending[s.id] = s
+		moved = true
+	}
+}
+
+// collect delivers the replies the device has produced; it reports whether
+// there were any, and a fault when the decider wants a restart.
+func (p *devicePump[Req, Resp]) collect(draining bool) (bool, error) {
+	k := p.k
+	got := false
+	var fault error
+	for {
+		h, payload, ok := p.ring.TryPoll()
+		if !ok {
+			return got, fault
+		}
+		got = true
+		s := p.pending[h.CorrelationID]
+		if s == nil {
+			k.rt.logger.Warn("ringactor: device reply for no pending message", "kernel", k.def.id, "correlation", h.CorrelationID)
+			continue
+		}
+		delete(p.pending, h.CorrelationID)
+		var zero Resp
+		if h.Status != ringmsg.StatusOK {
+			ee := &gpu.ExecutionError{Kernel: k.def.id, MessageID: s.id, Err: ringmsg.StatusError(k.def.device, h.Status)}
+			k.finish(s, zero, ee, true)
+			if fault == nil && !draining && k.def.decider(ee) != supervision.Resume {
+				fault = ee
+			}
+			continue
+		}
+		resp, err := messages.DecodeFixed[Resp](payload)
+		if err != nil {
+			k.finish(s, zero, &gpu.ExecutionError{Kernel: k.def.id, MessageID: s.id, Err: err}, true)
+			continue
+		}
+		k.finish(s, resp, nil, false)
+	}
+}
+
+// stop ends the device incarnation: the device handles what it was given
+// (their replies are delivered), acknowledges termination and is released.
+// Messages not yet forwarded stay queued for the next incarnation. It
+// returns fault, or the failure to stop the device kernel.
+func (p *devicePump[Req, Resp]) stop(fault error) error {
+	p.ring.Terminate(cuda.TerminateDrain)
+	ctx, cancel := context.WithTimeout(context.Background(), deviceTerminateTimeout)
+	defer cancel()
+	werr := p.ring.Wait(ctx)
+	_, _ = p.collect(true) // replies left after the ack (draining: no fault)
+	var zero Resp
+	for id, s := range p.pending { // the device never answered these
+		p.k.finish(s, zero, &gpu.ExecutionError{Kernel: p.k.def.id, MessageID: s.id,
+			Err: fmt.Errorf("device ring kernel stopped without answering: %w", errors.Join(werr, fault))}, true)
+		delete(p.pending, id)
+	}
+	cerr := p.ring.Close(ctx)
+	if fault != nil {
+		return fault
+	}
+	return errors.Join(werr, cerr)
+}
