@@ -102,20 +102,7 @@ func (k *kernel[Req, Resp]) startDeviceLoop(c actor.Context, ring *cuda.RingKern
 	k.setPlacement(backend, nil)
 	ring.Activate() // the Go side's gate is the kernel's gate
 	p := &devicePump[Req, Resp]{k: k, ring: ring, pending: map[uint64]*slot[Req, Resp]{}}
-	k.loopRunning = true
-	done := make(chan struct{})
-	k.loopDone = done
-	self, root := c.Self(), k.rt.system.Root
-	go func() {
-		err := p.run()
-		close(done)
-		if err != nil {
-			root.Send(self, &kernelFault{err: err})
-			return
-		}
-		root.Send(self, &loopExited{})
-	}()
-	k.wake.Notify()
+	k.spawnLoop(c, p.run)
 }
 
 // devicePump moves one kernel's messages through a device ring kernel.

@@ -113,12 +113,18 @@ func (k *kernel[Req, Resp]) startLoop(c actor.Context) {
 		Poll:  func(draining bool) (bool, error) { return k.poll(h, draining) },
 		Ready: k.ready,
 	}
+	k.spawnLoop(c, loop.Run)
+}
+
+// spawnLoop runs an incarnation's loop on a goroutine of its own and tells
+// the actor how it ended: a fault, or an exit after a terminate.
+func (k *kernel[Req, Resp]) spawnLoop(c actor.Context, run func() error) {
 	k.loopRunning = true
 	done := make(chan struct{})
 	k.loopDone = done
 	self, root := c.Self(), k.rt.system.Root
 	go func() {
-		err := loop.Run()
+		err := run()
 		close(done)
 		if err != nil {
 			root.Send(self, &kernelFault{err: err})

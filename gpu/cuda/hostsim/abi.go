@@ -1,6 +1,10 @@
 package hostsim
 
-import "sync/atomic"
+import (
+	"sync/atomic"
+
+	"github.com/ringactor/ringactor/gpu/ringmsg"
+)
 
 // Go mirrors of kernels/ring_abi.h. layout_test.go compares each with its C
 // struct (size and field offsets through cgo); constants_test.go compares
@@ -47,10 +51,10 @@ const (
 
 // Payload limits.
 const (
-	VecMax      = 256
-	SpMVMaxRows = 64
-	SpMVMaxCols = 128
-	SpMVMaxNNZ  = 256
+	VecMax      = ringmsg.VecMax
+	SpMVMaxRows = ringmsg.SpMVMaxRows
+	SpMVMaxCols = ringmsg.SpMVMaxCols
+	SpMVMaxNNZ  = ringmsg.SpMVMaxNNZ
 	SlotSizeMin = 4096
 	// RingMaxBlock is the largest thread count of the persistent loop.
 	RingMaxBlock = 256
@@ -81,54 +85,15 @@ type SlotHeader struct {
 	TimestampNS   uint64
 }
 
-// VecMsg mirrors rc_vec_msg (MsgAdd, MsgMul).
-type VecMsg struct {
-	N        uint32
-	Reserved uint32
-	A        [VecMax]float32
-	B        [VecMax]float32
-}
-
-// UnaryMsg mirrors rc_unary_msg (MsgScale, MsgReLU, MsgLeakyReLU).
-type UnaryMsg struct {
-	N     uint32
-	Param float32
-	X     [VecMax]float32
-}
-
-// ReduceMsg mirrors rc_reduce_msg (MsgSum, MsgMin, MsgMax).
-type ReduceMsg struct {
-	N        uint32
-	Reserved uint32
-	X        [VecMax]float32
-}
-
-// SpMVMsg mirrors rc_spmv_msg.
-type SpMVMsg struct {
-	Rows, Cols, NNZ, Reserved uint32
-	RowPtr                    [SpMVMaxRows + 1]int32
-	ColIdx                    [SpMVMaxNNZ]int32
-	Values                    [SpMVMaxNNZ]float32
-	X                         [SpMVMaxCols]float32
-}
-
-// VecReply mirrors rc_vec_reply.
-type VecReply struct {
-	N        uint32
-	Reserved uint32
-	Y        [VecMax]float32
-}
-
-// ScalarReply mirrors rc_scalar_reply.
-type ScalarReply struct {
-	N        uint32
-	Reserved uint32
-	Value    float64
-}
-
-// SpMVReply mirrors rc_spmv_reply.
-type SpMVReply struct {
-	Rows     uint32
-	Reserved uint32
-	Y        [SpMVMaxRows]float32
-}
+// The payloads of the built-in handlers are gpu/ringmsg's types, which
+// the runtime sends to device ring kernels; layout_test.go compares them
+// with the C structs of ring_abi.h.
+type (
+	VecMsg      = ringmsg.VecMsg      // rc_vec_msg (MsgAdd, MsgMul)
+	UnaryMsg    = ringmsg.UnaryMsg    // rc_unary_msg (MsgScale, MsgReLU, MsgLeakyReLU)
+	ReduceMsg   = ringmsg.ReduceMsg   // rc_reduce_msg (MsgSum, MsgMin, MsgMax)
+	SpMVMsg     = ringmsg.SpMVMsg     // rc_spmv_msg (MsgSpMV)
+	VecReply    = ringmsg.VecReply    // rc_vec_reply
+	ScalarReply = ringmsg.ScalarReply // rc_scalar_reply
+	SpMVReply   = ringmsg.SpMVReply   // rc_spmv_reply
+)

@@ -6,40 +6,16 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
-	"reflect"
 	"testing"
 
 	"github.com/ringactor/ringactor/gpu"
 	"github.com/ringactor/ringactor/gpu/ringmsg"
 )
 
-// TestRingmsgLayout: gpu/ringmsg's public message types have the layout of
-// this package's mirrors, which layout_test.go compares with the C structs.
-func TestRingmsgLayout(t *testing.T) {
-	for _, p := range [][2]reflect.Type{
-		{reflect.TypeFor[ringmsg.VecMsg](), reflect.TypeFor[VecMsg]()},
-		{reflect.TypeFor[ringmsg.UnaryMsg](), reflect.TypeFor[UnaryMsg]()},
-		{reflect.TypeFor[ringmsg.ReduceMsg](), reflect.TypeFor[ReduceMsg]()},
-		{reflect.TypeFor[ringmsg.SpMVMsg](), reflect.TypeFor[SpMVMsg]()},
-		{reflect.TypeFor[ringmsg.VecReply](), reflect.TypeFor[VecReply]()},
-		{reflect.TypeFor[ringmsg.ScalarReply](), reflect.TypeFor[ScalarReply]()},
-		{reflect.TypeFor[ringmsg.SpMVReply](), reflect.TypeFor[SpMVReply]()},
-	} {
-		a, b := p[0], p[1]
-		if a.Size() != b.Size() || a.NumField() != b.NumField() {
-			t.Errorf("%v: size %d, %d fields; mirror %d, %d", a, a.Size(), a.NumField(), b.Size(), b.NumField())
-			continue
-		}
-		for i := range a.NumField() {
-			fa, fb := a.Field(i), b.Field(i)
-			if fa.Offset != fb.Offset || fa.Type.Size() != fb.Type.Size() || fa.Type.Kind() != fb.Type.Kind() {
-				t.Errorf("%v.%s at %d (%v) vs mirror %s at %d (%v)", a, fa.Name, fa.Offset, fa.Type, fb.Name, fb.Offset, fb.Type)
-			}
-		}
-	}
-	if ringmsg.VecMax != VecMax || ringmsg.SpMVMaxRows != SpMVMaxRows || ringmsg.SpMVMaxCols != SpMVMaxCols || ringmsg.SpMVMaxNNZ != SpMVMaxNNZ {
-		t.Error("limits differ from ring_abi.h")
-	}
+// TestRingmsgTypeIDs: gpu/ringmsg's ops are the slot type ids of
+// ring_abi.h (its message types are this package's payload types, whose
+// layouts layout_test.go compares with the C structs).
+func TestRingmsgTypeIDs(t *testing.T) {
 	for op, id := range map[ringmsg.Op]uint32{ringmsg.Add: MsgAdd, ringmsg.Mul: MsgMul, ringmsg.Scale: MsgScale, ringmsg.ReLU: MsgReLU,
 		ringmsg.LeakyReLU: MsgLeakyReLU, ringmsg.Sum: MsgSum, ringmsg.Min: MsgMin, ringmsg.Max: MsgMax, ringmsg.SpMV: MsgSpMV} {
 		if op.TypeID() != id {
