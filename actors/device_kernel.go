@@ -19,6 +19,10 @@ import (
 // PlacementCPU is the placement of a kernel that runs on the CPU.
 const PlacementCPU = "cpu"
 
+// devicePollMax is the longest pause between two looks at a device ring
+// kernel's replies while it holds messages.
+const devicePollMax = 200 * time.Microsecond
+
 // deviceTerminateTimeout bounds waiting for a device ring kernel's
 // terminated acknowledgement.
 const deviceTerminateTimeout = 5 * time.Second
@@ -142,9 +146,14 @@ func (p *devicePump[Req, Resp]) run() error {
 			idle = 0
 			continue
 		}
+		yields := k.def.wait.Spins + k.def.wait.Yields
 		switch {
-		case len(p.pending) > 0 || idle < k.def.wait.Spins+k.def.wait.Yields:
-			runtime.Gosched() // replies are on their way: keep looking
+		case idle < yields:
+			runtime.Gosched()
+		case len(p.pending) > 0 || k.devHeld != nil:
+			// The device is working on what it holds: poll with a backoff
+			// (up to devicePollMax) instead of taking a core from it.
+			time.Sleep(min(time.Duration(idle-yields+1)*10*time.Microsecond, devicePollMax))
 		default:
 			k.wake.Park(func() bool {
 				return cb.Terminate.Load() != 0 || (cb.IsOpen() && (k.ready() || k.devHeld != nil))
