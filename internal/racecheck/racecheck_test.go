@@ -2,9 +2,10 @@ package racecheck
 
 import "testing"
 
-// TestDependencyRacesOnly checks the filter of children's race reports: a
-// race whose accesses are both in Proto.Actor (through a runtime map
-// access or not) passes, one that touches ringactor's code fails.
+// TestDependencyOnly checks the filter of children's race reports: a race
+// between the dependencies' goroutines (Proto.Actor, protobuf; through a
+// runtime map access or not) passes, one with an access in ringactor's
+// code fails.
 func TestDependencyOnly(t *testing.T) {
 	const depRace = `==================
 WARNING: DATA RACE
@@ -32,6 +33,22 @@ Previous write at 0x00c000106a38 by goroutine 99:
       /root/go/pkg/mod/z.go:3 +0x3
 ==================
 `
+	const protobufRace = `==================
+WARNING: DATA RACE
+Write at 0x00c00029f238 by goroutine 1613:
+  github.com/asynkron/protoactor-go/cluster.setKey()
+      /root/go/pkg/mod/x.go:43 +0x3e4
+
+Previous read at 0x00c00029f238 by goroutine 1610:
+  google.golang.org/protobuf/internal/impl.appendInt64NoZero()
+      /root/go/pkg/mod/y.go:1899 +0x56
+  github.com/asynkron/protoactor-go/remote.Serialize()
+      /root/go/pkg/mod/z.go:24 +0xa1
+==================
+`
+	if err := DependencyOnly(protobufRace); err != nil {
+		t.Errorf("race between Proto.Actor and protobuf rejected: %v", err)
+	}
 	if err := DependencyOnly("log line\n" + depRace); err != nil {
 		t.Errorf("race inside Proto.Actor rejected: %v", err)
 	}
