@@ -113,6 +113,20 @@ func (k *kernel[Req, Resp]) startLoop(c actor.Context) {
 		Poll:  func(draining bool) (bool, error) { return k.poll(h, draining) },
 		Ready: k.ready,
 	}
+	if held := k.devHeld; held != nil {
+		// A device incarnation left a message it had taken but not
+		// submitted; this CPU incarnation handles it first.
+		k.devHeld = nil
+		poll, ready := loop.Poll, loop.Ready
+		loop.Poll = func(draining bool) (bool, error) {
+			if s := held; s != nil {
+				held = nil
+				return true, k.handle(h, s, draining)
+			}
+			return poll(draining)
+		}
+		loop.Ready = func() bool { return held != nil || ready() }
+	}
 	k.spawnLoop(c, loop.Run)
 }
 
@@ -233,6 +247,10 @@ func (k *kernel[Req, Resp]) onStopping() {
 		k.wake.Notify()
 		<-k.loopDone
 	} else { // no loop: this goroutine is the ring's consumer now
+		if s := k.devHeld; s != nil {
+			k.devHeld = nil
+			k.handle(nil, s, true) // rejecting: the handler is never called
+		}
 		for found := true; found; {
 			found, _ = k.poll(nil, true) // rejecting: the handler is never called
 		}
