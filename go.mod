@@ -1,9 +1,9 @@
 module github.com/ringactor/ringactor
 
-go 1.26.8
+go 1.26.0
 
 require (
-	github.com/NVIDIA/go-nvml v0.13.4-0
+	github.com/NVIDIA/go-nvml v0.12.4-1
 	github.com/asynkron/protoactor-go v0.0.0-20240822202345-3c0e61ca19c9
 	github.com/vmihailenco/msgpack/v5 v5.4.1
 	go.etcd.io/etcd/client/v3 v3.5.10

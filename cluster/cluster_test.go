@@ -4,7 +4,7 @@
 // remote.Start calls grpclog.SetLoggerV2 on every start while the first
 // member's gRPC server goroutine reads the logger, a data race inside the
 // dependency that the race detector reports on every run. So they are built
-// without -race only, and .ci/run runs them in a separate, race-free step;
+// without -race only, and ./test.sh runs them in a separate, race-free step;
 // the multi-process member tests of issue 5 will lift this.
 
 package cluster_test

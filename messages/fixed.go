@@ -14,7 +14,7 @@ var ErrNotFixedLayout = errors.New("ringactor/messages: not a fixed-layout type"
 
 // CheckFixed reports whether t is a fixed-layout type: booleans, integers
 // and floats of explicit size, arrays and structs of those. Such a value is
-// exactly its bytes, which is what device payloads need (DESIGN.md: the Go
+// exactly its bytes, which is what device payloads need (docs/DESIGN.md: the Go
 // layout is compared with the C struct of the .cu side in tests).
 func CheckFixed(t reflect.Type) error {
 	switch t.Kind() {
