@@ -140,7 +140,11 @@ func NewKernel[Req, Resp any](id string, newHandler func() Handler[Req, Resp], o
 }
 
 // NewStatelessKernel declares a ring kernel from a handler that keeps no state.
+// A nil h is refused with ErrInvalidKernel at registration and launch.
 func NewStatelessKernel[Req, Resp any](id string, h Handler[Req, Resp], opts ...KernelOption) *KernelDef[Req, Resp] {
+	if h == nil {
+		return NewKernel[Req, Resp](id, nil, opts...)
+	}
 	return NewKernel(id, func() Handler[Req, Resp] { return h }, opts...)
 }
 

@@ -179,22 +179,8 @@ func (p *devicePump[Req, Resp]) forward(draining bool) (bool, error) {
 		}
 		k.devHeld = nil
 		var zero Resp
-		switch {
-		case s.fwd != nil:
-			k.finish(s, zero, s.fwd, false)
-			moved = true
-			continue
-		case draining && k.rejectAll.Load():
-			k.finish(s, zero, kernelErr(k.def.id, k.drainCause), false)
-			moved = true
-			continue
-		case draining && k.def.drain == DrainReject:
-			k.finish(s, zero, kernelErr(k.def.id, ErrTerminated), false)
-			moved = true
-			continue
-		}
-		if err := s.ctx.Err(); err != nil { // the requester gave up before its turn
-			k.finish(s, zero, kernelErr(k.def.id, err), false)
+		if err := k.screen(s, draining); err != nil {
+			k.finish(s, zero, err, false)
 			moved = true
 			continue
 		}

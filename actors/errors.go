@@ -6,6 +6,7 @@ import (
 	"reflect"
 
 	"github.com/ringactor/ringactor/gpu"
+	"github.com/ringactor/ringactor/lifecycle"
 )
 
 // Errors of the runtime API. Each is matched with errors.Is; the typed
@@ -27,15 +28,34 @@ var (
 	// ErrNilMessage: a nil pointer, map, slice, func, chan or interface was sent.
 	ErrNilMessage = errors.New("ringactor: nil message")
 	// ErrRingFull: the kernel's ring and overflow are full and its
-	// backpressure policy is Reject.
+	// backpressure policy is Reject, or the message was posted to the
+	// kernel's PID (a Proto.Actor Send or Request cannot wait for room).
 	ErrRingFull = errors.New("ringactor: ring full")
 	// ErrDropped: the message was evicted by the DropOldest policy.
 	ErrDropped = errors.New("ringactor: message dropped")
 	// ErrRuntimeClosed: the runtime was closed.
 	ErrRuntimeClosed = errors.New("ringactor: runtime closed")
-	// ErrInvalidKernel: a kernel definition is malformed (empty id, no handler).
+	// ErrInvalidKernel: a kernel definition is malformed (empty id, no
+	// handler, a handler factory that returns nil or panics at launch).
 	ErrInvalidKernel = errors.New("ringactor: invalid kernel definition")
+	// ErrInternalEvent: a lifecycle.Command carried an event that only the
+	// kernel itself raises (Fault, Restart); it is refused and changes nothing.
+	ErrInternalEvent = errors.New("ringactor: internal lifecycle event")
 )
+
+// InternalEventError reports a lifecycle.Command with an event that only the
+// kernel raises itself. It matches ErrInternalEvent.
+type InternalEventError struct {
+	Event lifecycle.Event
+}
+
+// Error implements error.
+func (e *InternalEventError) Error() string {
+	return fmt.Sprintf("ringactor: lifecycle event %q is internal to a kernel and cannot be sent to it", e.Event)
+}
+
+// Is matches ErrInternalEvent.
+func (e *InternalEventError) Is(target error) bool { return target == ErrInternalEvent }
 
 // KernelError names the kernel an error is about.
 type KernelError struct {

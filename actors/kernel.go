@@ -96,6 +96,10 @@ type kernel[Req, Resp any] struct {
 	// PlacementCPU); nil before the first start
 	placement atomic.Pointer[string]
 
+	// firstHandler is the handler launch built for the first incarnation
+	// (nil for a device kernel); the actor takes it at its first start.
+	firstHandler Handler[Req, Resp]
+
 	// owned by the actor goroutine
 	loopRunning bool
 	// devHeld is a message a device pump took from the ring but could not
@@ -141,6 +145,9 @@ func (k *kernel[Req, Resp]) setState(s lifecycle.State) {
 
 // launch allocates the rings, resolves the downstream kernel and spawns the
 // kernel actor under the orchestrator; the loop starts with its gate closed.
+// The transition is checked before anything is replaced, under the admission
+// lock, so a second or concurrent Launch fails with ErrInvalidTransition and
+// changes nothing.
 func (k *kernel[Req, Resp]) launch(ctx context.Context) error {
 	if _, err := messages.IDOf[Req](); err != nil {
 		return kernelErr(k.def.id, err)
@@ -148,6 +155,16 @@ func (k *kernel[Req, Resp]) launch(ctx context.Context) error {
 	if _, err := messages.IDOf[Resp](); err != nil {
 		return kernelErr(k.def.id, err)
 	}
+	if err := ctx.Err(); err != nil {
+		return kernelErr(k.def.id, err)
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	next, err := lifecycle.Transition(k.st, lifecycle.Launch)
+	if err != nil {
+		return kernelErr(k.def.id, err)
+	}
+	down, term := k.down, k.term
 	if k.def.downstream != "" {
 		d, err := k.rt.lookup(k.def.downstream)
 		if err != nil {
@@ -157,33 +174,45 @@ func (k *kernel[Req, Resp]) launch(ctx context.Context) error {
 		if !ok {
 			return &WrongMessageTypeError{Kernel: d.kernelID(), Role: "message", Want: d.messageType(), Got: reflect.TypeFor[Resp]()}
 		}
-		k.down, k.term = in, in.terminalType()
+		down, term = in, in.terminalType()
 	}
 	ring, err := gpu.NewRing[slot[Req, Resp]](k.def.capacity)
 	if err != nil {
 		return kernelErr(k.def.id, err)
 	}
-	k.in = ring
-	k.out = make(chan output[Resp], k.def.outCap)
-	k.mu.Lock()
-	next, err := lifecycle.Transition(k.st, lifecycle.Launch)
-	if err != nil {
-		k.mu.Unlock()
-		return kernelErr(k.def.id, err)
+	// The first incarnation's handler is built now, so a factory that
+	// returns nil (or panics) is refused at launch, not at the first message.
+	var first Handler[Req, Resp]
+	if k.def.device == 0 {
+		if first, err = k.buildHandler(); err != nil {
+			return kernelErr(k.def.id, err)
+		}
 	}
+	k.in, k.out, k.down, k.term, k.firstHandler = ring, make(chan output[Resp], k.def.outCap), down, term, first
 	k.setState(next)
-	k.mu.Unlock()
+	// Spawning runs no code of this kernel's actor synchronously (Started is
+	// delivered on the actor's own goroutine), so it may happen under mu.
 	pid, err := k.rt.orch.spawn(ctx, k.def.id, k.props())
 	if err != nil {
-		k.mu.Lock()
 		k.setState(lifecycle.Created)
-		k.mu.Unlock()
 		return kernelErr(k.def.id, err)
 	}
-	k.mu.Lock()
 	k.self = pid
-	k.mu.Unlock()
 	return nil
+}
+
+// buildHandler runs the handler factory, turning a nil handler or a panic
+// into ErrInvalidKernel.
+func (k *kernel[Req, Resp]) buildHandler() (h Handler[Req, Resp], err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			h, err = nil, fmt.Errorf("%w: the handler factory panicked: %v", ErrInvalidKernel, p)
+		}
+	}()
+	if h = k.def.newHandler(); h == nil {
+		return nil, fmt.Errorf("%w: the handler factory returned a nil handler", ErrInvalidKernel)
+	}
+	return h, nil
 }
 
 // props are the kernel actor's Proto.Actor properties: its producer and the
@@ -206,8 +235,10 @@ func (k *kernel[Req, Resp]) acceptErr() error {
 
 // admit puts s into the ring, or behind it into the overflow, applying the
 // backpressure policy when both are full. wait says whether the sender may be
-// made to wait (a Proto.Actor sender may not: Proto.Actor sends never block,
-// so for it the overflow grows as its mailbox would).
+// made to wait: a message posted to the kernel's PID may not (it would stall
+// the sending actor or a remote endpoint reader), so under Block it is
+// rejected with ErrRingFull when ring and overflow are full, never queued
+// without bound.
 func (k *kernel[Req, Resp]) admit(ctx context.Context, s slot[Req, Resp], wait bool) error {
 	for {
 		k.mu.Lock()
@@ -220,19 +251,19 @@ func (k *kernel[Req, Resp]) admit(ctx context.Context, s slot[Req, Resp], wait b
 			k.wake.Notify()
 			return nil
 		}
-		if k.overflow.len() < k.def.overflow || (!wait && k.def.policy == Block) {
+		if k.overflow.len() < k.def.overflow {
 			k.overflow.push(s)
 			k.ovLen.Store(int64(k.overflow.len()))
 			k.mu.Unlock()
 			k.wake.Notify()
 			return nil
 		}
-		switch k.def.policy {
-		case Reject:
-			k.cb.Dropped.Store(k.cb.Dropped.Load() + 1)
+		switch {
+		case k.def.policy == Reject, k.def.policy == Block && !wait:
+			k.cb.Dropped.Add(1)
 			k.mu.Unlock()
-			return &BackpressureError{Kernel: k.def.id, MessageID: s.id, Policy: Reject, Err: ErrRingFull}
-		case DropOldest:
+			return &BackpressureError{Kernel: k.def.id, MessageID: s.id, Policy: k.def.policy, Err: ErrRingFull}
+		case k.def.policy == DropOldest:
 			var old slot[Req, Resp]
 			if k.overflow.len() > 0 {
 				old = k.overflow.pop()
@@ -240,12 +271,14 @@ func (k *kernel[Req, Resp]) admit(ctx context.Context, s slot[Req, Resp], wait b
 			} else {
 				old = s
 			}
-			k.cb.Dropped.Store(k.cb.Dropped.Load() + 1)
+			k.cb.Dropped.Add(1)
 			k.mu.Unlock()
-			var zero Resp
 			// The evicted message (the new one when there is no overflow to
 			// evict from) gets ErrDropped as its outcome, like any other.
-			k.deliver(&old, zero, &BackpressureError{Kernel: k.def.id, MessageID: old.id, Policy: DropOldest, Err: ErrDropped})
+			if !wait {
+				ctx = expired // a PID sender cannot wait for room either
+			}
+			k.deliverEvicted(ctx, &old, &BackpressureError{Kernel: k.def.id, MessageID: old.id, Policy: DropOldest, Err: ErrDropped})
 			return nil
 		}
 		ch := k.space
@@ -328,19 +361,8 @@ func (k *kernel[Req, Resp]) next() (slot[Req, Resp], bool) {
 // returns a fault when the decider wants the kernel restarted.
 func (k *kernel[Req, Resp]) handle(h Handler[Req, Resp], s *slot[Req, Resp], draining bool) error {
 	var zero Resp
-	switch {
-	case s.fwd != nil:
-		k.finish(s, zero, s.fwd, false)
-		return nil
-	case draining && k.rejectAll.Load():
-		k.finish(s, zero, kernelErr(k.def.id, k.drainCause), false)
-		return nil
-	case draining && k.def.drain == DrainReject:
-		k.finish(s, zero, kernelErr(k.def.id, ErrTerminated), false)
-		return nil
-	}
-	if err := s.ctx.Err(); err != nil { // the requester gave up before its turn
-		k.finish(s, zero, kernelErr(k.def.id, err), false)
+	if err := k.screen(s, draining); err != nil {
+		k.finish(s, zero, err, false)
 		return nil
 	}
 	resp, ee := k.invoke(h, s)
@@ -353,6 +375,30 @@ func (k *kernel[Req, Resp]) handle(h Handler[Req, Resp], s *slot[Req, Resp], dra
 		return nil
 	}
 	return ee
+}
+
+// screen says why a message must not run, or nil: a failure forwarded from
+// upstream, a drain that rejects, a requester that gave up, a kernel aborted
+// by a Terminate whose context ended. The CPU loop and the device pump both
+// screen every message with it.
+func (k *kernel[Req, Resp]) screen(s *slot[Req, Resp], draining bool) error {
+	switch {
+	case s.fwd != nil:
+		return s.fwd
+	case draining && k.rejectAll.Load():
+		return kernelErr(k.def.id, k.drainCause)
+	case draining && k.def.drain == DrainReject:
+		return kernelErr(k.def.id, ErrTerminated)
+	}
+	if err := s.ctx.Err(); err != nil { // the requester gave up before its turn
+		if s.ctx == k.ctx {
+			// Not a requester's context but the kernel's own: a Terminate
+			// whose context ended aborted the kernel. The message did not run.
+			err = fmt.Errorf("%w: not handled (the terminate's context ended before its turn: %w)", ErrTerminated, err)
+		}
+		return kernelErr(k.def.id, err)
+	}
+	return nil
 }
 
 // invoke calls the handler, turning an error or a panic into an ExecutionError.
@@ -426,16 +472,52 @@ func (k *kernel[Req, Resp]) deliverLocal(s *slot[Req, Resp], err error) {
 // Only an aborted kernel (its runtime closed without readers) gives up, and
 // counts the lost output as dropped.
 func (k *kernel[Req, Resp]) emit(o output[Resp]) {
+	if !k.emitWithin(nil, o) {
+		k.cb.Dropped.Add(1)
+	}
+}
+
+// emitWithin appends to the receive stream, waiting for a reader while it is
+// full, until the kernel is aborted or ctx (if not nil) ends. It reports
+// whether the output was delivered.
+func (k *kernel[Req, Resp]) emitWithin(ctx context.Context, o output[Resp]) bool {
 	select {
 	case k.out <- o:
-		return
+		return true
 	default:
 	}
+	var done <-chan struct{}
+	if ctx != nil {
+		done = ctx.Done()
+	}
 	select {
 	case k.out <- o:
+		return true
 	case <-k.ctx.Done():
-		k.cb.Dropped.Store(k.cb.Dropped.Load() + 1)
+	case <-done:
 	}
+	return false
+}
+
+// expired is a context that has already ended: waiting under it never waits.
+var expired = func() context.Context {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	return ctx
+}()
+
+// deliverEvicted delivers the ErrDropped outcome of a message evicted at
+// admission: to the message's own target, or to the receive stream, where
+// the evicting sender waits for room no longer than its context allows. An
+// outcome that finds no room in time is lost; its message is counted in
+// Dropped already.
+func (k *kernel[Req, Resp]) deliverEvicted(ctx context.Context, s *slot[Req, Resp], err error) {
+	var zero Resp
+	if s.w == nil && k.down == nil && s.reply == nil {
+		k.emitWithin(ctx, output[Resp]{id: s.id, err: err})
+		return
+	}
+	k.deliver(s, zero, err)
 }
 
 // forward admits a message from an upstream kernel (or a chain requester),
@@ -509,7 +591,7 @@ func (k *kernel[Req, Resp]) send(ctx context.Context, msg Req) (uint64, error) {
 // receive takes the next item of the receive stream.
 func (k *kernel[Req, Resp]) receive(ctx context.Context) (Resp, uint64, error) {
 	var zero Resp
-	if k.out == nil {
+	if k.state() == lifecycle.Created { // launch publishes out before the state
 		return zero, 0, kernelErr(k.def.id, ErrNotLaunched)
 	}
 	select {
@@ -538,9 +620,12 @@ func (k *kernel[Req, Resp]) stats() telemetry.KernelStats {
 	depth := k.ovLen.Load()
 	var capacity int
 	var mem int64
-	if k.in != nil {
-		depth += int64(k.in.Len())
-		capacity = k.in.Cap()
+	k.mu.Lock()
+	in := k.in
+	k.mu.Unlock()
+	if in != nil {
+		depth += int64(in.Len())
+		capacity = in.Cap()
 		mem = int64(capacity)*int64(reflect.TypeFor[slot[Req, Resp]]().Size()) + int64(reflect.TypeFor[gpu.ControlBlock]().Size())
 	}
 	backend := PlacementCPU

@@ -62,9 +62,9 @@ func (a *kernelActor[Req, Resp]) Receive(c actor.Context) {
 	case *lifecycleRequest:
 		k.apply(c, m.event, func(r lifecycle.Reply) { m.done <- r })
 	case *lifecycle.Command:
-		k.apply(c, m.Event, func(r lifecycle.Reply) { c.Respond(&r) })
+		k.applyCommand(c, m.Event)
 	case lifecycle.Command:
-		k.apply(c, m.Event, func(r lifecycle.Reply) { c.Respond(&r) })
+		k.applyCommand(c, m.Event)
 	case actor.SystemMessage, actor.AutoReceiveMessage:
 	default:
 		// A message of the kernel's type never gets here (the mailbox admits
@@ -107,7 +107,16 @@ func (k *kernel[Req, Resp]) startLoop(c actor.Context) {
 		}
 		k.setPlacement(PlacementCPU, err)
 	}
-	h := k.def.newHandler()
+	h := k.firstHandler
+	k.firstHandler = nil
+	if h == nil {
+		h = k.def.newHandler()
+	}
+	if h == nil {
+		// A factory that built a handler at launch returned nil at a restart:
+		// fail this incarnation; the supervisor decides what follows.
+		panic(fmt.Errorf("ringactor: kernel %q: %w: the handler factory returned a nil handler", k.def.id, ErrInvalidKernel))
+	}
 	loop := &cpu.Loop{
 		Control: k.cb, Wake: k.wake, Wait: k.def.wait,
 		Poll:  func(draining bool) (bool, error) { return k.poll(h, draining) },
@@ -176,10 +185,30 @@ func (k *kernel[Req, Resp]) onLoopEnd(c actor.Context, fault error) {
 // drained reports whether nothing is left in the ring or the overflow.
 func (k *kernel[Req, Resp]) drained() bool { return k.in.Empty() && k.ovLen.Load() == 0 }
 
-// apply applies a lifecycle event and answers with the transition.
+// applyCommand applies a lifecycle.Command that an actor sent to the kernel's
+// PID. The reply goes to the sender captured now: a Terminate is answered
+// later, when the drain ends, while the actor handles another message.
+func (k *kernel[Req, Resp]) applyCommand(c actor.Context, ev lifecycle.Event) {
+	sender := c.Sender()
+	root := k.rt.system.Root
+	k.apply(c, ev, func(r lifecycle.Reply) {
+		if sender != nil {
+			root.Send(sender, &r)
+		}
+	})
+}
+
+// apply applies a lifecycle event and answers with the transition. Fault and
+// Restart are the kernel's own events (its loop failed, its supervisor
+// restarted it): from outside they are refused with ErrInternalEvent.
 func (k *kernel[Req, Resp]) apply(c actor.Context, ev lifecycle.Event, reply func(lifecycle.Reply)) {
 	k.mu.Lock()
 	from := k.st
+	if ev == lifecycle.Fault || ev == lifecycle.Restart {
+		k.mu.Unlock()
+		reply(lifecycle.Reply{From: from, To: from, Err: kernelErr(k.def.id, &InternalEventError{Event: ev})})
+		return
+	}
 	next, err := lifecycle.Transition(from, ev)
 	if err != nil {
 		k.mu.Unlock()
