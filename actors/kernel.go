@@ -472,29 +472,25 @@ func (k *kernel[Req, Resp]) deliverLocal(s *slot[Req, Resp], err error) {
 // Only an aborted kernel (its runtime closed without readers) gives up, and
 // counts the lost output as dropped.
 func (k *kernel[Req, Resp]) emit(o output[Resp]) {
-	if !k.emitWithin(nil, o) {
+	if !k.emitWithin(context.Background(), o) {
 		k.cb.Dropped.Add(1)
 	}
 }
 
 // emitWithin appends to the receive stream, waiting for a reader while it is
-// full, until the kernel is aborted or ctx (if not nil) ends. It reports
-// whether the output was delivered.
+// full, until the kernel is aborted or ctx ends. It reports whether the
+// output was delivered.
 func (k *kernel[Req, Resp]) emitWithin(ctx context.Context, o output[Resp]) bool {
 	select {
 	case k.out <- o:
 		return true
 	default:
 	}
-	var done <-chan struct{}
-	if ctx != nil {
-		done = ctx.Done()
-	}
 	select {
 	case k.out <- o:
 		return true
 	case <-k.ctx.Done():
-	case <-done:
+	case <-ctx.Done():
 	}
 	return false
 }
