@@ -131,6 +131,7 @@ func (p *devicePump[Req, Resp]) run() error {
 			fwd, err = p.forward(draining)
 			progressed = progressed || fwd
 		}
+		k.endBatch()
 		if err != nil {
 			return p.stop(err)
 		}
@@ -251,6 +252,7 @@ func (p *devicePump[Req, Resp]) stop(fault error) error {
 			Err: fmt.Errorf("device ring kernel stopped without answering: %w", errors.Join(werr, fault))}, true)
 		delete(p.pending, id)
 	}
+	p.k.endBatch()
 	cerr := p.ring.Close(ctx)
 	if fault != nil {
 		return fault

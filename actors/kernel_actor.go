@@ -130,7 +130,9 @@ func (k *kernel[Req, Resp]) startLoop(c actor.Context) {
 		loop.Poll = func(draining bool) (bool, error) {
 			if s := held; s != nil {
 				held = nil
-				return true, k.handle(h, s, draining)
+				err := k.handle(h, s, draining)
+				k.endBatch()
+				return true, err
 			}
 			return poll(draining)
 		}
@@ -279,6 +281,7 @@ func (k *kernel[Req, Resp]) onStopping() {
 		if s := k.devHeld; s != nil {
 			k.devHeld = nil
 			k.handle(nil, s, true) // rejecting: the handler is never called
+			k.endBatch()
 		}
 		for found := true; found; {
 			found, _ = k.poll(nil, true) // rejecting: the handler is never called

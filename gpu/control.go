@@ -71,6 +71,53 @@ func (cb *ControlBlock) RecordMessage(latency time.Duration, failed bool, now in
 	cb.Heartbeat.Store(uint64(now))
 }
 
+// Batch accumulates the latencies of a batch of handled messages, so the
+// loop writes the latency words once per batch instead of once per message.
+// Latencies are kept as admission times: at the end of the batch, each
+// message's latency is the batch's end minus its admission.
+type Batch struct {
+	n              uint64
+	enqMin, enqMax int64
+	enqSum         int64
+}
+
+// Add records one handled message admitted at enq (monotonic nanoseconds).
+func (b *Batch) Add(enq int64) {
+	if b.n == 0 || enq < b.enqMin {
+		b.enqMin = enq
+	}
+	if b.n == 0 || enq > b.enqMax {
+		b.enqMax = enq
+	}
+	b.enqSum += enq
+	b.n++
+}
+
+// Len returns how many messages the batch holds.
+func (b *Batch) Len() int { return int(b.n) }
+
+// RecordBatch records the latencies of a batch (Processed and Errors are
+// counted per message by the loop, before each reply leaves): end is the
+// monotonic time the batch's last reply was delivered (the clock of the
+// admission times), unix its wall-clock equivalent for the heartbeat. A
+// message's latency is measured to the end of its batch, so it is an upper
+// bound by at most the time the rest of the batch took. b is reset.
+func (cb *ControlBlock) RecordBatch(b *Batch, end, unix int64) {
+	if b.n == 0 {
+		return
+	}
+	if ns := uint64(max(end-b.enqMax, 0)); ns < cb.LatencyMin.Load() {
+		cb.LatencyMin.Store(ns)
+	}
+	if ns := uint64(max(end-b.enqMin, 0)); ns > cb.LatencyMax.Load() {
+		cb.LatencyMax.Store(ns)
+	}
+	cb.LatencySum.Store(cb.LatencySum.Load() + uint64(max(int64(b.n)*end-b.enqSum, 0)))
+	cb.LatencyCount.Store(cb.LatencyCount.Load() + b.n)
+	cb.Heartbeat.Store(uint64(unix))
+	*b = Batch{}
+}
+
 // Beat records loop activity without a message (start, restart, exit).
 func (cb *ControlBlock) Beat(now int64) { cb.Heartbeat.Store(uint64(now)) }
 

@@ -116,6 +116,37 @@ func (r *Ring[T]) TryPop() (T, bool) {
 	return v, true
 }
 
+// Pending acquires the producer's progress and returns how many messages
+// the consumer can take now, without taking any: the start of a batch. The
+// consumer reads them in place with Peek and gives their slots back with one
+// Release, so a batch costs one acquire and one release however long it is
+// (the LMAX Disruptor's batch consumption). Consumer side only.
+func (r *Ring[T]) Pending() int {
+	r.cachedTail = r.tail.Load()
+	return int(r.cachedTail - r.head.Load())
+}
+
+// Peek returns the i-th pending message in place (0 is the oldest), for
+// 0 <= i < Pending(). The pointer is valid until Release. Consumer side only.
+func (r *Ring[T]) Peek(i int) *T {
+	return &r.slots[(r.head.Load()+uint64(i))&r.mask]
+}
+
+// Release gives the n oldest pending messages' slots back to the producer
+// with one release store, clearing them so the ring keeps no garbage alive.
+// Consumer side only; n <= Pending().
+func (r *Ring[T]) Release(n int) {
+	if n <= 0 {
+		return
+	}
+	var zero T
+	head := r.head.Load()
+	for i := range uint64(n) {
+		r.slots[(head+i)&r.mask] = zero
+	}
+	r.head.Store(head + uint64(n)) // release: the slots are free
+}
+
 // Empty reports whether the consumer would find nothing. Consumer side only
 // (or an observer that tolerates a stale answer).
 func (r *Ring[T]) Empty() bool {

@@ -165,3 +165,59 @@ func BenchmarkRingSPSC(b *testing.B) {
 	}
 	<-done
 }
+
+// A batch is read in place and released with one store: the producer sees
+// the slots free only after Release, the consumer sees them in order, and
+// released slots are cleared.
+func TestRingBatch(t *testing.T) {
+	r, err := NewRing[*int](8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vals := make([]int, 8)
+	for i := range vals {
+		vals[i] = i
+		if !r.TryPush(&vals[i]) {
+			t.Fatalf("push %d", i)
+		}
+	}
+	if n := r.Pending(); n != 8 {
+		t.Fatalf("Pending = %d, want 8", n)
+	}
+	for i := range 5 {
+		if got := *r.Peek(i); *got != i {
+			t.Fatalf("Peek(%d) = %d", i, *got)
+		}
+	}
+	if r.TryPush(&vals[0]) {
+		t.Fatal("push into a full ring before Release")
+	}
+	r.Release(5)
+	if n := r.Pending(); n != 3 {
+		t.Fatalf("Pending after Release(5) = %d, want 3", n)
+	}
+	for i := range 5 {
+		if r.slots[i] != nil {
+			t.Fatalf("slot %d not cleared", i)
+		}
+	}
+	for i := range 5 {
+		if !r.TryPush(&vals[i]) {
+			t.Fatalf("push %d after Release", i)
+		}
+	}
+	want := []int{5, 6, 7, 0, 1, 2, 3, 4}
+	if n := r.Pending(); n != len(want) {
+		t.Fatalf("Pending = %d", n)
+	}
+	for i, w := range want {
+		if got := *r.Peek(i); *got != w {
+			t.Fatalf("Peek(%d) = %d, want %d", i, *got, w)
+		}
+	}
+	r.Release(0) // no-op
+	r.Release(len(want))
+	if !r.Empty() || r.Pending() != 0 {
+		t.Fatal("ring not empty after releasing everything")
+	}
+}
