@@ -106,7 +106,8 @@ func freedErr(op string) error {
 }
 
 // layout validates a dtype and a shape and returns the number of elements
-// and of bytes of a buffer of them.
+// and of bytes of a buffer of them. A byte size that overflows int is a
+// *ShapeError.
 func layout(op string, dt DType, s Shape) (n, nbytes int, err error) {
 	if !dt.Valid() {
 		return 0, 0, &MemoryError{Op: op, Reason: "dtype " + dt.String(), Err: ErrDType}
@@ -117,7 +118,7 @@ func layout(op string, dt DType, s Shape) (n, nbytes int, err error) {
 	}
 	size := dt.Size()
 	if n > math.MaxInt/size {
-		return 0, 0, &MemoryError{Op: op, Reason: fmt.Sprintf("%d elements of %s overflow int bytes", n, dt)}
+		return 0, 0, shapeErr(s, fmt.Sprintf("%d elements of %s overflow int bytes", n, dt))
 	}
 	return n, n * size, nil
 }
@@ -139,6 +140,8 @@ func (b *UnifiedBuffer) setShape(s Shape) {
 // data must not be empty (*ShapeError otherwise). The buffer and the caller
 // share data from now on: writes through either are seen by the other
 // (call MarkHostDirty after writing data once the buffer is on a device).
+// A buffer of more bytes than MaxAllocation is a *MemoryError wrapping
+// ErrOutOfMemory, like for Zeros.
 func NewBuffer[T Number](data []T, shape ...int) (*UnifiedBuffer, error) {
 	s := Shape(shape)
 	if len(s) == 0 {
@@ -157,6 +160,9 @@ func NewBuffer[T Number](data []T, shape ...int) (*UnifiedBuffer, error) {
 		return nil, shapeErr(s, strconv.Itoa(n)+" elements, but data has "+strconv.Itoa(len(data)))
 	}
 	dt := DTypeOf[T]()
+	if err := checkAllocation("NewBuffer", n*dt.Size(), MaxAllocation()); err != nil {
+		return nil, err
+	}
 	b := &UnifiedBuffer{dtype: dt, n: n, hostDirty: true}
 	b.host = unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(data))), n*dt.Size())
 	b.setShape(s)
@@ -165,12 +171,17 @@ func NewBuffer[T Number](data []T, shape ...int) (*UnifiedBuffer, error) {
 
 // FromBytes returns a new buffer holding a copy of raw, the little-endian
 // bytes of shape.Len() elements of dt. An invalid dtype is a *MemoryError
-// wrapping ErrDType, an invalid shape a *ShapeError, and a len(raw) other
-// than shape.Len()*dt.Size() a *MemoryError.
+// wrapping ErrDType, an invalid shape (also one whose byte size overflows
+// int) a *ShapeError, a byte size above MaxAllocation (see
+// SetMaxAllocation) a *MemoryError wrapping ErrOutOfMemory, and a len(raw)
+// other than shape.Len()*dt.Size() a *MemoryError.
 func FromBytes(dt DType, shape Shape, raw []byte) (*UnifiedBuffer, error) {
 	const op = "FromBytes"
 	n, nbytes, err := layout(op, dt, shape)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkAllocation(op, nbytes, MaxAllocation()); err != nil {
 		return nil, err
 	}
 	if len(raw) != nbytes {
@@ -198,6 +209,9 @@ func Zeros(dt DType, shape Shape) (*UnifiedBuffer, error) {
 // newOwned returns a buffer with freshly allocated, zeroed, unpooled host
 // memory.
 func newOwned(op string, dt DType, shape Shape, n, nbytes int) (*UnifiedBuffer, error) {
+	if err := checkAllocation(op, nbytes, MaxAllocation()); err != nil {
+		return nil, err
+	}
 	st, err := allocHost(op, nbytes)
 	if err != nil {
 		return nil, err

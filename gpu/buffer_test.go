@@ -178,6 +178,7 @@ func TestConstructorErrors(t *testing.T) {
 	isShape := func(err error) bool { var se *ShapeError; return errors.As(err, &se) && errors.Is(err, ErrShape) }
 	isMem := func(err error) bool { var me *MemoryError; return errors.As(err, &me) && errors.Is(err, ErrMemory) }
 	isDType := func(err error) bool { return isMem(err) && errors.Is(err, ErrDType) }
+	isOOM := func(err error) bool { return isMem(err) && errors.Is(err, ErrOutOfMemory) }
 	cases := []struct {
 		name string
 		err  func() error
@@ -198,8 +199,8 @@ func TestConstructorErrors(t *testing.T) {
 		{"Zeros invalid dtype", func() error { _, err := Zeros(DTypeInvalid, Shape{4}); return err }, isDType},
 		{"Zeros negative dim", func() error { _, err := Zeros(F64, Shape{3, -4}); return err }, isShape},
 		{"Zeros element overflow", func() error { _, err := Zeros(F64, Shape{1 << 40, 1 << 40}); return err }, isShape},
-		{"Zeros byte overflow", func() error { _, err := Zeros(F64, Shape{math.MaxInt / 4}); return err }, isMem},
-		{"Zeros beyond the address space", func() error { _, err := Zeros(U8, Shape{math.MaxInt / 2}); return err }, isMem},
+		{"Zeros byte overflow", func() error { _, err := Zeros(F64, Shape{math.MaxInt / 4}); return err }, isShape},
+		{"Zeros beyond the address space", func() error { _, err := Zeros(U8, Shape{math.MaxInt / 2}); return err }, isOOM},
 		{"Zeros nil shape", func() error { _, err := Zeros(F64, nil); return err }, isShape},
 	}
 	for _, c := range cases {
