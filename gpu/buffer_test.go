@@ -618,3 +618,87 @@ func BenchmarkEnsureOnDeviceClean(b *testing.B) {
 		}
 	}
 }
+
+// TestFreeWhileAcquired: a Free during a use only marks the buffer; its
+// memory stays valid until the last Release, which returns the storage to
+// the pool exactly once, and an Acquire after Free fails with ErrFreed.
+func TestFreeWhileAcquired(t *testing.T) {
+	p := NewPool()
+	b, err := p.Get(F32, Shape{64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Acquire(); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Acquire(); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Free(); err != nil {
+		t.Fatal(err)
+	}
+	if !b.Freed() {
+		t.Fatal("Freed() is false after Free")
+	}
+	if err := b.Acquire(); !errors.Is(err, ErrFreed) || !errors.Is(err, ErrMemory) {
+		t.Fatalf("Acquire after Free: %v, want ErrFreed", err)
+	}
+	if s, err := HostSlice[float32](b); err != nil || len(s) != 64 {
+		t.Fatalf("memory of a freed buffer in use: %v", err)
+	}
+	if err := b.Release(); err != nil {
+		t.Fatal(err)
+	}
+	if s := p.Stats(); s.Puts != 0 {
+		t.Fatalf("storage returned while in use: %+v", s)
+	}
+	if err := b.Release(); err != nil {
+		t.Fatal(err)
+	}
+	if s := p.Stats(); s.Puts != 1 {
+		t.Fatalf("storage returned %d times, want once", s.Puts)
+	}
+	if _, err := HostSlice[float32](b); !errors.Is(err, ErrFreed) {
+		t.Fatalf("HostSlice after the last Release: %v, want ErrFreed", err)
+	}
+	if err := b.Free(); err != nil || p.Stats().Puts != 1 {
+		t.Fatalf("second Free: %v, puts %d", err, p.Stats().Puts)
+	}
+	defer func() {
+		if recover() == nil {
+			t.Fatal("Release without Acquire does not panic")
+		}
+	}()
+	_ = b.Release()
+}
+
+// TestConcurrentAcquireFree races Acquire/Release pairs against one Free:
+// the storage goes back exactly once, and never while a use is held.
+func TestConcurrentAcquireFree(t *testing.T) {
+	for range 100 {
+		p := NewPool()
+		b, err := p.Get(U8, Shape{256})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var wg sync.WaitGroup
+		for range 4 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for b.Acquire() == nil {
+					if _, err := b.HostBytes(); err != nil {
+						t.Errorf("memory gone during a use: %v", err)
+					}
+					_ = b.Release()
+				}
+			}()
+		}
+		wg.Add(1)
+		go func() { defer wg.Done(); _ = b.Free() }()
+		wg.Wait()
+		if s := p.Stats(); s.Puts != 1 {
+			t.Fatalf("storage returned %d times, want once", s.Puts)
+		}
+	}
+}
