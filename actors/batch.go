@@ -34,6 +34,19 @@ func (rt *Runtime) ExecuteBatch(ctx context.Context, kernel string, items [][]*g
 		}
 		c = ci
 	}
+	for i, in := range items {
+		if err := acquireAll(kernel, "input", in); err != nil {
+			for _, done := range items[:i] {
+				rt.releaseAll(done)
+			}
+			return nil, fmt.Errorf("batch item %d: %w", i, err)
+		}
+	}
+	defer func() {
+		for _, in := range items {
+			rt.releaseAll(in)
+		}
+	}()
 	outs := make([]*gpu.UnifiedBuffer, len(items))
 	free := func() {
 		for _, b := range outs {
@@ -77,6 +90,16 @@ func (rt *Runtime) Map(ctx context.Context, kernel string, inputs []*gpu.Unified
 	}
 	if chunk <= 0 {
 		chunk = DefaultChunk
+	}
+	if err := acquireAll(kernel, "input", inputs); err != nil {
+		return nil, err
+	}
+	defer rt.releaseAll(inputs)
+	if o.out != nil {
+		if err := acquireAll(kernel, "output", []*gpu.UnifiedBuffer{o.out}); err != nil {
+			return nil, err
+		}
+		defer rt.release(o.out)
 	}
 	out, owned, err := rt.output(c, o.out)
 	if err != nil {

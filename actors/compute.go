@@ -27,7 +27,7 @@ func (rt *Runtime) initCompute(cfg computeConfig) error {
 	})
 	rt.pool = cfg.pool
 	if rt.pool == nil {
-		rt.pool = gpu.NewPool()
+		rt.pool = gpu.NewPool(gpu.WithMaxAllocation(cfg.maxAlloc))
 	}
 	rt.tracer = rt.telemetry.Tracer()
 	return nil

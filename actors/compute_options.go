@@ -16,6 +16,7 @@ type computeConfig struct {
 	validation    Validation
 	backends      []gpu.Backend
 	pool          *gpu.Pool
+	maxAlloc      int64
 }
 
 func defaultComputeConfig() computeConfig {
@@ -57,3 +58,13 @@ func WithBackends(b ...gpu.Backend) Option {
 // WithPool sets the buffer pool executions draw their outputs from (default:
 // a pool of the runtime's own).
 func WithPool(p *gpu.Pool) Option { return func(c *runtimeConfig) { c.compute.pool = p } }
+
+// WithMaxAllocation sets the limit, in bytes, on the host storage of one
+// buffer the runtime's own pool allocates (gpu.WithMaxAllocation): an
+// execution whose output would exceed it fails with an error wrapping
+// gpu.ErrOutOfMemory. Default (0): the process-wide gpu.MaxAllocation, half
+// of physical memory unless gpu.SetMaxAllocation says otherwise. A pool
+// given with WithPool keeps its own limit.
+func WithMaxAllocation(n int64) Option {
+	return func(c *runtimeConfig) { c.compute.maxAlloc = n }
+}

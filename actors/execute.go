@@ -96,6 +96,18 @@ func (rt *Runtime) Execute(ctx context.Context, kernel string, inputs []*gpu.Uni
 	if err != nil {
 		return nil, err
 	}
+	// A Free of an input or of the given output while the kernel runs
+	// takes effect when it ends.
+	if err := acquireAll(kernel, "input", inputs); err != nil {
+		return nil, err
+	}
+	defer rt.releaseAll(inputs)
+	if o.out != nil {
+		if err := acquireAll(kernel, "output", []*gpu.UnifiedBuffer{o.out}); err != nil {
+			return nil, err
+		}
+		defer rt.release(o.out)
+	}
 	out, owned, err := rt.output(c, o.out)
 	if err != nil {
 		return nil, err
@@ -107,6 +119,36 @@ func (rt *Runtime) Execute(ctx context.Context, kernel string, inputs []*gpu.Uni
 		return nil, err
 	}
 	return out, nil
+}
+
+// acquireAll takes a use (gpu.UnifiedBuffer.Acquire) of every buffer, or of
+// none: a freed one is a *gpu.MemoryError wrapping gpu.ErrFreed.
+func acquireAll(kernel, what string, bufs []*gpu.UnifiedBuffer) error {
+	for i, b := range bufs {
+		if err := b.Acquire(); err != nil {
+			for _, a := range bufs[:i] {
+				_ = a.Release()
+			}
+			return &gpu.MemoryError{Op: kernel, Reason: fmt.Sprintf("%s %d is a freed buffer", what, i), Err: gpu.ErrFreed}
+		}
+	}
+	return nil
+}
+
+// releaseAll gives back the uses acquireAll took.
+func (rt *Runtime) releaseAll(bufs []*gpu.UnifiedBuffer) {
+	for _, b := range bufs {
+		rt.release(b)
+	}
+}
+
+// release gives back one use; the last use of a buffer freed meanwhile
+// releases its memory, and a device error doing so is logged (the caller
+// that freed it has gone).
+func (rt *Runtime) release(b *gpu.UnifiedBuffer) {
+	if err := b.Release(); err != nil {
+		rt.logger.Warn("ringactor: releasing a buffer freed during an execution", "error", err)
+	}
 }
 
 // check validates a call against the kernel's spec.

@@ -52,12 +52,18 @@ const inlineDims = 4
 //
 // A buffer is not safe for concurrent mutation: one goroutine (a kernel, an
 // actor) uses it at a time. Free is the exception in that freeing twice,
-// even from two goroutines at once, releases the storage exactly once.
-// After Free every method that returns an error returns a *MemoryError
+// even from two goroutines at once, releases the storage exactly once, and
+// that Free may run while executions use the buffer: an execution takes a
+// use with Acquire and gives it back with Release, and a Free during a use
+// only marks the buffer freed; its memory is released when the last use
+// ends (the semantics of CUDA's stream-ordered free). Once the memory is
+// released every method that returns an error returns a *MemoryError
 // wrapping ErrFreed; DType, Shape, Len and ByteSize keep describing what the
 // buffer was.
 type UnifiedBuffer struct {
-	freed       atomic.Bool
+	// state is freedBit once Free has been called, plus the number of
+	// uses taken by Acquire and not yet released.
+	state       atomic.Uint64
 	dtype       DType
 	hostDirty   bool // host memory is newer than device memory (or there is none)
 	deviceDirty bool // device memory is newer than host memory
@@ -106,7 +112,8 @@ func freedErr(op string) error {
 }
 
 // layout validates a dtype and a shape and returns the number of elements
-// and of bytes of a buffer of them.
+// and of bytes of a buffer of them. A byte size that overflows int is a
+// *ShapeError.
 func layout(op string, dt DType, s Shape) (n, nbytes int, err error) {
 	if !dt.Valid() {
 		return 0, 0, &MemoryError{Op: op, Reason: "dtype " + dt.String(), Err: ErrDType}
@@ -117,7 +124,7 @@ func layout(op string, dt DType, s Shape) (n, nbytes int, err error) {
 	}
 	size := dt.Size()
 	if n > math.MaxInt/size {
-		return 0, 0, &MemoryError{Op: op, Reason: fmt.Sprintf("%d elements of %s overflow int bytes", n, dt)}
+		return 0, 0, shapeErr(s, fmt.Sprintf("%d elements of %s overflow int bytes", n, dt))
 	}
 	return n, n * size, nil
 }
@@ -139,6 +146,8 @@ func (b *UnifiedBuffer) setShape(s Shape) {
 // data must not be empty (*ShapeError otherwise). The buffer and the caller
 // share data from now on: writes through either are seen by the other
 // (call MarkHostDirty after writing data once the buffer is on a device).
+// A buffer of more bytes than MaxAllocation is a *MemoryError wrapping
+// ErrOutOfMemory, like for Zeros.
 func NewBuffer[T Number](data []T, shape ...int) (*UnifiedBuffer, error) {
 	s := Shape(shape)
 	if len(s) == 0 {
@@ -157,6 +166,9 @@ func NewBuffer[T Number](data []T, shape ...int) (*UnifiedBuffer, error) {
 		return nil, shapeErr(s, strconv.Itoa(n)+" elements, but data has "+strconv.Itoa(len(data)))
 	}
 	dt := DTypeOf[T]()
+	if err := checkAllocation("NewBuffer", n*dt.Size(), MaxAllocation()); err != nil {
+		return nil, err
+	}
 	b := &UnifiedBuffer{dtype: dt, n: n, hostDirty: true}
 	b.host = unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(data))), n*dt.Size())
 	b.setShape(s)
@@ -165,12 +177,17 @@ func NewBuffer[T Number](data []T, shape ...int) (*UnifiedBuffer, error) {
 
 // FromBytes returns a new buffer holding a copy of raw, the little-endian
 // bytes of shape.Len() elements of dt. An invalid dtype is a *MemoryError
-// wrapping ErrDType, an invalid shape a *ShapeError, and a len(raw) other
-// than shape.Len()*dt.Size() a *MemoryError.
+// wrapping ErrDType, an invalid shape (also one whose byte size overflows
+// int) a *ShapeError, a byte size above MaxAllocation (see
+// SetMaxAllocation) a *MemoryError wrapping ErrOutOfMemory, and a len(raw)
+// other than shape.Len()*dt.Size() a *MemoryError.
 func FromBytes(dt DType, shape Shape, raw []byte) (*UnifiedBuffer, error) {
 	const op = "FromBytes"
 	n, nbytes, err := layout(op, dt, shape)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkAllocation(op, nbytes, MaxAllocation()); err != nil {
 		return nil, err
 	}
 	if len(raw) != nbytes {
@@ -198,6 +215,9 @@ func Zeros(dt DType, shape Shape) (*UnifiedBuffer, error) {
 // newOwned returns a buffer with freshly allocated, zeroed, unpooled host
 // memory.
 func newOwned(op string, dt DType, shape Shape, n, nbytes int) (*UnifiedBuffer, error) {
+	if err := checkAllocation(op, nbytes, MaxAllocation()); err != nil {
+		return nil, err
+	}
 	st, err := allocHost(op, nbytes)
 	if err != nil {
 		return nil, err
@@ -233,7 +253,7 @@ func (b *UnifiedBuffer) ByteSize() int { return b.n * b.dtype.Size() }
 // *MemoryError wrapping ErrFreed. The slice is valid until Free.
 func HostSlice[T Number](b *UnifiedBuffer) ([]T, error) {
 	const op = "HostSlice"
-	if b.freed.Load() {
+	if b.released() {
 		return nil, freedErr(op)
 	}
 	if dt := DTypeOf[T](); dt != b.dtype {
@@ -246,7 +266,7 @@ func HostSlice[T Number](b *UnifiedBuffer) ([]T, error) {
 // it as a []T that the caller owns. Errors are as for HostSlice, plus the
 // device's.
 func ToSlice[T Number](ctx context.Context, b *UnifiedBuffer) ([]T, error) {
-	if b.freed.Load() {
+	if b.released() {
 		return nil, freedErr("ToSlice")
 	}
 	if err := b.EnsureOnHost(ctx); err != nil {
@@ -262,7 +282,7 @@ func ToSlice[T Number](ctx context.Context, b *UnifiedBuffer) ([]T, error) {
 // Bytes brings b's data to the host (EnsureOnHost) and returns a copy of it
 // as little-endian bytes that the caller owns.
 func (b *UnifiedBuffer) Bytes(ctx context.Context) ([]byte, error) {
-	if b.freed.Load() {
+	if b.released() {
 		return nil, freedErr("Bytes")
 	}
 	if err := b.EnsureOnHost(ctx); err != nil {
@@ -274,7 +294,7 @@ func (b *UnifiedBuffer) Bytes(ctx context.Context) ([]byte, error) {
 // HostBytes returns the host memory as raw little-endian bytes (len and cap
 // ByteSize), without copying and without synchronising; see HostSlice.
 func (b *UnifiedBuffer) HostBytes() ([]byte, error) {
-	if b.freed.Load() {
+	if b.released() {
 		return nil, freedErr("HostBytes")
 	}
 	return b.host, nil
@@ -284,7 +304,7 @@ func (b *UnifiedBuffer) HostBytes() ([]byte, error) {
 // if any, is stale and the next EnsureOnDevice copies host → device. It
 // supersedes an earlier MarkDeviceDirty. No-op on a freed buffer.
 func (b *UnifiedBuffer) MarkHostDirty() {
-	if b.freed.Load() {
+	if b.released() {
 		return
 	}
 	b.hostDirty, b.deviceDirty = true, false
@@ -296,7 +316,7 @@ func (b *UnifiedBuffer) MarkHostDirty() {
 // device memory (the host memory is then the only copy, hence current) and
 // on a freed buffer.
 func (b *UnifiedBuffer) MarkDeviceDirty() {
-	if b.freed.Load() || b.device == nil {
+	if b.released() || b.device == nil {
 		return
 	}
 	b.hostDirty, b.deviceDirty = false, true
@@ -304,11 +324,11 @@ func (b *UnifiedBuffer) MarkDeviceDirty() {
 
 // HostDirty reports whether the host memory holds data the device memory
 // lacks (always true before the first EnsureOnDevice).
-func (b *UnifiedBuffer) HostDirty() bool { return b.hostDirty && !b.freed.Load() }
+func (b *UnifiedBuffer) HostDirty() bool { return b.hostDirty && !b.released() }
 
 // DeviceDirty reports whether the device memory holds data the host memory
 // lacks.
-func (b *UnifiedBuffer) DeviceDirty() bool { return b.deviceDirty && !b.freed.Load() }
+func (b *UnifiedBuffer) DeviceDirty() bool { return b.deviceDirty && !b.released() }
 
 // EnsureOnDevice makes b's data current in device memory of allocator a and
 // returns that memory. The first call allocates it from a (from b's pool
@@ -319,7 +339,7 @@ func (b *UnifiedBuffer) DeviceDirty() bool { return b.deviceDirty && !b.freed.Lo
 // of kind DeviceOutOfMemory, say), and leave the flags as they were.
 func (b *UnifiedBuffer) EnsureOnDevice(ctx context.Context, a Allocator) (DeviceMemory, error) {
 	const op = "EnsureOnDevice"
-	if b.freed.Load() {
+	if b.released() {
 		return nil, freedErr(op)
 	}
 	if a == nil {
@@ -381,7 +401,7 @@ func (b *UnifiedBuffer) allocDevice(ctx context.Context, a Allocator) (DeviceMem
 // dirty it copies device → host and clears the flag; otherwise it copies
 // nothing. A copy error comes back unchanged and leaves the flag set.
 func (b *UnifiedBuffer) EnsureOnHost(ctx context.Context) error {
-	if b.freed.Load() {
+	if b.released() {
 		return freedErr("EnsureOnHost")
 	}
 	if !b.deviceDirty || b.device == nil {
@@ -400,7 +420,7 @@ func (b *UnifiedBuffer) EnsureOnHost(ctx context.Context) error {
 // Device returns b's device memory, or nil if b has never been on a device
 // or is freed.
 func (b *UnifiedBuffer) Device() DeviceMemory {
-	if b.freed.Load() {
+	if b.released() {
 		return nil
 	}
 	return b.device
@@ -409,7 +429,7 @@ func (b *UnifiedBuffer) Device() DeviceMemory {
 // Reshape changes the dimensions to shape, which must be valid and hold the
 // same number of elements (*ShapeError otherwise). The data is untouched.
 func (b *UnifiedBuffer) Reshape(shape ...int) error {
-	if b.freed.Load() {
+	if b.released() {
 		return freedErr("Reshape")
 	}
 	s := Shape(shape)
@@ -424,14 +444,68 @@ func (b *UnifiedBuffer) Reshape(shape ...int) error {
 	return nil
 }
 
-// Free releases b: its device memory is freed (or returned to b's pool) and
-// its host storage returned to its pool if it came from one. It is
-// idempotent, also between goroutines: the storage is released once, and
-// every call after the first returns nil. It returns the device's error.
-func (b *UnifiedBuffer) Free() error {
-	if !b.freed.CompareAndSwap(false, true) {
-		return nil
+// freedBit is the bit of UnifiedBuffer.state that says Free was called;
+// the bits below it count the uses.
+const freedBit = 1 << 63
+
+// released reports whether b's memory is gone: Free was called and no use
+// is left.
+func (b *UnifiedBuffer) released() bool { return b.state.Load() == freedBit }
+
+// Acquire takes a use of b for an execution that reads or writes it: until
+// the matching Release, a Free only marks b freed and its memory stays
+// valid. Acquire after Free fails with a *MemoryError wrapping ErrFreed.
+// Safe for concurrent use; it does not allocate.
+func (b *UnifiedBuffer) Acquire() error {
+	for {
+		s := b.state.Load()
+		if s&freedBit != 0 {
+			return freedErr("Acquire")
+		}
+		if b.state.CompareAndSwap(s, s+1) {
+			return nil
+		}
 	}
+}
+
+// Release gives back a use taken by Acquire. The last Release of a buffer
+// freed meanwhile releases its memory and returns what Free would have
+// returned (the device's error). Releasing more than was acquired panics.
+func (b *UnifiedBuffer) Release() error {
+	s := b.state.Add(^uint64(0))
+	if s&^freedBit == freedBit-1 { // the count wrapped below zero
+		panic("gpu: UnifiedBuffer.Release without Acquire")
+	}
+	if s == freedBit {
+		return b.releaseMemory()
+	}
+	return nil
+}
+
+// Free releases b: its device memory is freed (or returned to b's pool) and
+// its host storage returned to its pool if it came from one. While
+// executions hold uses of b (Acquire) this only marks b freed, and the last
+// Release releases the memory. It is idempotent, also between goroutines:
+// the storage is released once, and every call after the first returns
+// nil. It returns the device's error when it releases the memory itself.
+func (b *UnifiedBuffer) Free() error {
+	for {
+		s := b.state.Load()
+		if s&freedBit != 0 {
+			return nil
+		}
+		if b.state.CompareAndSwap(s, s|freedBit) {
+			if s != 0 {
+				return nil // the last Release releases the memory
+			}
+			return b.releaseMemory()
+		}
+	}
+}
+
+// releaseMemory gives b's memory back; called once, when b is freed and
+// unused.
+func (b *UnifiedBuffer) releaseMemory() error {
 	var err error
 	if b.device != nil {
 		if b.pool != nil {
@@ -452,4 +526,4 @@ func (b *UnifiedBuffer) Free() error {
 func (b *UnifiedBuffer) Close() error { return b.Free() }
 
 // Freed reports whether Free has been called.
-func (b *UnifiedBuffer) Freed() bool { return b.freed.Load() }
+func (b *UnifiedBuffer) Freed() bool { return b.state.Load()&freedBit != 0 }

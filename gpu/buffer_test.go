@@ -178,6 +178,7 @@ func TestConstructorErrors(t *testing.T) {
 	isShape := func(err error) bool { var se *ShapeError; return errors.As(err, &se) && errors.Is(err, ErrShape) }
 	isMem := func(err error) bool { var me *MemoryError; return errors.As(err, &me) && errors.Is(err, ErrMemory) }
 	isDType := func(err error) bool { return isMem(err) && errors.Is(err, ErrDType) }
+	isOOM := func(err error) bool { return isMem(err) && errors.Is(err, ErrOutOfMemory) }
 	cases := []struct {
 		name string
 		err  func() error
@@ -198,8 +199,8 @@ func TestConstructorErrors(t *testing.T) {
 		{"Zeros invalid dtype", func() error { _, err := Zeros(DTypeInvalid, Shape{4}); return err }, isDType},
 		{"Zeros negative dim", func() error { _, err := Zeros(F64, Shape{3, -4}); return err }, isShape},
 		{"Zeros element overflow", func() error { _, err := Zeros(F64, Shape{1 << 40, 1 << 40}); return err }, isShape},
-		{"Zeros byte overflow", func() error { _, err := Zeros(F64, Shape{math.MaxInt / 4}); return err }, isMem},
-		{"Zeros beyond the address space", func() error { _, err := Zeros(U8, Shape{math.MaxInt / 2}); return err }, isMem},
+		{"Zeros byte overflow", func() error { _, err := Zeros(F64, Shape{math.MaxInt / 4}); return err }, isShape},
+		{"Zeros beyond the address space", func() error { _, err := Zeros(U8, Shape{math.MaxInt / 2}); return err }, isOOM},
 		{"Zeros nil shape", func() error { _, err := Zeros(F64, nil); return err }, isShape},
 	}
 	for _, c := range cases {
@@ -614,6 +615,90 @@ func BenchmarkEnsureOnDeviceClean(b *testing.B) {
 	for b.Loop() {
 		if _, err := buf.EnsureOnDevice(ctx, a); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// TestFreeWhileAcquired: a Free during a use only marks the buffer; its
+// memory stays valid until the last Release, which returns the storage to
+// the pool exactly once, and an Acquire after Free fails with ErrFreed.
+func TestFreeWhileAcquired(t *testing.T) {
+	p := NewPool()
+	b, err := p.Get(F32, Shape{64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Acquire(); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Acquire(); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Free(); err != nil {
+		t.Fatal(err)
+	}
+	if !b.Freed() {
+		t.Fatal("Freed() is false after Free")
+	}
+	if err := b.Acquire(); !errors.Is(err, ErrFreed) || !errors.Is(err, ErrMemory) {
+		t.Fatalf("Acquire after Free: %v, want ErrFreed", err)
+	}
+	if s, err := HostSlice[float32](b); err != nil || len(s) != 64 {
+		t.Fatalf("memory of a freed buffer in use: %v", err)
+	}
+	if err := b.Release(); err != nil {
+		t.Fatal(err)
+	}
+	if s := p.Stats(); s.Puts != 0 {
+		t.Fatalf("storage returned while in use: %+v", s)
+	}
+	if err := b.Release(); err != nil {
+		t.Fatal(err)
+	}
+	if s := p.Stats(); s.Puts != 1 {
+		t.Fatalf("storage returned %d times, want once", s.Puts)
+	}
+	if _, err := HostSlice[float32](b); !errors.Is(err, ErrFreed) {
+		t.Fatalf("HostSlice after the last Release: %v, want ErrFreed", err)
+	}
+	if err := b.Free(); err != nil || p.Stats().Puts != 1 {
+		t.Fatalf("second Free: %v, puts %d", err, p.Stats().Puts)
+	}
+	defer func() {
+		if recover() == nil {
+			t.Fatal("Release without Acquire does not panic")
+		}
+	}()
+	_ = b.Release()
+}
+
+// TestConcurrentAcquireFree races Acquire/Release pairs against one Free:
+// the storage goes back exactly once, and never while a use is held.
+func TestConcurrentAcquireFree(t *testing.T) {
+	for range 100 {
+		p := NewPool()
+		b, err := p.Get(U8, Shape{256})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var wg sync.WaitGroup
+		for range 4 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for b.Acquire() == nil {
+					if _, err := b.HostBytes(); err != nil {
+						t.Errorf("memory gone during a use: %v", err)
+					}
+					_ = b.Release()
+				}
+			}()
+		}
+		wg.Add(1)
+		go func() { defer wg.Done(); _ = b.Free() }()
+		wg.Wait()
+		if s := p.Stats(); s.Puts != 1 {
+			t.Fatalf("storage returned %d times, want once", s.Puts)
 		}
 	}
 }

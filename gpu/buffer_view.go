@@ -9,7 +9,7 @@ import "fmt"
 // view to bring its results back into b. Freeing a view never frees b's
 // storage. b must not be device-dirty (call b.EnsureOnHost first).
 func (b *UnifiedBuffer) View(lo, hi int) (*UnifiedBuffer, error) {
-	if b.freed.Load() {
+	if b.released() {
 		return nil, freedErr("view")
 	}
 	if lo < 0 || hi > b.n || lo >= hi {

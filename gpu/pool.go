@@ -63,6 +63,7 @@ type deviceLists [numClasses][]DeviceMemory
 // A Pool is safe for concurrent use. Create one with NewPool; do not copy
 // it.
 type Pool struct {
+	maxAlloc       int64 // limit on one allocation; 0: MaxAllocation()
 	maxBytes       int64
 	maxDeviceBytes int64
 	held           atomic.Int64 // bytes of host storage on the free lists
@@ -94,6 +95,23 @@ func WithMaxDeviceBytes(n int64) PoolOption {
 	return func(p *Pool) { p.maxDeviceBytes = max(n, 0) }
 }
 
+// WithMaxAllocation sets the limit, in bytes, on the host storage of one
+// buffer the pool allocates; a Get above it fails with a *MemoryError
+// wrapping ErrOutOfMemory. Storage comes in power-of-two size classes, so
+// the limit applies to the request rounded up to its class. n <= 0 (the
+// default) uses the process-wide limit, MaxAllocation, at each Get.
+func WithMaxAllocation(n int64) PoolOption {
+	return func(p *Pool) { p.maxAlloc = max(n, 0) }
+}
+
+// maxAllocation is the pool's limit on one allocation.
+func (p *Pool) maxAllocation() int64 {
+	if p.maxAlloc > 0 {
+		return p.maxAlloc
+	}
+	return MaxAllocation()
+}
+
 // NewPool returns an empty pool.
 func NewPool(opts ...PoolOption) *Pool {
 	p := &Pool{maxBytes: DefaultPoolMaxBytes, maxDeviceBytes: DefaultPoolMaxBytes}
@@ -106,7 +124,8 @@ func NewPool(opts ...PoolOption) *Pool {
 // Get returns a buffer of dt and shape whose host storage comes from the
 // pool. Its contents are undefined (whatever the storage last held): use
 // GetZeroed, or write every element, before reading it. Like any new
-// buffer it is host-dirty. Errors are as for Zeros; a buffer too large for
+// buffer it is host-dirty. Errors are as for Zeros, with the pool's limit
+// (WithMaxAllocation) applied to the size class; a buffer too large for
 // the largest class is a *MemoryError.
 func (p *Pool) Get(dt DType, shape Shape) (*UnifiedBuffer, error) {
 	const op = "Pool.Get"
@@ -116,7 +135,10 @@ func (p *Pool) Get(dt DType, shape Shape) (*UnifiedBuffer, error) {
 	}
 	c, ok := classOf(nbytes)
 	if !ok {
-		return nil, &MemoryError{Op: op, Reason: fmt.Sprintf("%d bytes is too large to pool", nbytes)}
+		return nil, &MemoryError{Op: op, Reason: fmt.Sprintf("%d bytes is too large to pool", nbytes), Err: ErrOutOfMemory}
+	}
+	if err := checkAllocation(op, classBytes(c), p.maxAllocation()); err != nil {
+		return nil, err
 	}
 	fl := &p.classes[c]
 	var st *hostStorage

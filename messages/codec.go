@@ -67,13 +67,16 @@ var decPool = sync.Pool{New: func() any {
 }}
 
 // decodeInto decodes data, which must hold exactly one msgpack value, into
-// the value ptr points to. It never panics, and allocates in proportion to
-// len(data) whatever data holds.
+// the value ptr points to. It never panics, and allocates at most
+// decodeBudget (in proportion to len(data)) whatever data holds.
 func decodeInto(data []byte, ptr any) (err error) {
 	if len(data) > MaxPayloadSize {
 		return &PayloadTooLargeError{Size: len(data), Max: MaxPayloadSize}
 	}
 	if err := validateMsgpack(data); err != nil {
+		return err
+	}
+	if err := checkDecodeBudget(data, reflect.TypeOf(ptr).Elem()); err != nil {
 		return err
 	}
 	s := decPool.Get().(*decState)
