@@ -246,7 +246,7 @@ func (rt *Runtime) run(ctx context.Context, c call, items [][]*gpu.UnifiedBuffer
 	}
 	p := ExecProfile{Kernel: c.spec.Name}
 	start := time.Now()
-	backend, err = rt.attempt(ctx, c, backend, items, outs, &p, o.backend != "")
+	backend, err = rt.attempt(ctx, work{call: c, items: items, outs: outs, pinned: o.backend != ""}, backend, &p)
 	p.Duration = time.Since(start)
 	if backend != nil {
 		p.Backend = backend.Name()
@@ -269,23 +269,43 @@ func (rt *Runtime) run(ctx context.Context, c call, items [][]*gpu.UnifiedBuffer
 	return err
 }
 
-// attempt runs the work, retrying, falling back and splitting as the
+// work is what one attempt runs: the call, its input items and their
+// outputs (one per item), and whether the caller pinned the backend (then a
+// device failure is not moved to the CPU).
+type work struct {
+	call
+	items  [][]*gpu.UnifiedBuffer
+	outs   []*gpu.UnifiedBuffer
+	pinned bool
+}
+
+// halves splits the work's items (and outputs) in two.
+func (w work) halves() (work, work) {
+	half := len(w.items) / 2
+	a, b := w, w
+	a.items, a.outs = w.items[:half], w.outs[:half]
+	b.items, b.outs = w.items[half:], w.outs[half:]
+	return a, b
+}
+
+// attempt runs the work on b, retrying, falling back and splitting as the
 // recovery policy says. It returns the backend that finally ran it.
-func (rt *Runtime) attempt(ctx context.Context, c call, b gpu.Backend, items [][]*gpu.UnifiedBuffer, outs []*gpu.UnifiedBuffer, p *ExecProfile, pinned bool) (gpu.Backend, error) {
+func (rt *Runtime) attempt(ctx context.Context, w work, b gpu.Backend, p *ExecProfile) (gpu.Backend, error) {
+	c := w.call
 	retries := 0
 	for {
-		p.BytesIn += transferBytes(b, items)
-		err := safeExecute(ctx, b, c, items, outs)
+		p.BytesIn += transferBytes(b, w.items)
+		err := safeExecute(ctx, b, c, w.items, w.outs)
 		if err == nil {
 			if b.Allocator() != nil {
-				for _, out := range outs {
+				for _, out := range w.outs {
 					out.MarkDeviceDirty()
 				}
 			}
 			return b, nil
 		}
 		onDevice := b.Kind() != gpu.KindCPU
-		switch rt.compute.recovery.Classify(err, onDevice && !pinned, retries) {
+		switch rt.compute.recovery.Classify(err, onDevice && !w.pinned, retries) {
 		case supervision.Retry:
 			retries++
 			p.Retries++
@@ -300,7 +320,7 @@ func (rt *Runtime) attempt(ctx context.Context, c call, b gpu.Backend, items [][
 			rt.logger.Warn("ringactor: device failed, running on the CPU", "kernel", c.spec.Name, "backend", b.Name(), "error", err)
 			b, retries, p.Fallback = cpu, 0, true
 		case supervision.Split:
-			if len(items) == 1 {
+			if len(w.items) == 1 {
 				// One item that does not fit: nothing to split, so the CPU.
 				if cpu, ok := rt.selector.CPU(); ok && onDevice && rt.compute.recovery.Fallback && cpu.Supports(c.spec, c.dtype) {
 					b, retries, p.Fallback = cpu, 0, true
@@ -309,11 +329,11 @@ func (rt *Runtime) attempt(ctx context.Context, c call, b gpu.Backend, items [][
 				return b, err
 			}
 			p.Splits++
-			half := len(items) / 2
-			if _, err := rt.attempt(ctx, c, b, items[:half], outs[:half], p, pinned); err != nil {
+			first, second := w.halves()
+			if _, err := rt.attempt(ctx, first, b, p); err != nil {
 				return b, err
 			}
-			return rt.attempt(ctx, c, b, items[half:], outs[half:], p, pinned)
+			return rt.attempt(ctx, second, b, p)
 		default:
 			return b, err
 		}
