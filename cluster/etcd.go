@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"context"
 	"crypto/tls"
 	"errors"
 	"fmt"
@@ -14,6 +15,8 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/backoff"
+	"google.golang.org/grpc/connectivity"
 )
 
 // Defaults of the etcd provider.
@@ -101,10 +104,15 @@ func Etcd(endpoints []string, opts ...EtcdOption) (pcluster.ClusterProvider, err
 	for _, o := range opts {
 		o(&cfg)
 	}
-	// Blocking dial: without it the client connects lazily and an
-	// unreachable etcd only shows when the member starts, where
-	// Proto.Actor's calls to etcd have no deadline.
-	cfg.client.DialOptions = append(cfg.client.DialOptions, grpc.WithBlock())
+	if cfg.client.DialTimeout > 0 {
+		// Each connection attempt, the first and the reconnections, is
+		// bounded by the dial timeout (gRPC's default is 20s). First, so
+		// that options given with WithEtcdClientConfig override it.
+		cfg.client.DialOptions = append([]grpc.DialOption{grpc.WithConnectParams(grpc.ConnectParams{
+			Backoff:           backoff.DefaultConfig,
+			MinConnectTimeout: cfg.client.DialTimeout,
+		})}, cfg.client.DialOptions...)
+	}
 	p, err := etcd.NewWithConfig(cfg.baseKey, cfg.client)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v: %w", ErrEtcdUnavailable, endpoints, err)
@@ -113,7 +121,35 @@ func Etcd(endpoints []string, opts ...EtcdOption) (pcluster.ClusterProvider, err
 	if err != nil {
 		return nil, err
 	}
+	// The etcd client connects lazily (grpc.NewClient, which ignores
+	// grpc.WithBlock): without this check an unreachable etcd would only
+	// show when the member starts, where Proto.Actor's calls to etcd have no
+	// deadline.
+	ctx, cancel := context.WithCancel(context.Background())
+	if cfg.client.DialTimeout > 0 {
+		ctx, cancel = context.WithTimeout(context.Background(), cfg.client.DialTimeout)
+	}
+	err = waitConnected(ctx, client.ActiveConnection())
+	cancel()
+	if err != nil {
+		_ = client.Close()
+		return nil, fmt.Errorf("%w: %v: %w", ErrEtcdUnavailable, endpoints, err)
+	}
 	return &etcdProvider{Provider: p, client: client}, nil
+}
+
+// waitConnected connects conn and waits until it is ready or ctx ends.
+func waitConnected(ctx context.Context, conn *grpc.ClientConn) error {
+	conn.Connect()
+	for {
+		s := conn.GetState()
+		if s == connectivity.Ready {
+			return nil
+		}
+		if !conn.WaitForStateChange(ctx, s) {
+			return fmt.Errorf("no connection (%v): %w", s, ctx.Err())
+		}
+	}
 }
 
 // etcdProvider is Proto.Actor's etcd provider whose Shutdown also closes
