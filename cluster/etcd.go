@@ -5,15 +5,16 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"log/slog"
 	"reflect"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
 	pcluster "github.com/asynkron/protoactor-go/cluster"
 	"github.com/asynkron/protoactor-go/cluster/clusterproviders/etcd"
 	clientv3 "go.etcd.io/etcd/client/v3"
-	"go.uber.org/zap"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/connectivity"
@@ -48,7 +49,32 @@ type EtcdOption func(*etcdConfig)
 type etcdConfig struct {
 	baseKey string
 	client  clientv3.Config
+	log     *etcdLog
 }
+
+// etcdLog is where the etcd client's log records go: the WithEtcdLogger
+// logger, else the logger of the member the provider serves once it starts,
+// else (while connecting) slog.Default().
+type etcdLog struct {
+	fixed  *slog.Logger
+	member atomic.Pointer[slog.Logger]
+}
+
+func (l *etcdLog) logger() *slog.Logger {
+	if l.fixed != nil {
+		return l.fixed
+	}
+	if m := l.member.Load(); m != nil {
+		return m
+	}
+	return slog.Default()
+}
+
+// WithEtcdLogger sends the log records of the provider's etcd client
+// (attribute logger=etcd-client) to l. By default they go to the logger of
+// the member the provider serves (WithLogger), and to slog.Default() before
+// the member starts.
+func WithEtcdLogger(l *slog.Logger) EtcdOption { return func(c *etcdConfig) { c.log.fixed = l } }
 
 // WithEtcdDialTimeout sets how long connecting to etcd may take (default
 // DefaultEtcdDialTimeout).
@@ -75,8 +101,9 @@ func WithEtcdAuth(username, password string) EtcdOption {
 }
 
 // WithEtcdClientConfig lets f adjust the etcd client configuration last,
-// for settings without an option of their own (its Logger, which is a no-op
-// logger by default, keep-alive settings, ...).
+// for settings without an option of their own (keep-alive settings, ...;
+// its Logger, a zap logger that writes to the WithEtcdLogger logger by
+// default, may be replaced too).
 func WithEtcdClientConfig(f func(*clientv3.Config)) EtcdOption {
 	return func(c *etcdConfig) { f(&c.client) }
 }
@@ -93,13 +120,15 @@ func Etcd(endpoints []string, opts ...EtcdOption) (pcluster.ClusterProvider, err
 	if len(endpoints) == 0 {
 		return nil, fmt.Errorf("%w: no endpoints", ErrEtcdUnavailable)
 	}
+	log := &etcdLog{}
 	cfg := etcdConfig{
 		baseKey: DefaultEtcdBaseKey,
 		client: clientv3.Config{
 			Endpoints:   endpoints,
 			DialTimeout: DefaultEtcdDialTimeout,
-			Logger:      zap.NewNop(),
+			Logger:      newZapSlog(log.logger).Named("etcd-client"),
 		},
+		log: log,
 	}
 	for _, o := range opts {
 		o(&cfg)
@@ -135,7 +164,7 @@ func Etcd(endpoints []string, opts ...EtcdOption) (pcluster.ClusterProvider, err
 		_ = client.Close()
 		return nil, fmt.Errorf("%w: %v: %w", ErrEtcdUnavailable, endpoints, err)
 	}
-	return &etcdProvider{Provider: p, client: client}, nil
+	return &etcdProvider{Provider: p, client: client, log: log}, nil
 }
 
 // waitConnected connects conn and waits until it is ready or ctx ends.
@@ -157,7 +186,21 @@ func waitConnected(ctx context.Context, conn *grpc.ClientConn) error {
 type etcdProvider struct {
 	*etcd.Provider
 	client    *clientv3.Client
+	log       *etcdLog
 	closeOnce sync.Once
+}
+
+// StartMember sends the etcd client's logs to the member's logger (unless
+// WithEtcdLogger gave one) and starts Proto.Actor's provider.
+func (p *etcdProvider) StartMember(c *pcluster.Cluster) error {
+	p.log.member.Store(c.Logger())
+	return p.Provider.StartMember(c)
+}
+
+// StartClient is StartMember for a cluster client.
+func (p *etcdProvider) StartClient(c *pcluster.Cluster) error {
+	p.log.member.Store(c.Logger())
+	return p.Provider.StartClient(c)
 }
 
 // Shutdown deregisters the member (within etcdShutdownTimeout) and closes
