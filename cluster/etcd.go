@@ -1,19 +1,23 @@
 package cluster
 
 import (
+	"context"
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"log/slog"
 	"reflect"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
 	pcluster "github.com/asynkron/protoactor-go/cluster"
 	"github.com/asynkron/protoactor-go/cluster/clusterproviders/etcd"
 	clientv3 "go.etcd.io/etcd/client/v3"
-	"go.uber.org/zap"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/backoff"
+	"google.golang.org/grpc/connectivity"
 )
 
 // Defaults of the etcd provider.
@@ -45,7 +49,32 @@ type EtcdOption func(*etcdConfig)
 type etcdConfig struct {
 	baseKey string
 	client  clientv3.Config
+	log     *etcdLog
 }
+
+// etcdLog is where the etcd client's log records go: the WithEtcdLogger
+// logger, else the logger of the member the provider serves once it starts,
+// else (while connecting) slog.Default().
+type etcdLog struct {
+	fixed  *slog.Logger
+	member atomic.Pointer[slog.Logger]
+}
+
+func (l *etcdLog) logger() *slog.Logger {
+	if l.fixed != nil {
+		return l.fixed
+	}
+	if m := l.member.Load(); m != nil {
+		return m
+	}
+	return slog.Default()
+}
+
+// WithEtcdLogger sends the log records of the provider's etcd client
+// (attribute logger=etcd-client) to l. By default they go to the logger of
+// the member the provider serves (WithLogger), and to slog.Default() before
+// the member starts.
+func WithEtcdLogger(l *slog.Logger) EtcdOption { return func(c *etcdConfig) { c.log.fixed = l } }
 
 // WithEtcdDialTimeout sets how long connecting to etcd may take (default
 // DefaultEtcdDialTimeout).
@@ -72,8 +101,9 @@ func WithEtcdAuth(username, password string) EtcdOption {
 }
 
 // WithEtcdClientConfig lets f adjust the etcd client configuration last,
-// for settings without an option of their own (its Logger, which is a no-op
-// logger by default, keep-alive settings, ...).
+// for settings without an option of their own (keep-alive settings, ...;
+// its Logger, a zap logger that writes to the WithEtcdLogger logger by
+// default, may be replaced too).
 func WithEtcdClientConfig(f func(*clientv3.Config)) EtcdOption {
 	return func(c *etcdConfig) { f(&c.client) }
 }
@@ -90,21 +120,28 @@ func Etcd(endpoints []string, opts ...EtcdOption) (pcluster.ClusterProvider, err
 	if len(endpoints) == 0 {
 		return nil, fmt.Errorf("%w: no endpoints", ErrEtcdUnavailable)
 	}
+	log := &etcdLog{}
 	cfg := etcdConfig{
 		baseKey: DefaultEtcdBaseKey,
 		client: clientv3.Config{
 			Endpoints:   endpoints,
 			DialTimeout: DefaultEtcdDialTimeout,
-			Logger:      zap.NewNop(),
+			Logger:      newZapSlog(log.logger).Named("etcd-client"),
 		},
+		log: log,
 	}
 	for _, o := range opts {
 		o(&cfg)
 	}
-	// Blocking dial: without it the client connects lazily and an
-	// unreachable etcd only shows when the member starts, where
-	// Proto.Actor's calls to etcd have no deadline.
-	cfg.client.DialOptions = append(cfg.client.DialOptions, grpc.WithBlock())
+	if cfg.client.DialTimeout > 0 {
+		// Each connection attempt, the first and the reconnections, is
+		// bounded by the dial timeout (gRPC's default is 20s). First, so
+		// that options given with WithEtcdClientConfig override it.
+		cfg.client.DialOptions = append([]grpc.DialOption{grpc.WithConnectParams(grpc.ConnectParams{
+			Backoff:           backoff.DefaultConfig,
+			MinConnectTimeout: cfg.client.DialTimeout,
+		})}, cfg.client.DialOptions...)
+	}
 	p, err := etcd.NewWithConfig(cfg.baseKey, cfg.client)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v: %w", ErrEtcdUnavailable, endpoints, err)
@@ -113,7 +150,35 @@ func Etcd(endpoints []string, opts ...EtcdOption) (pcluster.ClusterProvider, err
 	if err != nil {
 		return nil, err
 	}
-	return &etcdProvider{Provider: p, client: client}, nil
+	// The etcd client connects lazily (grpc.NewClient, which ignores
+	// grpc.WithBlock): without this check an unreachable etcd would only
+	// show when the member starts, where Proto.Actor's calls to etcd have no
+	// deadline.
+	ctx, cancel := context.WithCancel(context.Background())
+	if cfg.client.DialTimeout > 0 {
+		ctx, cancel = context.WithTimeout(context.Background(), cfg.client.DialTimeout)
+	}
+	err = waitConnected(ctx, client.ActiveConnection())
+	cancel()
+	if err != nil {
+		_ = client.Close()
+		return nil, fmt.Errorf("%w: %v: %w", ErrEtcdUnavailable, endpoints, err)
+	}
+	return &etcdProvider{Provider: p, client: client, log: log}, nil
+}
+
+// waitConnected connects conn and waits until it is ready or ctx ends.
+func waitConnected(ctx context.Context, conn *grpc.ClientConn) error {
+	conn.Connect()
+	for {
+		s := conn.GetState()
+		if s == connectivity.Ready {
+			return nil
+		}
+		if !conn.WaitForStateChange(ctx, s) {
+			return fmt.Errorf("no connection (%v): %w", s, ctx.Err())
+		}
+	}
 }
 
 // etcdProvider is Proto.Actor's etcd provider whose Shutdown also closes
@@ -121,7 +186,21 @@ func Etcd(endpoints []string, opts ...EtcdOption) (pcluster.ClusterProvider, err
 type etcdProvider struct {
 	*etcd.Provider
 	client    *clientv3.Client
+	log       *etcdLog
 	closeOnce sync.Once
+}
+
+// StartMember sends the etcd client's logs to the member's logger (unless
+// WithEtcdLogger gave one) and starts Proto.Actor's provider.
+func (p *etcdProvider) StartMember(c *pcluster.Cluster) error {
+	p.log.member.Store(c.Logger())
+	return p.Provider.StartMember(c)
+}
+
+// StartClient is StartMember for a cluster client.
+func (p *etcdProvider) StartClient(c *pcluster.Cluster) error {
+	p.log.member.Store(c.Logger())
+	return p.Provider.StartClient(c)
 }
 
 // Shutdown deregisters the member (within etcdShutdownTimeout) and closes

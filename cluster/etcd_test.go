@@ -9,13 +9,18 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"os/exec"
 	"runtime"
+	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/ringactor/ringactor/cluster"
 	"github.com/ringactor/ringactor/internal/testproc"
@@ -160,5 +165,86 @@ func TestEtcdUnavailable(t *testing.T) {
 	}
 	if _, err := cluster.Etcd(nil); !errors.Is(err, cluster.ErrEtcdUnavailable) {
 		t.Fatalf("no endpoints: got %v", err)
+	}
+}
+
+// etcdClientRecords is a slog.Handler that counts the records of the etcd
+// client (attribute logger=etcd-client) and drops the others.
+type etcdClientRecords struct {
+	n     atomic.Int64
+	attrs []slog.Attr // from WithAttrs; groups are flattened
+}
+
+func (h *etcdClientRecords) Enabled(context.Context, slog.Level) bool { return true }
+func (h *etcdClientRecords) Handle(_ context.Context, r slog.Record) error {
+	etcd := false
+	check := func(a slog.Attr) bool {
+		if a.Key == "logger" && a.Value.String() == "etcd-client" {
+			etcd = true
+		}
+		return true
+	}
+	for _, a := range h.attrs {
+		check(a)
+	}
+	r.Attrs(check)
+	if etcd {
+		h.n.Add(1)
+	}
+	return nil
+}
+func (h *etcdClientRecords) WithAttrs(as []slog.Attr) slog.Handler {
+	return &etcdClientRecordsView{h, append(slices.Clip(h.attrs), as...)}
+}
+func (h *etcdClientRecords) WithGroup(string) slog.Handler { return h }
+
+// etcdClientRecordsView counts into the same counter with more attributes.
+type etcdClientRecordsView struct {
+	root  *etcdClientRecords
+	attrs []slog.Attr
+}
+
+func (v *etcdClientRecordsView) Enabled(context.Context, slog.Level) bool { return true }
+func (v *etcdClientRecordsView) Handle(ctx context.Context, r slog.Record) error {
+	r = r.Clone()
+	r.AddAttrs(v.attrs...)
+	return v.root.Handle(ctx, r)
+}
+func (v *etcdClientRecordsView) WithAttrs(as []slog.Attr) slog.Handler {
+	return &etcdClientRecordsView{v.root, append(slices.Clip(v.attrs), as...)}
+}
+func (v *etcdClientRecordsView) WithGroup(string) slog.Handler { return v }
+
+// TestEtcdClientLogs checks that the etcd client's log records (zap) reach
+// slog: the WithEtcdLogger logger when one is given, else the member's
+// logger. The client's endpoint auto-sync logs a debug record at each sync.
+func TestEtcdClientLogs(t *testing.T) {
+	endpoint := startEtcd(t)
+	t.Cleanup(func() { waitNoGoroutine(t, "clusterproviders/etcd.(*Provider)", 5*time.Second) })
+	autoSync := cluster.WithEtcdClientConfig(func(c *clientv3.Config) { c.AutoSyncInterval = 50 * time.Millisecond })
+
+	var fixed, memberA, memberB etcdClientRecords
+	pa, err := cluster.Etcd([]string{endpoint}, cluster.WithEtcdBaseKey("/ringactor-logs"), autoSync,
+		cluster.WithEtcdLogger(slog.New(&fixed)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pb, err := cluster.Etcd([]string{endpoint}, cluster.WithEtcdBaseKey("/ringactor-logs"), autoSync)
+	if err != nil {
+		t.Fatal(err)
+	}
+	startIsolatedMember(t, "etcd-logs", pa, kinds(), cluster.WithLogger(slog.New(&memberA)))
+	startIsolatedMember(t, "etcd-logs", pb, kinds(), cluster.WithLogger(slog.New(&memberB)))
+
+	deadline := time.Now().Add(5 * time.Second)
+	for fixed.n.Load() == 0 || memberB.n.Load() == 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("etcd client records after 5s: WithEtcdLogger logger %d, member B's logger %d; want both > 0",
+				fixed.n.Load(), memberB.n.Load())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if n := memberA.n.Load(); n != 0 {
+		t.Errorf("member A's logger got %d etcd client records; want them all on its WithEtcdLogger logger", n)
 	}
 }
