@@ -1,0 +1,152 @@
+package actors
+
+// Consumption: the consumer side of a kernel. The loop (gpu/cpu.Loop) calls
+// poll, which takes a batch from the ring, screens each message, runs the
+// handler and hands the outcome to delivery; the device pump screens and
+// finishes its messages with the same functions.
+
+import (
+	"fmt"
+	"runtime/debug"
+
+	"github.com/ringactor/ringactor/gpu"
+	"github.com/ringactor/ringactor/supervision"
+)
+
+// maxBatch bounds how many messages the loop takes in one batch: the slots
+// of a batch go back to producers together, at its end.
+const maxBatch = 64
+
+// poll handles one batch: the messages admitted so far (at most maxBatch),
+// read in place from the ring, their slots released with one store at the
+// end and the latency counters written once (the LMAX Disruptor's batch
+// consumption). The batch stops early when the gate closes or a terminate
+// arrives (the loop looks again) and at a fault, which it returns.
+func (k *kernel[Req, Resp]) poll(h Handler[Req, Resp], draining bool) (bool, error) {
+	n := k.in.Pending()
+	if n == 0 {
+		if k.ovLen.Load() != 0 {
+			k.refill()
+			n = k.in.Pending()
+		}
+		if n == 0 {
+			k.endBatch() // what a caller finished outside a batch
+			return false, nil
+		}
+	}
+	n = min(n, maxBatch)
+	done := 0
+	var fault error
+	for done < n && fault == nil {
+		if !draining && (!k.cb.IsOpen() || k.cb.Terminate.Load() != 0) {
+			break
+		}
+		s := k.in.Peek(done)
+		done++
+		fault = k.handle(h, s, draining)
+	}
+	k.in.Release(done)
+	k.endBatch()
+	if k.ovLen.Load() != 0 || k.blocked.Load() {
+		k.refill()
+	}
+	return done > 0, fault
+}
+
+// next takes the oldest admitted message, refilling the ring from the
+// overflow (and waking blocked senders) as it goes.
+func (k *kernel[Req, Resp]) next() (slot[Req, Resp], bool) {
+	s, ok := k.in.TryPop()
+	if !ok {
+		if k.ovLen.Load() == 0 {
+			return s, false
+		}
+		k.refill()
+		if s, ok = k.in.TryPop(); !ok {
+			return s, false
+		}
+	} else if k.ovLen.Load() != 0 || k.blocked.Load() {
+		k.refill()
+	}
+	return s, true
+}
+
+// handle runs the handler on one message and delivers its outcome. It
+// returns a fault when the decider wants the kernel restarted.
+func (k *kernel[Req, Resp]) handle(h Handler[Req, Resp], s *slot[Req, Resp], draining bool) error {
+	var zero Resp
+	if err := k.screen(s, draining); err != nil {
+		k.finish(s, zero, err, false)
+		return nil
+	}
+	resp, ee := k.invoke(h, s)
+	if ee == nil {
+		k.finish(s, resp, nil, false)
+		return nil
+	}
+	k.finish(s, zero, ee, true)
+	if draining || k.def.decider(ee) == supervision.Resume {
+		return nil
+	}
+	return ee
+}
+
+// screen says why a message must not run, or nil: a failure forwarded from
+// upstream, a drain that rejects, a requester that gave up, a kernel aborted
+// by a Terminate whose context ended. The CPU loop and the device pump both
+// screen every message with it.
+func (k *kernel[Req, Resp]) screen(s *slot[Req, Resp], draining bool) error {
+	switch {
+	case s.fwd != nil:
+		return s.fwd
+	case draining && k.rejectAll.Load():
+		return kernelErr(k.def.id, k.drainCause)
+	case draining && k.def.drain == DrainReject:
+		return kernelErr(k.def.id, ErrTerminated)
+	}
+	if err := s.ctx.Err(); err != nil { // the requester gave up before its turn
+		if s.ctx == k.ctx {
+			// Not a requester's context but the kernel's own: a Terminate
+			// whose context ended aborted the kernel. The message did not run.
+			err = fmt.Errorf("%w: not handled (the terminate's context ended before its turn: %w)", ErrTerminated, err)
+		}
+		return kernelErr(k.def.id, err)
+	}
+	return nil
+}
+
+// invoke calls the handler, turning an error or a panic into an ExecutionError.
+func (k *kernel[Req, Resp]) invoke(h Handler[Req, Resp], s *slot[Req, Resp]) (resp Resp, ee *gpu.ExecutionError) {
+	defer func() {
+		if p := recover(); p != nil {
+			ee = &gpu.ExecutionError{Kernel: k.def.id, MessageID: s.id, Err: fmt.Errorf("panic: %v", p), Panic: p, Stack: debug.Stack()}
+		}
+	}()
+	resp, err := h(s.ctx, s.msg)
+	if err != nil {
+		return resp, &gpu.ExecutionError{Kernel: k.def.id, MessageID: s.id, Err: err}
+	}
+	return resp, nil
+}
+
+// finish records one handled message and delivers its outcome. Processed and
+// Errors count it before its reply leaves; its latency joins the consumer's
+// batch, written by endBatch.
+func (k *kernel[Req, Resp]) finish(s *slot[Req, Resp], resp Resp, err error, failed bool) {
+	k.cb.Processed.Store(k.cb.Processed.Load() + 1)
+	if failed {
+		k.cb.Errors.Store(k.cb.Errors.Load() + 1)
+	}
+	k.batch.Add(s.enq)
+	k.deliver(s, resp, err)
+}
+
+// endBatch writes the latencies of the messages finished since the last
+// call to the control block; the consumer calls it at the end of each batch.
+func (k *kernel[Req, Resp]) endBatch() {
+	if k.batch.Len() == 0 {
+		return
+	}
+	now := monoNow()
+	k.cb.RecordBatch(&k.batch, now, epochUnix+now)
+}

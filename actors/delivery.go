@@ -1,0 +1,133 @@
+package actors
+
+// Delivery: where each message's one outcome goes — the waiting requester,
+// the downstream kernel, a Proto.Actor sender or chain requester, or the
+// kernel's bounded receive stream.
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+
+	"github.com/ringactor/ringactor/lifecycle"
+)
+
+// deliver is the reply pump: the outcome goes to the direct requester, down
+// the chain, to a reply target, or to the receive stream.
+func (k *kernel[Req, Resp]) deliver(s *slot[Req, Resp], resp Resp, err error) {
+	switch {
+	case s.w != nil:
+		if err != nil {
+			s.w.fail(err)
+		} else {
+			s.w.succeed(resp)
+		}
+	case k.down != nil:
+		hctx := s.ctx
+		if hctx == k.ctx {
+			hctx = nil // a Send: the downstream kernel's own context
+		}
+		if ferr := k.down.forward(k.ctx, hctx, resp, s.id, s.enq, err, s.reply); ferr != nil {
+			k.deliverLocal(s, fmt.Errorf("forwarding to %q: %w", k.def.downstream, ferr))
+		}
+	case s.reply != nil:
+		if err != nil {
+			s.reply.fail(err)
+			return
+		}
+		switch r := s.reply.(type) {
+		case typedReplier[Resp]:
+			r.succeed(resp)
+		case anyReplier:
+			r.succeedAny(resp)
+		default:
+			r.fail(&WrongMessageTypeError{Kernel: k.def.id, Role: "reply", Want: k.term, Got: reflect.TypeFor[Resp]()})
+		}
+	default:
+		k.emit(output[Resp]{id: s.id, resp: resp, err: err})
+	}
+}
+
+// deliverLocal reports an error to the message's own reply target, or to
+// this kernel's receive stream when it has none.
+func (k *kernel[Req, Resp]) deliverLocal(s *slot[Req, Resp], err error) {
+	if s.reply != nil {
+		s.reply.fail(err)
+		return
+	}
+	k.emit(output[Resp]{id: s.id, err: err})
+}
+
+// emit appends to the receive stream, waiting for a reader while it is full.
+// Only an aborted kernel (its runtime closed without readers) gives up, and
+// counts the lost output as dropped.
+func (k *kernel[Req, Resp]) emit(o output[Resp]) {
+	if !k.emitWithin(context.Background(), o) {
+		k.cb.Dropped.Add(1)
+	}
+}
+
+// emitWithin appends to the receive stream, waiting for a reader while it is
+// full, until the kernel is aborted or ctx ends. It reports whether the
+// output was delivered.
+func (k *kernel[Req, Resp]) emitWithin(ctx context.Context, o output[Resp]) bool {
+	select {
+	case k.out <- o:
+		return true
+	default:
+	}
+	select {
+	case k.out <- o:
+		return true
+	case <-k.ctx.Done():
+	case <-ctx.Done():
+	}
+	return false
+}
+
+// expired is a context that has already ended: waiting under it never waits.
+var expired = func() context.Context {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	return ctx
+}()
+
+// deliverEvicted delivers the ErrDropped outcome of a message evicted at
+// admission: to the message's own target, or to the receive stream, where
+// the evicting sender waits for room no longer than its context allows. An
+// outcome that finds no room in time is lost; its message is counted in
+// Dropped already.
+func (k *kernel[Req, Resp]) deliverEvicted(ctx context.Context, s *slot[Req, Resp], err error) {
+	var zero Resp
+	if s.w == nil && k.down == nil && s.reply == nil {
+		k.emitWithin(ctx, output[Resp]{id: s.id, err: err})
+		return
+	}
+	k.deliver(s, zero, err)
+}
+
+// receive takes the next item of the receive stream.
+func (k *kernel[Req, Resp]) receive(ctx context.Context) (Resp, uint64, error) {
+	var zero Resp
+	if k.state() == lifecycle.Created { // launch publishes out before the state
+		return zero, 0, kernelErr(k.def.id, ErrNotLaunched)
+	}
+	select {
+	case o := <-k.out:
+		return o.resp, o.id, o.err
+	default:
+	}
+	select {
+	case o := <-k.out:
+		return o.resp, o.id, o.err
+	case <-ctx.Done():
+		return zero, 0, kernelErr(k.def.id, ctx.Err())
+	case <-k.ended:
+		select { // an output emitted just before the end
+		case o := <-k.out:
+			return o.resp, o.id, o.err
+		default:
+			return zero, 0, kernelErr(k.def.id, ErrTerminated)
+		}
+	}
+}
