@@ -46,7 +46,11 @@
 // holds the timestamps start ≤ ts < start+W. For each (sensor, window) the
 // output has count, min, max and mean of v': min and max as Go's builtins
 // compute them (−0 is below +0), the mean as the float64 sum of v' in input
-// order divided by the count (a sum that overflows gives ±Inf or NaN).
+// order divided by the count. When that sum overflows although every v' is
+// finite (values near ±1e308), the mean is the float64 sum of v'·2⁻⁶⁴ in
+// input order, divided by the count, times 2⁶⁴, kept within [min, max]: it
+// is finite. Only an infinite v' (a scale or offset that overflows) makes
+// the mean ±Inf or NaN.
 //
 // # Output
 //

@@ -16,6 +16,20 @@ type refWindow struct {
 	start         int64
 	count         int64
 	min, max, sum float64
+	scaled        float64 // sum of v/2^64, for the mean when sum overflows
+}
+
+// mean is the specification's mean: the sum over the count; when the sum
+// has overflowed while every value is finite, the sum of v·2^-64 over the
+// count, times 2^64, clamped to [min, max].
+func (w *refWindow) mean() float64 {
+	if !math.IsInf(w.sum, 0) && !math.IsNaN(w.sum) {
+		return w.sum / float64(w.count)
+	}
+	if math.IsInf(w.min, 0) || math.IsInf(w.max, 0) {
+		return w.scaled / float64(w.count) * math.Ldexp(1, 64)
+	}
+	return math.Min(math.Max(w.scaled/float64(w.count)*math.Ldexp(1, 64), w.min), w.max)
 }
 
 // refResult is what the reference computes: the output CSV, the rejects
@@ -133,6 +147,7 @@ func reference(input string, cfg Config) refResult {
 		}
 		w.count++
 		w.sum += v
+		w.scaled += math.Ldexp(v, -64)
 		w.min = min(w.min, v)
 		w.max = max(w.max, v)
 		if maxTS == nil || big.NewInt(ts).Cmp(maxTS) > 0 {
@@ -149,7 +164,7 @@ func reference(input string, cfg Config) refResult {
 	for _, w := range emitted {
 		fmt.Fprintf(&out, "%s,%d,%d,%s,%s,%s\n", w.sensor, w.start, w.count,
 			strconv.FormatFloat(w.min, 'g', -1, 64), strconv.FormatFloat(w.max, 'g', -1, 64),
-			strconv.FormatFloat(w.sum/float64(w.count), 'g', -1, 64))
+			strconv.FormatFloat(w.mean(), 'g', -1, 64))
 	}
 	res.out, res.rejects, res.windows = out.String(), rej.String(), emitted
 	res.stats.Windows = int64(len(emitted))
