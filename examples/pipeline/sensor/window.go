@@ -154,8 +154,8 @@ func (a *agg) mean() float64 {
 
 // lateReason says why row r, whose window starts at start, is late.
 func (w *windower) lateReason(r *Row, start int64) string {
-	return fmt.Sprintf("late event for window %d of sensor %q: newest timestamp %d ≥ window end %d + lateness %d",
-		start, w.names[r.Sensor], w.maxTS, start+w.w, w.lateness)
+	return fmt.Sprintf("late event for window %d of sensor %s: newest timestamp %d ≥ window end %d + lateness %d",
+		start, quote(w.names[r.Sensor]), w.maxTS, start+w.w, w.lateness)
 }
 
 // closeThreshold returns the largest window start whose window has closed
