@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -108,6 +109,10 @@ func runPipelineCommand(ctx context.Context, args []string, stdout, stderr io.Wr
 		in = f
 	}
 	st, err := sensor.Run(ctx, cfg, in, stdout, stderr, actors.WithLogger(log))
+	if errors.Is(err, sensor.ErrTooManyRejects) {
+		// The rejects are on stderr already; the kernel's wrapping says nothing more.
+		err = fmt.Errorf("stopped: more than %d rows rejected (--max-rejects %d)", cfg.MaxRejects, cfg.MaxRejects)
+	}
 	if err != nil {
 		return failure(stderr, "pipeline", err)
 	}
