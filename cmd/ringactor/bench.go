@@ -88,7 +88,7 @@ func runBenchCommand(ctx context.Context, args []string, stdout, stderr io.Write
 		"in_flight", cfg.InFlight, "warmup", cfg.WarmupRequests, "exec_samples", cfg.ExecSamples,
 		"elementwise_samples", cfg.ElementwiseSamples, "matmul_samples", cfg.MatMulSamples)
 	if err := runBench(ctx, stdout, cfg, label, *asJSON, clusterRun); err != nil {
-		return failure(log, "bench", err)
+		return failure(stderr, "bench", err)
 	}
 	return exitOK
 }

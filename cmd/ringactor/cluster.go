@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
+	"strconv"
 	"strings"
 	"time"
 
@@ -32,7 +34,7 @@ a cluster may give none: --peers ""), or through etcd. On a signal it
 leaves gracefully: tells its peers, passivates its identities (their
 kernels drain and answer what they hold) and stops; the exit status is 0.
 `
-	callSynopsis    = "--cluster NAME (--peers HOST:PORT,... | --etcd ENDPOINTS) --kind KIND --identity ID --json '{...}' [--timeout D]"
+	callSynopsis    = "--cluster NAME (--peers HOST:PORT,... | --etcd ENDPOINTS) --kind KIND --identity ID --data '{...}' [--timeout D]"
 	callDescription = `Send one JSON request to the identity ID of kind KIND in the cluster NAME,
 as a cluster client, and print the reply as JSON on stdout. On failure it
 prints the typed error on stderr and exits 1 (unknown kind, timeout,
@@ -64,7 +66,8 @@ type discoveryFlags struct {
 	tlsKey  *string
 }
 
-func addDiscoveryFlags(fs *flag.FlagSet) *discoveryFlags {
+// addDiscoveryFlags defines the discovery and TLS flags in fs.
+func addDiscoveryFlags(fs *flagSet) *discoveryFlags {
 	return &discoveryFlags{
 		name:    fs.String("cluster", "", "cluster name (required)"),
 		peers:   fs.String("peers", "", "comma-separated remote addresses (HOST:PORT) of cluster members"),
@@ -94,30 +97,69 @@ func (d *discoveryFlags) tlsOptions() ([]cluster.Option, error) {
 		}
 		return []cluster.Option{cluster.WithTLS(cfg)}, nil
 	}
-	return nil, errors.New("--tls-ca, --tls-cert and --tls-key go together")
+	return nil, errors.New("--tls-ca, --tls-cert and --tls-key go together") // check rejects it first
 }
 
-// provider checks the flags and returns the cluster provider they name.
-func (d *discoveryFlags) provider(fs *flag.FlagSet) (pcluster.ClusterProvider, error) {
+// check reports a usage mistake in the discovery flags: no cluster name,
+// both or neither of --peers and --etcd, an address of --peers that is not
+// HOST:PORT, or some of the TLS flags without the others.
+func (d *discoveryFlags) check(fs *flagSet) error {
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	switch {
 	case *d.name == "":
-		return nil, errors.New("--cluster is required")
+		return errors.New("--cluster is required")
 	case set["peers"] && set["etcd"]:
-		return nil, errors.New("give --peers or --etcd, not both")
+		return errors.New("give --peers or --etcd, not both")
 	case set["etcd"]:
-		eps := splitList(*d.etcd)
-		if len(eps) == 0 {
-			return nil, errors.New("--etcd needs at least one endpoint")
+		if len(splitList(*d.etcd)) == 0 {
+			return errors.New("--etcd needs at least one endpoint")
 		}
-		return cluster.Etcd(eps)
 	case set["peers"]:
-		return cluster.Peers(splitList(*d.peers)), nil
+		for _, p := range splitList(*d.peers) {
+			if err := checkHostPort(p); err != nil {
+				return fmt.Errorf("--peers: %w", err)
+			}
+		}
+	default:
+		return errors.New("give --peers HOST:PORT,... (--peers \"\" for the first member) or --etcd ENDPOINTS")
 	}
-	return nil, errors.New("give --peers HOST:PORT,... (--peers \"\" for the first member) or --etcd ENDPOINTS")
+	n := 0
+	for _, s := range []string{*d.tlsCA, *d.tlsCert, *d.tlsKey} {
+		if s != "" {
+			n++
+		}
+	}
+	if n != 0 && n != 3 {
+		return errors.New("--tls-ca, --tls-cert and --tls-key go together")
+	}
+	return nil
 }
 
+// provider returns the cluster provider the flags name, which check has
+// accepted. etcd is dialled here: an unreachable etcd is a failure at run
+// time.
+func (d *discoveryFlags) provider() (pcluster.ClusterProvider, error) {
+	if *d.etcd != "" {
+		return cluster.Etcd(splitList(*d.etcd))
+	}
+	return cluster.Peers(splitList(*d.peers)), nil
+}
+
+// checkHostPort reports whether addr is HOST:PORT with a port number from 0
+// to 65535 (the host may be empty: every interface).
+func checkHostPort(addr string) error {
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("%q is not HOST:PORT: %w", addr, err)
+	}
+	if _, err := strconv.ParseUint(port, 10, 16); err != nil {
+		return fmt.Errorf("%q: port %q is not a number from 0 to 65535", addr, port)
+	}
+	return nil
+}
+
+// splitList splits a comma-separated list, dropping blank entries.
 func splitList(s string) []string {
 	var out []string
 	for _, p := range strings.Split(s, ",") {
@@ -128,6 +170,8 @@ func splitList(s string) []string {
 	return out
 }
 
+// runServeCommand parses the serve command's flags and runs a member until
+// ctx ends.
 func runServeCommand(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("serve", serveSynopsis, serveDescription, stderr)
 	disc := addDiscoveryFlags(fs)
@@ -137,13 +181,19 @@ func runServeCommand(ctx context.Context, args []string, stdout, stderr io.Write
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
-	provider, err := disc.provider(fs)
-	if err != nil {
+	if err := disc.check(fs); err != nil {
 		return usageError(fs, "%v", err)
+	}
+	if err := checkHostPort(*bind); err != nil {
+		return usageError(fs, "--bind: %v", err)
 	}
 	tlsOpts, err := disc.tlsOptions()
 	if err != nil {
-		return usageError(fs, "%v", err)
+		return failure(stderr, "serve", err)
+	}
+	provider, err := disc.provider()
+	if err != nil {
+		return failure(stderr, "serve", err)
 	}
 	log := newLogger(stderr, *verbose)
 	kinds := cluster.BuiltinKinds()
@@ -157,7 +207,7 @@ func runServeCommand(ctx context.Context, args []string, stdout, stderr io.Write
 	m, err := cluster.Start(sctx, *disc.name, provider, kinds, opts...)
 	cancel()
 	if err != nil {
-		return failure(log, "serve", err)
+		return failure(stderr, "serve", err)
 	}
 	fmt.Fprintf(stdout, "member %s\n", m.Address())
 	log.Info("serving", slog.String("cluster", *disc.name), slog.String("address", m.Address()), slog.String("kinds", "echo,add"))
@@ -166,64 +216,99 @@ func runServeCommand(ctx context.Context, args []string, stdout, stderr io.Write
 	cctx, ccancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer ccancel()
 	if err := m.Close(cctx); err != nil {
-		return failure(log, "serve", err)
+		return failure(stderr, "serve", err)
 	}
 	return exitOK
 }
 
+// runCallCommand parses the call command's flags and sends one request.
 func runCallCommand(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("call", callSynopsis, callDescription, stderr)
-	disc := addDiscoveryFlags(fs)
-	kind := fs.String("kind", "", "kind of the identity (required)")
-	identity := fs.String("identity", "", "identity to call (required)")
-	body := fs.String("json", "", "the request, a JSON value (required)")
-	timeout := fs.Duration("timeout", 10*time.Second, "deadline of the call, joining the cluster included")
-	verbose := fs.Bool("v", false, "log at debug level")
-	if code, ok := parseFlags(fs, args); !ok {
+	c, code, ok := parseCall(args, stderr)
+	if !ok {
 		return code
 	}
-	provider, err := disc.provider(fs)
+	tlsOpts, err := c.disc.tlsOptions()
 	if err != nil {
-		return usageError(fs, "%v", err)
+		return failure(stderr, "call", err)
 	}
-	switch {
-	case *kind == "":
-		return usageError(fs, "--kind is required")
-	case *identity == "":
-		return usageError(fs, "--identity is required")
-	case !json.Valid([]byte(*body)):
-		return usageError(fs, "--json must be a JSON value, got %q", *body)
-	case *timeout <= 0:
-		return usageError(fs, "--timeout must be positive")
-	}
-	tlsOpts, err := disc.tlsOptions()
+	provider, err := c.disc.provider()
 	if err != nil {
-		return usageError(fs, "%v", err)
+		return failure(stderr, "call", err)
 	}
 	// The outcome goes to stdout or, as the typed error, to stderr; the
 	// client's own logs (Proto.Actor reports every connection it closes at
 	// error level) only with -v.
 	log := actors.DiscardLogger()
-	if *verbose {
+	if c.verbose {
 		log = newLogger(stderr, true)
 	}
-	cctx, cancel := context.WithTimeout(ctx, *timeout)
+	cctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
-	c, err := cluster.Start(cctx, *disc.name, provider, nil, append(tlsOpts, cluster.AsClient(), cluster.WithLogger(log))...)
+	client, err := cluster.Start(cctx, *c.disc.name, provider, nil, append(tlsOpts, cluster.AsClient(), cluster.WithLogger(log))...)
 	if err != nil {
-		fmt.Fprintf(stderr, "ringactor call: joining the cluster: %v\n", err)
-		return exitFailure
+		return failure(stderr, "call", fmt.Errorf("joining the cluster: %w", err))
 	}
 	defer func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		_ = c.Close(ctx)
+		_ = client.Close(ctx)
 	}()
-	out, err := cluster.RequestJSON(cctx, c, *kind, *identity, []byte(*body))
+	out, err := cluster.RequestJSON(cctx, client, c.kind, c.identity, []byte(c.body))
 	if err != nil {
-		fmt.Fprintf(stderr, "ringactor call: %v\n", err)
-		return exitFailure
+		return failure(stderr, "call", err)
 	}
 	fmt.Fprintf(stdout, "%s\n", out)
 	return exitOK
+}
+
+// callConfig is the call command's parsed command line.
+type callConfig struct {
+	disc           *discoveryFlags
+	kind, identity string
+	body           string // the request, a JSON value
+	timeout        time.Duration
+	verbose        bool
+}
+
+// parseCall parses the call command's flags. --data is the request body;
+// --json, its old name, still works but prints a deprecation notice on
+// stderr. When ok is false the command must not run and code is its exit
+// status.
+func parseCall(args []string, stderr io.Writer) (c callConfig, code int, ok bool) {
+	fs := newFlagSet("call", callSynopsis, callDescription, stderr)
+	c.disc = addDiscoveryFlags(fs)
+	fs.StringVar(&c.kind, "kind", "", "kind of the identity (required)")
+	fs.StringVar(&c.identity, "identity", "", "identity to call (required)")
+	fs.StringVar(&c.body, "data", "", "the request `body`, a JSON value (required)")
+	legacy := fs.String("json", "", "deprecated: the old name of --data")
+	fs.DurationVar(&c.timeout, "timeout", 10*time.Second, "deadline of the call, joining the cluster included")
+	fs.BoolVar(&c.verbose, "v", false, "log at debug level")
+	if code, ok := parseFlags(fs, args); !ok {
+		return c, code, false
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if set["json"] {
+		fmt.Fprintln(stderr, "ringactor call: --json for the request body is deprecated and will be removed; use --data")
+		if set["data"] {
+			return c, usageError(fs, "give --data or --json (deprecated), not both"), false
+		}
+		c.body = *legacy
+	}
+	if err := c.disc.check(fs); err != nil {
+		return c, usageError(fs, "%v", err), false
+	}
+	switch {
+	case c.kind == "":
+		return c, usageError(fs, "--kind is required"), false
+	case c.identity == "":
+		return c, usageError(fs, "--identity is required"), false
+	case !set["data"] && !set["json"]:
+		return c, usageError(fs, "--data is required"), false
+	case !json.Valid([]byte(c.body)):
+		return c, usageError(fs, "--data must be a JSON value, got %s", quoteClip(c.body)), false
+	case c.timeout <= 0:
+		return c, usageError(fs, "--timeout must be positive"), false
+	}
+	return c, exitOK, true
 }

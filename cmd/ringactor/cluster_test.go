@@ -118,7 +118,7 @@ func TestServeAndCall(t *testing.T) {
 	b := startServe(t, "--cluster", "cli", "--peers", a)
 	peers := a + "," + b
 	for _, id := range []string{"x", "y", "z"} {
-		out, errs, code := call(t, "--cluster", "cli", "--peers", peers, "--kind", "echo", "--identity", id, "--json", `{"hello":"world","n":[1,2]}`)
+		out, errs, code := call(t, "--cluster", "cli", "--peers", peers, "--kind", "echo", "--identity", id, "--data", `{"hello":"world","n":[1,2]}`)
 		if code != 0 {
 			t.Fatalf("echo %s: exit %d: %s", id, code, errs)
 		}
@@ -126,17 +126,18 @@ func TestServeAndCall(t *testing.T) {
 		if err := json.Unmarshal([]byte(out), &got); err != nil || got["hello"] != "world" {
 			t.Fatalf("echo %s printed %q (%v)", id, out, err)
 		}
+		// --json is the deprecated alias of --data: it works, with a notice.
 		out, errs, code = call(t, "--cluster", "cli", "--peers", b, "--kind", "add", "--identity", id, "--json", `{"a":[1,2,3],"b":[4,5,6]}`)
-		if code != 0 || strings.TrimSpace(out) != `{"sum":[5,7,9]}` {
+		if code != 0 || strings.TrimSpace(out) != `{"sum":[5,7,9]}` || !strings.Contains(errs, "--json for the request body is deprecated") {
 			t.Fatalf("add %s: exit %d, stdout %q, stderr %s", id, code, out, errs)
 		}
 	}
 	// Failures: a typed error on stderr and exit status 1.
-	_, errs, code := call(t, "--cluster", "cli", "--peers", a, "--kind", "add", "--identity", "x", "--json", `{"a":[1],"b":[]}`)
-	if code != 1 || !strings.Contains(errs, "remote execution error") {
+	_, errs, code := call(t, "--cluster", "cli", "--peers", a, "--kind", "add", "--identity", "x", "--data", `{"a":[1],"b":[]}`)
+	if code != 1 || !strings.HasPrefix(errs, "ringactor call: ") || !strings.Contains(errs, "remote execution error") {
 		t.Errorf("add with mismatched lengths: exit %d, stderr %s", code, errs)
 	}
-	_, errs, code = call(t, "--cluster", "cli", "--peers", a, "--kind", "nope", "--identity", "x", "--json", `{}`, "--timeout", "5s")
+	_, errs, code = call(t, "--cluster", "cli", "--peers", a, "--kind", "nope", "--identity", "x", "--data", `{}`, "--timeout", "5s")
 	if code != 1 || !strings.Contains(errs, "unknown kind") {
 		t.Errorf("unknown kind: exit %d, stderr %s", code, errs)
 	}

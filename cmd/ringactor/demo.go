@@ -94,7 +94,7 @@ func runDemoCommand(ctx context.Context, args []string, stdout, stderr io.Writer
 	}
 	log := newLogger(stderr, *verbose)
 	if err := runDemo(ctx, stdout, *n, actors.WithLogger(log)); err != nil {
-		return failure(log, "demo", err)
+		return failure(stderr, "demo", err)
 	}
 	return exitOK
 }

@@ -69,7 +69,7 @@ func runKernelsCommand(ctx context.Context, args []string, stdout, stderr io.Wri
 		err = writeKernels(stdout, infos, *asJSON)
 	}
 	if err != nil {
-		return failure(log, "kernels", err)
+		return failure(stderr, "kernels", err)
 	}
 	return exitOK
 }

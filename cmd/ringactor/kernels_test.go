@@ -197,7 +197,9 @@ func TestKernelsUsage(t *testing.T) {
 		if stdout != "" {
 			t.Errorf("%q: wrote to stdout: %q", tc.args, stdout)
 		}
-		if !strings.Contains(stderr, "Usage: ringactor kernels") {
+		if tc.code == exitUsage {
+			checkUsageLine(t, tc.args, "kernels", stderr)
+		} else if !strings.Contains(stderr, "Usage: ringactor kernels") {
 			t.Errorf("%q: stderr has no usage:\n%s", tc.args, stderr)
 		}
 	}

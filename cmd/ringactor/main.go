@@ -31,17 +31,23 @@
 //	       list the backends of this machine: the CPU, CUDA devices or the
 //	       exact reason none is usable, NVML's state. -json for JSON.
 //	pagerank
-//	       PageRank of an edge list (--edges FILE; default an embedded
-//	       graph) on partition ring kernels: node<TAB>rank, highest first.
+//	       PageRank of an edge list (FILE, --edges FILE, - for stdin;
+//	       default an embedded graph) on partition ring kernels:
+//	       node<TAB>rank, highest first.
 //	pipeline
 //	       stream sensor CSV (FILE or -) through parse → scale → window →
-//	       sink ring kernels and print per-window statistics as CSV.
+//	       sink ring kernels and print per-window statistics as CSV;
+//	       --max-rejects N stops after more than N rejected rows.
 //	serve  run a cluster member hosting the built-in kinds (echo, add)
 //	       until SIGINT or SIGTERM: --cluster NAME, --bind HOST:PORT,
 //	       --peers HOST:PORT,... or --etcd ENDPOINTS, optional mutual TLS
 //	       (--tls-ca, --tls-cert, --tls-key).
 //	call   send one JSON request to a cluster identity as a client and
-//	       print the JSON reply: --kind, --identity, --json, --timeout.
+//	       print the JSON reply: --kind, --identity, --data, --timeout
+//	       (--json, the old name of --data, is deprecated).
+//	version
+//	       print the module version ("(devel)" for a work tree build) and
+//	       the Go version; "ringactor --version" is the same.
 //	help   print the usage, or a command's usage and flags.
 //
 // Flags follow the standard library's flag package: -name and --name are the
@@ -49,13 +55,18 @@
 //
 // Help: "ringactor help", "ringactor -h", "ringactor --help",
 // "ringactor help <command>" and "ringactor <command> -h" print the usage on
-// stderr and exit 0. Running ringactor with no command prints the usage on
-// stderr and exits 2, as does an unknown command.
+// stderr and exit 0. Running ringactor with no command prints a line saying
+// so and the usage on stderr and exits 2.
+//
+// Errors are one plain line on stderr, "ringactor CMD: what went wrong". A
+// usage mistake (unknown command or flag, bad flag value, unexpected
+// argument) adds a one-line hint at the command's -h and exits 2; a failure
+// at run time exits 1.
 //
 // Exit status: 0 on success, 1 on a runtime failure (including an interrupt
 // by SIGINT or SIGTERM, which cancels the running command), 2 on a usage
 // error (unknown command, bad flag, unexpected argument). Results go to
-// stdout; usage text and logs (log/slog, text format) go to stderr.
+// stdout; errors, usage text and logs (log/slog, text format) go to stderr.
 package main
 
 import (
@@ -67,9 +78,13 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime"
+	"runtime/debug"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
+	"unicode/utf8"
 )
 
 // Exit statuses of the command.
@@ -103,6 +118,7 @@ var commands = map[string]command{
 	pipelineCommand.name: pipelineCommand,
 	serveCommand.name:    serveCommand,
 	callCommand.name:     callCommand,
+	versionCommand.name:  versionCommand,
 }
 
 // main runs the command line under a context that SIGINT and SIGTERM cancel,
@@ -118,23 +134,26 @@ func main() {
 // the exit status.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
+		fmt.Fprintln(stderr, "ringactor: no command")
 		printUsage(stderr)
 		return exitUsage
 	}
 	name, rest := args[0], args[1:]
 	switch name {
+	case "-version", "--version":
+		if len(rest) > 0 {
+			return topUsageError(stderr, "%s takes no arguments, got %q", name, rest)
+		}
+		fmt.Fprintln(stdout, versionString())
+		return exitOK
 	case "help", "-h", "-help", "--help":
 		if name == "help" && len(rest) > 0 {
 			if len(rest) > 1 {
-				fmt.Fprintf(stderr, "ringactor help: want at most one command, got %q\n\n", rest)
-				printUsage(stderr)
-				return exitUsage
+				return topUsageError(stderr, "help: want at most one command, got %q", rest)
 			}
 			cmd, ok := commands[rest[0]]
 			if !ok {
-				fmt.Fprintf(stderr, "ringactor help: unknown command %q\n\n", rest[0])
-				printUsage(stderr)
-				return exitUsage
+				return topUsageError(stderr, "help: unknown command %q", rest[0])
 			}
 			return cmd.run(ctx, []string{"-h"}, stdout, stderr)
 		}
@@ -143,11 +162,19 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	cmd, ok := commands[name]
 	if !ok {
-		fmt.Fprintf(stderr, "ringactor: unknown command %q\n\n", name)
-		printUsage(stderr)
-		return exitUsage
+		if strings.HasPrefix(name, "-") {
+			return topUsageError(stderr, "unknown flag %q (flags follow the command)", name)
+		}
+		return topUsageError(stderr, "unknown command %q", name)
 	}
 	return cmd.run(ctx, rest, stdout, stderr)
+}
+
+// topUsageError reports a usage mistake on the top-level command line: one
+// line and a hint on stderr. It returns exitUsage.
+func topUsageError(stderr io.Writer, format string, args ...any) int {
+	fmt.Fprintf(stderr, "ringactor: %s\nRun 'ringactor help' for usage.\n", oneLine(fmt.Sprintf(format, args...)))
+	return exitUsage
 }
 
 // printUsage writes the top-level help: synopsis, commands, help and exit
@@ -177,50 +204,76 @@ Commands:
 Run 'ringactor <command> -h' for a command's flags; -name and --name are the
 same flag. Results go to stdout; usage and logs go to stderr.
 
-Help (-h, -help, --help, help) exits 0. Exit status otherwise: 0 success,
-1 runtime failure or interrupt (SIGINT, SIGTERM), 2 usage error (no or
-unknown command, bad flag, unexpected argument).
+Help (-h, -help, --help, help) exits 0; --version prints the version.
+Errors are one line on stderr. Exit status otherwise: 0 success, 1 runtime
+failure or interrupt (SIGINT, SIGTERM), 2 usage error (no or unknown
+command, bad flag, unexpected argument).
 `)
 	_, _ = io.WriteString(w, b.String())
 }
 
-// newFlagSet returns the flag set of the command called name: errors are
-// returned, not fatal, and its usage (synopsis, description, flags) goes to
-// stderr. synopsis is what follows the name, e.g. "[-n N]".
-func newFlagSet(name, synopsis, description string, stderr io.Writer) *flag.FlagSet {
-	fs := flag.NewFlagSet("ringactor "+name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
+// flagSet is a command's flag set: its flags, and where and how its usage
+// and errors are written.
+type flagSet struct {
+	*flag.FlagSet
+	// cmd is the command's name.
+	cmd string
+	// stderr receives usage and errors.
+	stderr io.Writer
+	// usage writes the command's usage (synopsis, description, flags) to
+	// stderr.
+	usage func()
+}
+
+// newFlagSet returns the flag set of the command called name. Parsing it
+// writes nothing: parseFlags and parseInterspersed report a bad command line
+// in one line, and print the usage only for -h. synopsis is what follows the
+// name, e.g. "[-n N]".
+func newFlagSet(name, synopsis, description string, stderr io.Writer) *flagSet {
+	fs := &flagSet{FlagSet: flag.NewFlagSet("ringactor "+name, flag.ContinueOnError), cmd: name, stderr: stderr}
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {} // the flag package calls it on every error
+	fs.usage = func() {
 		fmt.Fprintf(stderr, "Usage: ringactor %s %s\n\n%s\nFlags:\n", name, synopsis, description)
+		fs.SetOutput(stderr)
 		fs.PrintDefaults()
+		fs.SetOutput(io.Discard)
 	}
 	return fs
 }
 
-// parseFlags parses args into fs and accepts no positional arguments. It
-// returns ok when the command should run; otherwise code is the exit status:
-// exitOK for -h, exitUsage for a bad command line (the flag package has
-// already reported it).
-func parseFlags(fs *flag.FlagSet, args []string) (code int, ok bool) {
+// parse parses args into fs. When ok is false the command must not run and
+// code is its exit status: exitOK for -h (the usage is printed), exitUsage
+// for a bad flag (reported).
+func (fs *flagSet) parse(args []string) (code int, ok bool) {
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
+			fs.usage()
 			return exitOK, false
 		}
-		return exitUsage, false
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(fs.Output(), "%s: unexpected argument %q\n", fs.Name(), fs.Arg(0))
-		fs.Usage()
-		return exitUsage, false
+		return usageError(fs, "%v", err), false
 	}
 	return exitOK, true
 }
 
-// usageError reports a flag value that parsed but is out of range, prints
-// the command's usage and returns exitUsage.
-func usageError(fs *flag.FlagSet, format string, args ...any) int {
-	fmt.Fprintf(fs.Output(), "%s: %s\n", fs.Name(), fmt.Sprintf(format, args...))
-	fs.Usage()
+// parseFlags parses args into fs and accepts no positional arguments. It
+// returns ok when the command should run; otherwise code is the exit status:
+// exitOK for -h, exitUsage for a bad command line (already reported).
+func parseFlags(fs *flagSet, args []string) (code int, ok bool) {
+	if code, ok := fs.parse(args); !ok {
+		return code, false
+	}
+	if fs.NArg() > 0 {
+		return usageError(fs, "unexpected argument %q", fs.Arg(0)), false
+	}
+	return exitOK, true
+}
+
+// usageError reports a mistake on the command line of fs's command in one
+// line, "ringactor CMD: what is wrong", followed by a one-line hint at -h,
+// and returns exitUsage.
+func usageError(fs *flagSet, format string, args ...any) int {
+	fmt.Fprintf(fs.stderr, "ringactor %s: %s\nRun 'ringactor %s -h' for usage.\n", fs.cmd, oneLine(fmt.Sprintf(format, args...)), fs.cmd)
 	return exitUsage
 }
 
@@ -235,12 +288,66 @@ func newLogger(stderr io.Writer, verbose bool) *slog.Logger {
 	return slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 }
 
-// failure logs err as the command's failure and returns exitFailure.
-func failure(log *slog.Logger, cmd string, err error) int {
+// failure reports err, the failure of the command cmd at run time, as one
+// plain line on stderr, "ringactor CMD: what went wrong", and returns
+// exitFailure.
+func failure(stderr io.Writer, cmd string, err error) int {
 	if errors.Is(err, context.Canceled) {
-		log.Error(cmd+" interrupted", "err", err)
+		fmt.Fprintf(stderr, "ringactor %s: interrupted\n", cmd)
 	} else {
-		log.Error(cmd+" failed", "err", err)
+		fmt.Fprintf(stderr, "ringactor %s: %s\n", cmd, oneLine(err.Error()))
 	}
 	return exitFailure
+}
+
+// oneLine joins the lines of a message (errors.Join makes several) with
+// "; ".
+func oneLine(msg string) string {
+	msg = strings.TrimRight(msg, "\n")
+	if !strings.ContainsAny(msg, "\r\n") {
+		return msg
+	}
+	return strings.Join(strings.FieldsFunc(msg, func(r rune) bool { return r == '\n' || r == '\r' }), "; ")
+}
+
+// versionCommand is the "version" subcommand; "ringactor --version" is the
+// same.
+var versionCommand = command{
+	name:    "version",
+	summary: "print ringactor's module version and the Go version it was built with",
+	run:     runVersionCommand,
+}
+
+// runVersionCommand prints versionString on stdout.
+func runVersionCommand(_ context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := newFlagSet("version", "", "Print ringactor's module version (\"(devel)\" for a build from a work tree)\nand the Go version it was built with, on one line.\n", stderr)
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
+	}
+	fmt.Fprintln(stdout, versionString())
+	return exitOK
+}
+
+// versionString is "ringactor VERSION GOVERSION": the main module's version
+// from the build information, or "(devel)" when it has none.
+func versionString() string {
+	v := "(devel)"
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
+		v = bi.Main.Version
+	}
+	return fmt.Sprintf("ringactor %s %s", v, runtime.Version())
+}
+
+// quoteClip quotes s as %q does, at most its first 80 bytes (cut back to
+// the start of a character) and "…" after the quote when s is longer.
+func quoteClip(s string) string {
+	const maxBytes = 80
+	if len(s) <= maxBytes {
+		return strconv.Quote(s)
+	}
+	cut := maxBytes
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return strconv.Quote(s[:cut]) + "…"
 }

@@ -6,7 +6,11 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"os/exec"
 	"os/signal"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
 	"strings"
 	"syscall"
 	"testing"
@@ -219,31 +223,126 @@ func TestBenchTableTrailingSpace(t *testing.T) {
 	}
 }
 
-// TestUsageErrors checks that every bad command line exits 2 with the usage
-// on stderr and nothing on stdout.
+// TestUsageErrors checks that every bad command line exits 2 with one line
+// saying what is wrong and a one-line hint on stderr (no usage text), and
+// nothing on stdout; with no command at all the usage follows.
 func TestUsageErrors(t *testing.T) {
-	for _, args := range [][]string{
-		nil,                       // no command
-		{"frobnicate"},            // unknown command
-		{"--frobnicate"},          // unknown flag before any command
-		{"help", "frobnicate"},    // help on an unknown command
-		{"help", "demo", "bench"}, // help on two commands
-		{"demo", "-x"},            // unknown flag
-		{"demo", "-n", "0"},       // out of range
-		{"demo", "-n", "many"},    // not a number
-		{"demo", "extra"},         // positional argument
-		{"bench", "-quick", "now"},
+	for _, tc := range []struct {
+		args []string
+		cmd  string // "" for the top level
+	}{
+		{[]string{"frobnicate"}, ""},            // unknown command
+		{[]string{"--frobnicate"}, ""},          // unknown flag before any command
+		{[]string{"help", "frobnicate"}, ""},    // help on an unknown command
+		{[]string{"help", "demo", "bench"}, ""}, // help on two commands
+		{[]string{"--version", "x"}, ""},
+		{[]string{"demo", "-x"}, "demo"},         // unknown flag
+		{[]string{"demo", "-n", "0"}, "demo"},    // out of range
+		{[]string{"demo", "-n", "many"}, "demo"}, // not a number
+		{[]string{"demo", "extra"}, "demo"},      // positional argument
+		{[]string{"bench", "-quick", "now"}, "bench"},
+		{[]string{"version", "now"}, "version"},
+		{[]string{"serve", "--cluster", "c", "--peers", "", "--bind", "nonsense"}, "serve"},
+		{[]string{"serve", "--cluster", "c", "--peers", "", "--bind", "127.0.0.1:99999"}, "serve"},
+		{[]string{"serve", "--cluster", "c", "--peers", "nonsense"}, "serve"},
 	} {
-		code, stdout, stderr := runCLI(t, args...)
+		code, stdout, stderr := runCLI(t, tc.args...)
 		if code != exitUsage {
-			t.Errorf("%q: exit %d, want %d", args, code, exitUsage)
+			t.Errorf("%q: exit %d, want %d", tc.args, code, exitUsage)
 		}
 		if stdout != "" {
-			t.Errorf("%q: wrote to stdout: %q", args, stdout)
+			t.Errorf("%q: wrote to stdout: %q", tc.args, stdout)
 		}
-		if !strings.Contains(stderr, "Usage") {
-			t.Errorf("%q: stderr has no usage:\n%s", args, stderr)
+		checkUsageLine(t, tc.args, tc.cmd, stderr)
+	}
+	code, stdout, stderr := runCLI(t)
+	if code != exitUsage || stdout != "" || !strings.HasPrefix(stderr, "ringactor: no command\n") || !strings.Contains(stderr, "Usage:") {
+		t.Errorf("no command: exit %d, stdout %q, stderr:\n%s", code, stdout, stderr)
+	}
+}
+
+// checkUsageLine checks that stderr is a usage mistake's report: the line
+// "ringactor CMD: ..." (cmd "" for the top level) and the hint, nothing else.
+func checkUsageLine(t *testing.T, args []string, cmd, stderr string) {
+	t.Helper()
+	prefix, hint := "ringactor: ", "Run 'ringactor help' for usage.\n"
+	if cmd != "" {
+		prefix, hint = "ringactor "+cmd+": ", "Run 'ringactor "+cmd+" -h' for usage.\n"
+	}
+	lines := strings.SplitAfter(stderr, "\n")
+	if len(lines) != 3 || lines[2] != "" || !strings.HasPrefix(lines[0], prefix) || lines[1] != hint {
+		t.Errorf("%q: stderr is not one line %q... and the hint %q:\n%s", args, prefix, hint, stderr)
+	}
+}
+
+// TestRuntimeFailureOneLine checks that a failure at run time is one plain
+// line on stderr, "ringactor CMD: ...", no slog record and no usage, with
+// exit status 1.
+func TestRuntimeFailureOneLine(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "missing")
+	for _, tc := range []struct {
+		args []string
+		cmd  string
+	}{
+		{[]string{"pipeline", missing}, "pipeline"},
+		{[]string{"pagerank", missing}, "pagerank"},
+		{[]string{"pagerank", "--max-iter", "2"}, "pagerank"},
+		{[]string{"serve", "--cluster", "c", "--peers", "", "--tls-ca", missing, "--tls-cert", missing, "--tls-key", missing}, "serve"},
+	} {
+		code, stdout, stderr := runCLI(t, tc.args...)
+		if code != exitFailure || stdout != "" {
+			t.Errorf("%q: exit %d (want %d), stdout %q", tc.args, code, exitFailure, stdout)
 		}
+		if !strings.HasPrefix(stderr, "ringactor "+tc.cmd+": ") || strings.Count(stderr, "\n") != 1 ||
+			strings.Contains(stderr, "level=") || strings.Contains(stderr, "Usage") {
+			t.Errorf("%q: stderr is not one plain line:\n%s", tc.args, stderr)
+		}
+	}
+}
+
+// TestEtcdUnreachable checks that serve with an etcd nobody answers at is a
+// failure at run time (exit 1, one line), not a usage mistake.
+func TestEtcdUnreachable(t *testing.T) {
+	cmd := commandProcess(t, "serve", "--cluster", "c", "--etcd", "http://127.0.0.1:1")
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	ee, ok := err.(*exec.ExitError)
+	if !ok || ee.ExitCode() != exitFailure {
+		t.Fatalf("serve --etcd unreachable: %v, want exit %d; stderr:\n%s", err, exitFailure, errb.String())
+	}
+	if got := errb.String(); !strings.HasPrefix(got, "ringactor serve: ") || strings.Count(got, "\n") != 1 {
+		t.Errorf("stderr is not one line:\n%s", got)
+	}
+}
+
+// TestVersion checks "ringactor version" and "ringactor --version": one line
+// on stdout with the module version ("(devel)" in a test binary) and the Go
+// version.
+func TestVersion(t *testing.T) {
+	for _, args := range [][]string{{"version"}, {"--version"}, {"-version"}} {
+		code, stdout, stderr := runCLI(t, args...)
+		want := "ringactor (devel) " + runtime.Version() + "\n"
+		if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
+			want = "ringactor " + bi.Main.Version + " " + runtime.Version() + "\n"
+		}
+		if code != exitOK || stdout != want || stderr != "" {
+			t.Errorf("%q: exit %d, stdout %q (want %q), stderr %q", args, code, stdout, want, stderr)
+		}
+	}
+	code, _, stderr := runCLI(t, "version", "-h")
+	if code != exitOK || !strings.Contains(stderr, "Usage: ringactor version") {
+		t.Errorf("version -h: exit %d, stderr %q", code, stderr)
+	}
+}
+
+// TestQuoteClip checks the truncation of quoted values in messages.
+func TestQuoteClip(t *testing.T) {
+	if got := quoteClip("ab"); got != `"ab"` {
+		t.Errorf("quoteClip(ab) = %s", got)
+	}
+	if got := quoteClip(strings.Repeat("é", 100)); got != `"`+strings.Repeat("é", 40)+`"…` {
+		t.Errorf("quoteClip(200 bytes) = %s", got)
 	}
 }
 

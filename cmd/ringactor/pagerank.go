@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -15,7 +16,7 @@ import (
 
 // Help text of the pagerank command.
 const (
-	pagerankSynopsis    = "[--edges FILE] [--damping D] [--tol T] [--max-iter N] [--partitions P] [--top K] [--progress]"
+	pagerankSynopsis    = "[--edges FILE | FILE | -] [--damping D] [--tol T] [--max-iter N] [--partitions P] [--top K] [--progress]"
 	pagerankDescription = `Compute the PageRank of a directed graph with ring kernels: the nodes are
 split across P partition kernels (one per core by default) that send their
 contributions to one another kernel-to-kernel each iteration, and a
@@ -27,11 +28,12 @@ over all nodes, duplicate edges count once, self-loops are ordinary edges,
 the ranks sum to 1, and the iteration stops once the L1 change is below
 N x tol, or fails after --max-iter iterations.
 
---edges is an edge list: one directed edge "src dst" a line, the node ids
-(any strings without whitespace) separated by spaces or tabs; '#' starts a
-comment, blank lines are ignored. Malformed lines are reported by number and
-nothing is computed. Without --edges, the embedded Zachary's karate club
-graph is ranked.
+The input, --edges FILE or FILE (- for stdin), is an edge list: one
+directed edge "src dst" a line, the node ids (any strings without
+whitespace) separated by spaces or tabs; '#' starts a comment, blank lines
+are ignored, a leading UTF-8 byte order mark is skipped. Malformed lines are
+reported by number and nothing is computed. Without an input, the embedded
+Zachary's karate club graph is ranked. Flags may come before or after FILE.
 
 Output: node<TAB>rank a line on stdout, highest rank first (ties in input
 order); a summary line on stderr. With --progress, or when stderr is a
@@ -46,9 +48,12 @@ var pagerankCommand = command{
 	run:     runPagerankCommand,
 }
 
+// pagerankStdin is what pagerank reads for --edges -; tests replace it.
+var pagerankStdin io.Reader = os.Stdin
+
 // pagerankConfig is the pagerank command's parsed command line.
 type pagerankConfig struct {
-	edges    string // "" for the embedded graph
+	edges    string // "" for the embedded graph, "-" for stdin
 	opts     pagerank.Options
 	top      int
 	progress bool
@@ -58,15 +63,27 @@ type pagerankConfig struct {
 func runPagerankCommand(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("pagerank", pagerankSynopsis, pagerankDescription, stderr)
 	var cfg pagerankConfig
-	fs.StringVar(&cfg.edges, "edges", "", "edge list `FILE` (default: the embedded karate club graph)")
+	fs.StringVar(&cfg.edges, "edges", "", "edge list `FILE`, - for stdin (default: the embedded karate club graph)")
 	fs.Float64Var(&cfg.opts.Damping, "damping", pagerank.DefaultDamping, "damping factor `D`, the probability of following a link, in (0, 1]")
 	fs.Float64Var(&cfg.opts.Tol, "tol", pagerank.DefaultTol, "convergence tolerance `T` per node: stop when the L1 change < N x T")
 	fs.IntVar(&cfg.opts.MaxIter, "max-iter", pagerank.DefaultMaxIter, "fail after `N` iterations without convergence")
 	fs.IntVar(&cfg.opts.Partitions, "partitions", 0, "`P` partition kernels (0: one per core)")
 	fs.IntVar(&cfg.top, "top", 0, "print only the `K` highest ranked nodes (0: all)")
 	fs.BoolVar(&cfg.progress, "progress", false, "print a progress line per iteration on stderr (the default when stderr is a terminal)")
-	if code, ok := parseFlags(fs, args); !ok {
+	files, code, ok := parseInterspersed(fs, args)
+	if !ok {
 		return code
+	}
+	switch {
+	case len(files) > 1:
+		return usageError(fs, "want at most one FILE, got %q", files)
+	case len(files) == 1 && cfg.edges != "":
+		return usageError(fs, "give --edges FILE or FILE, not both")
+	case len(files) == 1:
+		if files[0] == "" {
+			return usageError(fs, "FILE is empty")
+		}
+		cfg.edges = files[0]
 	}
 	switch d, t := cfg.opts.Damping, cfg.opts.Tol; {
 	case !(d > 0 && d <= 1):
@@ -82,7 +99,7 @@ func runPagerankCommand(ctx context.Context, args []string, stdout, stderr io.Wr
 	}
 	cfg.progress = cfg.progress || isTerminal(stderr)
 	if err := runPagerank(ctx, stdout, stderr, cfg); err != nil {
-		return failure(newLogger(stderr, false), "pagerank", err)
+		return failure(stderr, "pagerank", err)
 	}
 	return exitOK
 }
@@ -95,10 +112,19 @@ func runPagerank(ctx context.Context, stdout, stderr io.Writer, cfg pagerankConf
 	g, name := pagerank.KarateClub(), "Zachary's karate club (embedded)"
 	if cfg.edges != "" {
 		var err error
-		if g, err = pagerank.ParseFile(cfg.edges); err != nil {
+		name = cfg.edges
+		if cfg.edges == "-" {
+			name = "stdin"
+			g, err = pagerank.Parse(pagerankStdin)
+			if pe, ok := errors.AsType[*pagerank.ParseError](err); ok {
+				pe.Name = name
+			}
+		} else {
+			g, err = pagerank.ParseFile(cfg.edges)
+		}
+		if err != nil {
 			return err
 		}
-		name = cfg.edges
 		if g.NumNodes() == 0 {
 			return fmt.Errorf("%s: no edges", name)
 		}

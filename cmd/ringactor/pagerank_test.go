@@ -124,15 +124,47 @@ func TestPagerankFailures(t *testing.T) {
 func TestPagerankUsage(t *testing.T) {
 	for _, args := range [][]string{
 		{"--damping", "0"}, {"--damping", "1.5"}, {"--tol", "0"}, {"--tol", "-1"}, {"--max-iter", "0"},
-		{"--partitions", "-1"}, {"--top", "-3"}, {"--nope"}, {"extra"}, {"--damping", "x"},
+		{"--partitions", "-1"}, {"--top", "-3"}, {"--nope"}, {"a", "b"}, {"--damping", "x"},
+		{"--edges", "a", "b"}, {""},
 	} {
 		code, out, errOut := runPagerankCLI(t, args...)
-		if code != exitUsage || out != "" || !strings.Contains(errOut, "Usage: ringactor pagerank") {
+		if code != exitUsage || out != "" {
 			t.Errorf("%q: exit %d, stdout %q, stderr %q", args, code, out, errOut)
 		}
+		checkUsageLine(t, args, "pagerank", errOut)
 	}
 	code, out, errOut := runPagerankCLI(t, "-h")
 	if code != exitOK || out != "" || !strings.Contains(errOut, "--max-iter") || !strings.Contains(errOut, "node<TAB>rank") {
 		t.Errorf("-h: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+}
+
+// TestPagerankInputs reads the edge list as a positional FILE, from stdin
+// with --edges - or -, with flags on either side, and skips a leading byte
+// order mark.
+func TestPagerankInputs(t *testing.T) {
+	const edges = "\uFEFFhub a\nhub b\na hub\nb hub\n"
+	path := writeEdges(t, edges)
+	for _, args := range [][]string{
+		{path}, {"--top", "1", path}, {path, "--top", "1"}, {"--edges", path},
+		{"--edges", "-"}, {"-"}, {"--top", "1", "-"},
+	} {
+		old := pagerankStdin
+		pagerankStdin = strings.NewReader(edges)
+		code, out, errOut := runPagerankCLI(t, args...)
+		pagerankStdin = old
+		if code != exitOK || !strings.HasPrefix(out, "hub\t0.4") {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q", args, code, out, errOut)
+		}
+		if strings.Contains(out, "\uFEFF") {
+			t.Errorf("%q: the byte order mark is in a node id: %q", args, out)
+		}
+	}
+	old := pagerankStdin
+	pagerankStdin = strings.NewReader("a b\nbad line here\n")
+	code, _, errOut := runPagerankCLI(t, "-")
+	pagerankStdin = old
+	if code != exitFailure || !strings.HasPrefix(errOut, "ringactor pagerank: stdin: 1 malformed line") {
+		t.Errorf("malformed stdin: exit %d, stderr %q", code, errOut)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -14,20 +15,28 @@ import (
 
 // Help text of the pipeline command.
 const (
-	pipelineSynopsis    = "[--window-ms W] [--scale S] [--offset O] [--lateness-ms L] [FILE | -]"
+	pipelineSynopsis    = "[--window-ms W] [--scale S] [--offset O] [--lateness-ms L] [--max-rejects N] [FILE | -]"
 	pipelineDescription = `Stream sensor readings through four ring kernels wired kernel-to-kernel,
 parse → scale → window → sink, and print per-sensor tumbling-window
 statistics as CSV on stdout.
 
-Input (FILE, or stdin when FILE is - or absent): lines "sensor,ts_ms,value",
-LF or CRLF, an optional header line "sensor,ts_ms,value", blank lines
-ignored. A row with other than 3 fields, a timestamp that is not an int64,
-or a value that is not a finite number is rejected: reported on stderr as
-"line N: reason" and counted; the run ends with "rejected N rows" on stderr.
+Input (FILE, or stdin when FILE is - or absent): CSV lines
+"sensor,ts_ms,value", LF or CRLF, an optional header line
+"sensor,ts_ms,value", blank lines ignored, a leading UTF-8 byte order mark
+skipped. Fields may be quoted as RFC 4180 says ("a,b" holds a comma, ""
+stands for a quote), within one line. A row with broken quoting, other than
+3 fields, a timestamp that is not an int64, or a value that is not a
+finite number is rejected: reported on stderr as "line N: reason" (quoting
+at most 80 bytes of the field) and counted; the run ends with "rejected N
+rows" on stderr. --max-rejects N stops the run with an error (exit status
+1) at the first rejected row beyond N; the default, -1, allows any number.
+When there are rows and every one of them is rejected, the exit status is
+1.
 
 Each value becomes v × S + O. Windows are W ms wide and start at
 floor(ts / W) × W. Output: "sensor,window_start_ms,count,min,max,mean", one
-row per (sensor, window); floats print so that they parse back exactly.
+row per (sensor, window); floats print so that they parse back exactly, and
+sensor names are quoted as encoding/csv quotes them.
 
 Without --lateness-ms every window is held until the end of input (exact
 for any event order) and rows are ordered by sensor (byte order), then
@@ -62,6 +71,7 @@ func runPipelineCommand(ctx context.Context, args []string, stdout, stderr io.Wr
 	fs.Float64Var(&cfg.Scale, "scale", cfg.Scale, "multiply every value by `S` (finite)")
 	fs.Float64Var(&cfg.Offset, "offset", cfg.Offset, "then add `O` (finite)")
 	lateness := fs.Int64("lateness-ms", 0, "stream: write a window once the newest timestamp is `L` ms past its end (at least 0); unset: hold every window until the end of input")
+	maxRejects := fs.Int64("max-rejects", -1, "stop with an error at the first rejected row beyond `N` (0: none allowed; -1: any number)")
 	verbose := fs.Bool("v", false, "log at debug level (by default only warnings and errors are logged: stderr is for rejected rows)")
 	files, code, ok := parseInterspersed(fs, args)
 	if !ok {
@@ -76,6 +86,10 @@ func runPipelineCommand(ctx context.Context, args []string, stdout, stderr io.Wr
 		}
 	})
 	cfg.LatenessMS = *lateness
+	if *maxRejects < -1 {
+		return usageError(fs, "--max-rejects must be -1 (no limit) or at least 0, got %d", *maxRejects)
+	}
+	cfg.LimitRejects, cfg.MaxRejects = *maxRejects >= 0, max(*maxRejects, 0)
 	if err := cfg.Validate(); err != nil {
 		return usageError(fs, "%v", err)
 	}
@@ -89,13 +103,21 @@ func runPipelineCommand(ctx context.Context, args []string, stdout, stderr io.Wr
 	if len(files) == 1 && files[0] != "-" {
 		f, err := os.Open(files[0])
 		if err != nil {
-			return failure(log, "pipeline", err)
+			return failure(stderr, "pipeline", err)
 		}
 		defer f.Close()
 		in = f
 	}
-	if _, err := sensor.Run(ctx, cfg, in, stdout, stderr, actors.WithLogger(log)); err != nil {
-		return failure(log, "pipeline", err)
+	st, err := sensor.Run(ctx, cfg, in, stdout, stderr, actors.WithLogger(log))
+	if errors.Is(err, sensor.ErrTooManyRejects) {
+		// The rejects are on stderr already; the kernel's wrapping says nothing more.
+		err = fmt.Errorf("stopped: more than %d rows rejected (--max-rejects %d)", cfg.MaxRejects, cfg.MaxRejects)
+	}
+	if err != nil {
+		return failure(stderr, "pipeline", err)
+	}
+	if st.Rows > 0 && st.Rejected == st.Rows {
+		return failure(stderr, "pipeline", fmt.Errorf("every row was rejected (%d rows)", st.Rows))
 	}
 	return exitOK
 }
@@ -104,13 +126,10 @@ func runPipelineCommand(ctx context.Context, args []string, stdout, stderr io.Wr
 // arguments mix ("--" ends the flags), and returns the positional
 // arguments. When ok is false the command must not run and code is its exit
 // status: exitOK for -h, exitUsage for a bad flag (already reported).
-func parseInterspersed(fs *flag.FlagSet, args []string) (pos []string, code int, ok bool) {
+func parseInterspersed(fs *flagSet, args []string) (pos []string, code int, ok bool) {
 	for {
-		if err := fs.Parse(args); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				return nil, exitOK, false
-			}
-			return nil, exitUsage, false
+		if code, ok := fs.parse(args); !ok {
+			return nil, code, false
 		}
 		rest := fs.Args()
 		if len(rest) == 0 {

@@ -108,3 +108,85 @@ func TestPipelineCommandErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestPipelineRejects checks --max-rejects (the default -1 allows any
+// number, N stops at the first rejected row beyond N with exit status 1),
+// the exit status 1 when every row is rejected, quoted CSV, a leading byte
+// order mark and the truncation of a long value in a reject's reason.
+func TestPipelineRejects(t *testing.T) {
+	const bad = "a,1,x\nb\nc,2,y\n"
+	for _, tc := range []struct {
+		name  string
+		args  []string
+		stdin string
+		code  int
+		out   string // stdout, exactly
+		err   string // the end of stderr
+	}{
+		{"default: any number", []string{"-"}, "\uFEFFs,1,1\n" + bad, exitOK,
+			"sensor,window_start_ms,count,min,max,mean\ns,0,1,1,1,1\n", "rejected 3 rows\n"},
+		{"within the limit", []string{"--max-rejects", "3", "-"}, "s,1,1\n" + bad, exitOK,
+			"sensor,window_start_ms,count,min,max,mean\ns,0,1,1,1,1\n", "rejected 3 rows\n"},
+		{"beyond the limit", []string{"--max-rejects", "1", "-"}, "s,1,1\n" + bad, exitFailure, "",
+			"line 2: value \"x\" is not a finite number\nline 3: want 3 fields (sensor,ts_ms,value), got 1\n" +
+				"ringactor pipeline: stopped: more than 1 rows rejected (--max-rejects 1)\n"},
+		{"none allowed", []string{"--max-rejects", "0", "-"}, "s,1,1\n" + bad, exitFailure, "",
+			"line 2: value \"x\" is not a finite number\nringactor pipeline: stopped: more than 0 rows rejected (--max-rejects 0)\n"},
+		{"every row rejected", []string{"-"}, bad, exitFailure, "sensor,window_start_ms,count,min,max,mean\n",
+			"rejected 3 rows\nringactor pipeline: every row was rejected (3 rows)\n"},
+		{"quoted", []string{"-"}, "\"sensor\",\"ts_ms\",\"value\"\n\"a,b\",1,\"2\"\n\"say \"\"hi\"\"\",1,3\n", exitOK,
+			"sensor,window_start_ms,count,min,max,mean\n\"a,b\",0,1,2,2,2\n\"say \"\"hi\"\"\",0,1,3,3,3\n", "rejected 0 rows\n"},
+		{"long value", []string{"-"}, "s,1,1\ns,2," + strings.Repeat("v", 500) + "\n", exitOK,
+			"sensor,window_start_ms,count,min,max,mean\ns,0,1,1,1,1\n",
+			"line 2: value \"" + strings.Repeat("v", 80) + "\"… is not a finite number\nrejected 1 rows\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			old := pipelineStdin
+			pipelineStdin = strings.NewReader(tc.stdin)
+			defer func() { pipelineStdin = old }()
+			code, stdout, stderr := runPipeline(t, tc.args...)
+			if code != tc.code || stdout != tc.out || !strings.HasSuffix(stderr, tc.err) {
+				t.Errorf("status %d (want %d)\nstdout:\n%s\nwant:\n%s\nstderr:\n%s\nwant it to end in:\n%s", code, tc.code, stdout, tc.out, stderr, tc.err)
+			}
+		})
+	}
+	code, _, stderr := runPipeline(t, "--max-rejects", "-2", "-")
+	if code != exitUsage {
+		t.Errorf("--max-rejects -2: exit %d, stderr %q", code, stderr)
+	}
+	checkUsageLine(t, []string{"--max-rejects", "-2"}, "pipeline", stderr)
+}
+
+// TestCallData checks call's body flags: --data, and --json, its deprecated
+// alias, which prints a one-line notice; both at once, or an invalid body,
+// are usage mistakes.
+func TestCallData(t *testing.T) {
+	base := []string{"--cluster", "c", "--peers", "127.0.0.1:1", "--kind", "k", "--identity", "i"}
+	var errb bytes.Buffer
+	c, code, ok := parseCall(append(base, "--data", `{"a":1}`), &errb)
+	if !ok || c.body != `{"a":1}` || errb.Len() != 0 {
+		t.Errorf("--data: ok %v (exit %d), body %q, stderr %q", ok, code, c.body, errb.String())
+	}
+	errb.Reset()
+	c, code, ok = parseCall(append(base, "--json", `[1]`), &errb)
+	const notice = "ringactor call: --json for the request body is deprecated and will be removed; use --data\n"
+	if !ok || c.body != `[1]` || errb.String() != notice {
+		t.Errorf("--json: ok %v (exit %d), body %q, stderr %q", ok, code, c.body, errb.String())
+	}
+	for _, args := range [][]string{
+		append(base, "--data", "{}", "--json", "{}"),
+		append(base, "--data", "{nope"),
+		base,
+	} {
+		errb.Reset()
+		_, code, ok := parseCall(args, &errb)
+		msg := strings.TrimPrefix(errb.String(), notice)
+		if ok || code != exitUsage {
+			t.Errorf("%q: ok %v, exit %d", args, ok, code)
+		}
+		checkUsageLine(t, args, "call", msg)
+		if !strings.Contains(msg, "--data") {
+			t.Errorf("%q: the message does not name --data: %q", args, msg)
+		}
+	}
+}

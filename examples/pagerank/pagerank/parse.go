@@ -72,8 +72,9 @@ func (e *ParseError) LineNumbers() []int {
 // whitespace; a '#' starts a comment that runs to the end of the line (as in
 // networkx's read_edgelist), and blank lines are ignored, as is a '\r'
 // before a line's end. Nodes are numbered in the order of their first
-// appearance. Any line with other than two fields makes Parse fail with a
-// *ParseError that lists them by line number; no graph is returned then.
+// appearance. A UTF-8 byte order mark at the very start is skipped. Any
+// line with other than two fields makes Parse fail with a *ParseError that
+// lists them by line number; no graph is returned then.
 //
 // The graph's Names share the memory of the input, which is read whole.
 func Parse(r io.Reader) (*Graph, error) {
@@ -113,6 +114,7 @@ func ParseBytes(data []byte) (*Graph, error) { return ParseString(string(data)) 
 // ParseString parses an edge list held in a string (see Parse). The graph's
 // Names are substrings of data.
 func ParseString(data string) (*Graph, error) {
+	data = strings.TrimPrefix(data, "\uFEFF")
 	// A line is some 10–20 bytes: size the tables once.
 	estimate := len(data) / 16
 	p := parser{ids: make(map[string]int32), names: make([]string, 0, estimate/2), src: make([]int32, 0, estimate), dst: make([]int32, 0, estimate),

@@ -102,3 +102,31 @@ func TestNewGraph(t *testing.T) {
 		t.Errorf("edges %d, out-degrees %d %d %d", g.NumEdges(), g.OutDegree(0), g.OutDegree(1), g.OutDegree(2))
 	}
 }
+
+// TestParseBOM checks that a UTF-8 byte order mark at the start of an edge
+// list is not part of the first node's id, and that one elsewhere is.
+func TestParseBOM(t *testing.T) {
+	g := mustParse(t, "\uFEFFa b\nb \uFEFFc\n")
+	if want := []string{"a", "b", "\uFEFFc"}; !slices.Equal(g.Names, want) {
+		t.Fatalf("names %q, want %q", g.Names, want)
+	}
+	g = mustParse(t, "\uFEFF# comment\n1 2\n")
+	if want := []string{"1", "2"}; !slices.Equal(g.Names, want) {
+		t.Fatalf("names %q, want %q", g.Names, want)
+	}
+	path := filepath.Join(t.TempDir(), "bom.edges")
+	if err := os.WriteFile(path, []byte("\uFEFFx y\r\ny x\r\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	g, err := ParseFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"x", "y"}; !slices.Equal(g.Names, want) {
+		t.Fatalf("ParseFile: names %q, want %q", g.Names, want)
+	}
+	g, err = Parse(strings.NewReader("\uFEFFx y\n"))
+	if err != nil || !slices.Equal(g.Names, []string{"x", "y"}) {
+		t.Fatalf("Parse: %v, %v", g, err)
+	}
+}

@@ -25,6 +25,14 @@ type Config struct {
 	// LatenessMS is L in streaming mode: a window closes once the newest
 	// timestamp is L past its end. At least 0; ignored unless Streaming.
 	LatenessMS int64
+	// LimitRejects stops the run once more than MaxRejects rows have been
+	// rejected (late rows included): the rejects up to that row are
+	// written, and Run fails with an error that wraps ErrTooManyRejects.
+	// Unset, any number of rows may be rejected.
+	LimitRejects bool
+	// MaxRejects is how many rejected rows a run with LimitRejects
+	// tolerates, at least 0.
+	MaxRejects int64
 	// ChunkBytes is the size of the reader's chunks (0: DefaultChunkBytes).
 	// A line longer than a chunk gets a chunk of its own.
 	ChunkBytes int
@@ -61,6 +69,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("sensor: offset %v, want a finite number", c.Offset)
 	case c.Streaming && c.LatenessMS < 0:
 		return fmt.Errorf("sensor: lateness %d ms, want at least 0", c.LatenessMS)
+	case c.LimitRejects && c.MaxRejects < 0:
+		return fmt.Errorf("sensor: max rejects %d, want at least 0", c.MaxRejects)
 	case c.ChunkBytes < 0:
 		return fmt.Errorf("sensor: chunk size %d bytes, want at least 1", c.ChunkBytes)
 	case c.RingCapacity < 0 || c.RingCapacity == 1 || c.RingCapacity&(c.RingCapacity-1) != 0:

@@ -16,11 +16,19 @@
 // CSV lines "sensor,ts_ms,value", ended by "\n" or "\r\n" (one trailing
 // carriage return is removed, so CRLF files work; a UTF-8 byte order mark at
 // the very start is skipped). Lines are numbered from 1, every line counted.
-// Fields are split on every comma; there is no quoting. A line is ignored
-// when it is blank (empty, or only spaces and tabs), and when it is the first
-// non-blank line and reads exactly "sensor,ts_ms,value" (the optional header).
-// Any other line is a row, and a row is rejected when
+// Fields follow RFC 4180 within a line: a line without a '"' is split on
+// every comma (the fast path); in a line with one, a field that starts with
+// '"' is quoted, runs to the next lone '"', holds commas and doubled quotes
+// ("" for one "), and must be followed by a comma or the end of the line,
+// and an unquoted field holds no '"'. A quoted field cannot span lines. A
+// line is ignored when it is blank (empty, or only spaces and tabs), and when
+// it is the first non-blank line and its fields are exactly sensor, ts_ms,
+// value (the optional header, quoted or not). Any other line is a row, and a
+// row is rejected when
 //
+//   - its quoting breaks those rules: `bare " in an unquoted field (...)`,
+//     `extraneous " after a quoted field`, or
+//     "quoted field not closed on its line (a field cannot span lines)";
 //   - it has other than 3 fields: "want 3 fields (sensor,ts_ms,value), got K";
 //   - ts_ms is not a base-10 integer (optional sign, digits only) that fits in
 //     an int64: `timestamp "X" is not an integer`;
@@ -31,10 +39,14 @@
 //     `timestamp T: window start out of range`;
 //   - it is late (streaming mode only, below).
 //
-// The sensor name is the first field as it is, any bytes but a comma, the
-// empty name included. A rejected row is reported on the rejects writer
-// (stderr in the commands) as "line N: reason", in line order, counted, and
-// never stops the run; the run ends with "rejected N rows" there.
+// The sensor name is the first field as it is (unquoted), the empty name
+// included. A rejected row is reported on the rejects writer (stderr in the
+// commands) as "line N: reason", in line order, and counted; a reason quotes
+// at most the first 80 bytes of the offending field (cut at the start of a
+// character), followed by "…" when it is longer. The run ends with
+// "rejected N rows" there. Rejected rows do not stop the run, unless
+// Config.LimitRejects is set: then the first rejected row beyond
+// Config.MaxRejects ends it with an error that wraps ErrTooManyRejects.
 //
 // # Computation
 //
@@ -46,14 +58,20 @@
 // holds the timestamps start ≤ ts < start+W. For each (sensor, window) the
 // output has count, min, max and mean of v': min and max as Go's builtins
 // compute them (−0 is below +0), the mean as the float64 sum of v' in input
-// order divided by the count (a sum that overflows gives ±Inf or NaN).
+// order divided by the count. When that sum overflows although every v' is
+// finite (values near ±1e308), the mean is the float64 sum of v'·2⁻⁶⁴ in
+// input order, divided by the count, times 2⁶⁴, kept within [min, max]: it
+// is finite. Only an infinite v' (a scale or offset that overflows) makes
+// the mean ±Inf or NaN.
 //
 // # Output
 //
 // CSV on the output writer: the header "sensor,window_start_ms,count,min,max,mean",
 // then one line per window. Floats are written with strconv.FormatFloat(v,
 // 'g', -1, 64), which parses back to the same float64. Sensor names are
-// written as they came (no quoting).
+// quoted as encoding/csv's Writer quotes them: in double quotes, with their
+// quotes doubled, when they hold a comma, a quote, a CR or an LF, start with
+// a space character, or are `\.`.
 //
 // By default (Config.Streaming false) every window is held until the end of
 // input, which makes the result exact whatever the order of the events, and
@@ -95,7 +113,8 @@
 // only the windows still open, at most about (L+W)/W+1 per sensor when the
 // timestamps advance.
 //
-// Parsing allocates nothing per row: fields are found with bytes.IndexByte,
-// the timestamp is parsed in place, sensor names are interned once and
-// travel downstream as small integer ids.
+// Parsing allocates nothing per row: fields are found with bytes.IndexByte
+// (only a line that holds a quote takes the slower RFC 4180 path), the
+// timestamp is parsed in place, sensor names are interned once and travel
+// downstream as small integer ids.
 package sensor

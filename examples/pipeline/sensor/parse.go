@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"unicode/utf8"
 
 	"github.com/ringactor/ringactor/actors"
 )
@@ -24,6 +25,12 @@ type parser struct {
 	ids     map[string]uint32
 	started bool // a non-blank line has been seen: no header from now on
 	stats   Stats
+
+	// splitQuoted's buffers: the unquoted fields' bytes, where each ends,
+	// and the fields.
+	scratch []byte
+	ends    []int
+	fields  [][]byte
 }
 
 // newParseHandler is the parse kernel's factory: each (re)start gets an
@@ -81,33 +88,91 @@ func (p *parser) line(ln []byte, n int64, b *Batch) {
 		if string(ln) == Header {
 			return
 		}
+		if bytes.IndexByte(ln, '"') >= 0 {
+			if f, reason := p.splitQuoted(ln); reason == "" && len(f) == 3 &&
+				string(f[0]) == "sensor" && string(f[1]) == "ts_ms" && string(f[2]) == "value" {
+				return
+			}
+		}
 	}
 	p.stats.Rows++
+	if !p.unquoted(ln, n, b) {
+		p.quoted(ln, n, b)
+	}
+}
+
+// unquoted is the fast path: it handles row n, ln, when it holds no quote,
+// and returns false, having done nothing, when it does. A quote is looked
+// for only where it could change the outcome: in the name, and before
+// rejecting the row.
+func (p *parser) unquoted(ln []byte, n int64, b *Batch) bool {
 	c1 := bytes.IndexByte(ln, ',')
 	if c1 < 0 {
+		if bytes.IndexByte(ln, '"') >= 0 {
+			return false
+		}
 		p.reject(b, n, fieldsReason(ln))
-		return
+		return true
 	}
 	name, rest := ln[:c1], ln[c1+1:]
+	if bytes.IndexByte(name, '"') >= 0 {
+		return false
+	}
 	c2 := bytes.IndexByte(rest, ',')
 	if c2 < 0 || bytes.IndexByte(rest[c2+1:], ',') >= 0 {
+		if bytes.IndexByte(rest, '"') >= 0 {
+			return false
+		}
 		p.reject(b, n, fieldsReason(ln))
-		return
+		return true
 	}
 	tsField, vField := rest[:c2], rest[c2+1:]
 	ts, ok := parseInt(tsField)
 	if !ok {
-		p.reject(b, n, fmt.Sprintf("timestamp %q is not an integer", tsField))
+		if bytes.IndexByte(rest, '"') >= 0 {
+			return false
+		}
+		p.reject(b, n, fmt.Sprintf("timestamp %s is not an integer", quote(string(tsField))))
+		return true
+	}
+	// string(vField) does not escape: no allocation for short fields.
+	v, err := strconv.ParseFloat(string(vField), 64)
+	if err != nil && bytes.IndexByte(vField, '"') >= 0 {
+		return false
+	}
+	p.row(b, n, name, tsField, ts, vField, v, err)
+	return true
+}
+
+// quoted handles row n, ln, which holds a quote, by RFC 4180.
+func (p *parser) quoted(ln []byte, n int64, b *Batch) {
+	f, reason := p.splitQuoted(ln)
+	switch {
+	case reason != "":
+		p.reject(b, n, reason)
+		return
+	case len(f) != 3:
+		p.reject(b, n, fmt.Sprintf("want 3 fields (sensor,ts_ms,value), got %d", len(f)))
 		return
 	}
+	ts, ok := parseInt(f[1])
+	if !ok {
+		p.reject(b, n, fmt.Sprintf("timestamp %s is not an integer", quote(string(f[1]))))
+		return
+	}
+	v, err := strconv.ParseFloat(string(f[2]), 64)
+	p.row(b, n, f[0], f[1], ts, f[2], v, err)
+}
+
+// row appends row n to b, or rejects it: its fields, the timestamp parsed
+// from tsField, and what strconv.ParseFloat made of vField.
+func (p *parser) row(b *Batch, n int64, name, tsField []byte, ts int64, vField []byte, v float64, err error) {
 	if _, ok := windowStart(ts, p.window); !ok {
 		p.reject(b, n, fmt.Sprintf("timestamp %d: window start out of range", ts))
 		return
 	}
-	// string(vField) does not escape: no allocation for short fields.
-	v, err := strconv.ParseFloat(string(vField), 64)
 	if err != nil || math.IsInf(v, 0) || math.IsNaN(v) {
-		p.reject(b, n, fmt.Sprintf("value %q is not a finite number", vField))
+		p.reject(b, n, fmt.Sprintf("value %s is not a finite number", quote(string(vField))))
 		return
 	}
 	id, ok := p.ids[string(name)]
@@ -119,6 +184,86 @@ func (p *parser) line(ln []byte, n int64, b *Batch) {
 		p.stats.Sensors++
 	}
 	b.Rows = append(b.Rows, Row{TS: ts, V: v, Line: n, Sensor: id})
+}
+
+// Reasons of the rows whose quotes break RFC 4180.
+const (
+	reasonUnclosed  = `quoted field not closed on its line (a field cannot span lines)`
+	reasonAfter     = `extraneous " after a quoted field`
+	reasonBareQuote = `bare " in an unquoted field (quote the whole field and double its quotes)`
+)
+
+// splitQuoted splits ln, a line that holds a '"', into its fields as RFC
+// 4180 reads them: a field that starts with '"' is quoted, ends at the next
+// lone '"', which must be followed by ',' or the end of the line, and holds
+// commas and doubled quotes ("" for "); an unquoted field holds no '"'. On
+// a violation it returns the reason. The fields are valid until the next
+// call.
+func (p *parser) splitQuoted(ln []byte) (fields [][]byte, reason string) {
+	p.scratch, p.ends = p.scratch[:0], p.ends[:0]
+	i := 0
+	for {
+		if i < len(ln) && ln[i] == '"' {
+			i++
+			for {
+				j := bytes.IndexByte(ln[i:], '"')
+				if j < 0 {
+					return nil, reasonUnclosed
+				}
+				p.scratch = append(p.scratch, ln[i:i+j]...)
+				i += j + 1
+				if i < len(ln) && ln[i] == '"' {
+					p.scratch = append(p.scratch, '"')
+					i++
+					continue
+				}
+				break
+			}
+			if i < len(ln) && ln[i] != ',' {
+				return nil, reasonAfter
+			}
+		} else {
+			j := bytes.IndexByte(ln[i:], ',')
+			if j < 0 {
+				j = len(ln) - i
+			}
+			f := ln[i : i+j]
+			if bytes.IndexByte(f, '"') >= 0 {
+				return nil, reasonBareQuote
+			}
+			p.scratch = append(p.scratch, f...)
+			i += j
+		}
+		p.ends = append(p.ends, len(p.scratch))
+		if i == len(ln) {
+			break
+		}
+		i++ // the comma
+	}
+	fields, start := p.fields[:0], 0
+	for _, e := range p.ends {
+		fields = append(fields, p.scratch[start:e:e])
+		start = e
+	}
+	p.fields = fields
+	return fields, ""
+}
+
+// maxQuoted is how many bytes of an offending field a reason quotes.
+const maxQuoted = 80
+
+// quote quotes s as strconv.Quote does for a reason: at most its first
+// maxQuoted bytes, cut back to the start of a UTF-8 sequence, and "…" after
+// the closing quote when s is longer.
+func quote(s string) string {
+	if len(s) <= maxQuoted {
+		return strconv.Quote(s)
+	}
+	cut := maxQuoted
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return strconv.Quote(s[:cut]) + "…"
 }
 
 // reject records line n as rejected for reason.

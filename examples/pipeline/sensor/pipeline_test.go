@@ -377,7 +377,7 @@ func TestFloatRoundTrip(t *testing.T) {
 		for i, ln := range lines {
 			f := strings.Split(ln, ",")
 			w := want.windows[i]
-			for j, wantF := range []float64{w.min, w.max, w.sum / float64(w.count)} {
+			for j, wantF := range []float64{w.min, w.max, w.mean()} {
 				got, err := strconv.ParseFloat(f[3+j], 64)
 				if err != nil && !errors.Is(err, strconv.ErrRange) {
 					t.Fatalf("%q: %v", ln, err)

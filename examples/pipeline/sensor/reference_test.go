@@ -2,6 +2,7 @@ package sensor
 
 import (
 	"cmp"
+	"encoding/csv"
 	"fmt"
 	"math"
 	"math/big"
@@ -16,6 +17,20 @@ type refWindow struct {
 	start         int64
 	count         int64
 	min, max, sum float64
+	scaled        float64 // sum of v/2^64, for the mean when sum overflows
+}
+
+// mean is the specification's mean: the sum over the count; when the sum
+// has overflowed while every value is finite, the sum of v·2^-64 over the
+// count, times 2^64, clamped to [min, max].
+func (w *refWindow) mean() float64 {
+	if !math.IsInf(w.sum, 0) && !math.IsNaN(w.sum) {
+		return w.sum / float64(w.count)
+	}
+	if math.IsInf(w.min, 0) || math.IsInf(w.max, 0) {
+		return w.scaled / float64(w.count) * math.Ldexp(1, 64)
+	}
+	return math.Min(math.Max(w.scaled/float64(w.count)*math.Ldexp(1, 64), w.min), w.max)
 }
 
 // refResult is what the reference computes: the output CSV, the rejects
@@ -82,21 +97,25 @@ func reference(input string, cfg Config) refResult {
 		if strings.Trim(ln, " \t") == "" {
 			continue
 		}
+		f, bad := refFields(ln)
 		if !started {
 			started = true
-			if ln == "sensor,ts_ms,value" {
+			if bad == "" && slices.Equal(f, []string{"sensor", "ts_ms", "value"}) {
 				continue
 			}
 		}
 		res.stats.Rows++
-		f := strings.Split(ln, ",")
+		if bad != "" {
+			reject(n, "%s", bad)
+			continue
+		}
 		if len(f) != 3 {
 			reject(n, "want 3 fields (sensor,ts_ms,value), got %d", len(f))
 			continue
 		}
 		ts, err := strconv.ParseInt(f[1], 10, 64)
 		if err != nil {
-			reject(n, "timestamp %q is not an integer", f[1])
+			reject(n, "timestamp %s is not an integer", refQuote(f[1]))
 			continue
 		}
 		q := new(big.Int).Div(big.NewInt(ts), bigW) // Euclidean: the floor, as W > 0
@@ -108,7 +127,7 @@ func reference(input string, cfg Config) refResult {
 		start := bigStart.Int64()
 		v, err := strconv.ParseFloat(f[2], 64)
 		if err != nil || math.IsInf(v, 0) || math.IsNaN(v) {
-			reject(n, "value %q is not a finite number", f[2])
+			reject(n, "value %s is not a finite number", refQuote(f[2]))
 			continue
 		}
 		if !names[f[0]] {
@@ -119,8 +138,8 @@ func reference(input string, cfg Config) refResult {
 			end := new(big.Int).Add(bigStart, bigW)
 			if new(big.Int).Add(end, big.NewInt(cfg.LatenessMS)).Cmp(maxTS) <= 0 {
 				res.stats.Late++
-				reject(n, "late event for window %d of sensor %q: newest timestamp %s ≥ window end %s + lateness %d",
-					start, f[0], maxTS, end, cfg.LatenessMS)
+				reject(n, "late event for window %d of sensor %s: newest timestamp %s ≥ window end %s + lateness %d",
+					start, refQuote(f[0]), maxTS, end, cfg.LatenessMS)
 				continue
 			}
 		}
@@ -133,6 +152,7 @@ func reference(input string, cfg Config) refResult {
 		}
 		w.count++
 		w.sum += v
+		w.scaled += math.Ldexp(v, -64)
 		w.min = min(w.min, v)
 		w.max = max(w.max, v)
 		if maxTS == nil || big.NewInt(ts).Cmp(maxTS) > 0 {
@@ -145,13 +165,86 @@ func reference(input string, cfg Config) refResult {
 	flush(true)
 	fmt.Fprintf(&rej, "rejected %d rows\n", res.stats.Rejected)
 	var out strings.Builder
-	out.WriteString("sensor,window_start_ms,count,min,max,mean\n")
+	cw := csv.NewWriter(&out)
+	_ = cw.Write([]string{"sensor", "window_start_ms", "count", "min", "max", "mean"})
 	for _, w := range emitted {
-		fmt.Fprintf(&out, "%s,%d,%d,%s,%s,%s\n", w.sensor, w.start, w.count,
+		_ = cw.Write([]string{w.sensor, strconv.FormatInt(w.start, 10), strconv.FormatInt(w.count, 10),
 			strconv.FormatFloat(w.min, 'g', -1, 64), strconv.FormatFloat(w.max, 'g', -1, 64),
-			strconv.FormatFloat(w.sum/float64(w.count), 'g', -1, 64))
+			strconv.FormatFloat(w.mean(), 'g', -1, 64)})
 	}
+	cw.Flush()
 	res.out, res.rejects, res.windows = out.String(), rej.String(), emitted
 	res.stats.Windows = int64(len(emitted))
 	return res
+}
+
+// refFields splits a line into its fields: on every comma when it holds no
+// quote; otherwise by RFC 4180, one character at a time, or the reason it
+// breaks the rules.
+func refFields(ln string) ([]string, string) {
+	if !strings.Contains(ln, `"`) {
+		return strings.Split(ln, ","), ""
+	}
+	var fields []string
+	var f strings.Builder
+	const (
+		fieldStart = iota
+		unquoted
+		inQuotes
+		quoteInQuotes // a '"' inside quotes: closes the field or doubles
+	)
+	state := fieldStart
+	for _, c := range []byte(ln) {
+		switch state {
+		case fieldStart, unquoted:
+			switch {
+			case c == ',':
+				fields = append(fields, f.String())
+				f.Reset()
+				state = fieldStart
+			case c == '"' && state == fieldStart:
+				state = inQuotes
+			case c == '"':
+				return nil, `bare " in an unquoted field (quote the whole field and double its quotes)`
+			default:
+				f.WriteByte(c)
+				state = unquoted
+			}
+		case inQuotes:
+			if c == '"' {
+				state = quoteInQuotes
+			} else {
+				f.WriteByte(c)
+			}
+		case quoteInQuotes:
+			switch c {
+			case '"':
+				f.WriteByte('"')
+				state = inQuotes
+			case ',':
+				fields = append(fields, f.String())
+				f.Reset()
+				state = fieldStart
+			default:
+				return nil, `extraneous " after a quoted field`
+			}
+		}
+	}
+	if state == inQuotes {
+		return nil, "quoted field not closed on its line (a field cannot span lines)"
+	}
+	return append(fields, f.String()), ""
+}
+
+// refQuote is %q of s, of its first 80 bytes and "…" when it is longer
+// (cut back to the first byte of a UTF-8 sequence).
+func refQuote(s string) string {
+	if len(s) <= 80 {
+		return fmt.Sprintf("%q", s)
+	}
+	n := 80
+	for n > 0 && s[n]&0xC0 == 0x80 {
+		n--
+	}
+	return fmt.Sprintf("%q…", s[:n])
 }

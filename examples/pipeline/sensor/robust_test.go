@@ -250,7 +250,8 @@ func FuzzWindowStart(f *testing.F) {
 // reference, with and without lateness; go test runs the seeds.
 func FuzzPipeline(f *testing.F) {
 	for _, s := range []string{"", "\n", "sensor,ts_ms,value", "a,1,1\r\nb,-3,2\n\na,0,x\n", "\uFEFFa,5,5\na,1,1\na,20,0\na,2,2",
-		"a,,\n,1,1\n", "a,1,1\r\r\n", "x,-1,1e-320\nx,-2,-0"} {
+		"a,,\n,1,1\n", "a,1,1\r\r\n", "x,-1,1e-320\nx,-2,-0",
+		"\"sensor\",ts_ms,\"value\"\n\"a,b\",1,\"2\"\n\"x\"\"y\",2,3\r\na\"b,1,1\n\"open,1,1\n \\.,1,1\n"} {
 		f.Add(s, int64(10), int64(-1))
 		f.Add(s, int64(3), int64(0))
 	}

@@ -3,9 +3,12 @@ package sensor
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/ringactor/ringactor/actors"
 )
@@ -13,20 +16,29 @@ import (
 // OutputHeader is the first line of the output.
 const OutputHeader = "sensor,window_start_ms,count,min,max,mean"
 
+// ErrTooManyRejects is what a run with Config.LimitRejects fails with (wrapped)
+// once more than Config.MaxRejects rows have been rejected.
+var ErrTooManyRejects = errors.New("too many rejected rows")
+
 // sink is the sink stage's state: buffered writers and what it has written.
 type sink struct {
 	out, rej  *bufio.Writer
 	streaming bool
-	started   bool // the header is written
+	limit     bool  // stop after more than maxRej rejects
+	maxRej    int64 // Config.MaxRejects
+	started   bool  // the header is written
 	windows   int64
+	rejected  int64 // reject lines written
 	line      []byte
+	err       error // the failure that has stopped the sink: it writes no more
 }
 
 // newSinkHandler is the sink kernel's factory: it writes windows as CSV to
 // out and rejected rows to rej.
 func newSinkHandler(cfg Config, out, rej io.Writer) func() actors.Handler[*Emit, Progress] {
 	return func() actors.Handler[*Emit, Progress] {
-		s := &sink{out: bufio.NewWriterSize(out, 64<<10), rej: bufio.NewWriterSize(rej, 4<<10), streaming: cfg.Streaming}
+		s := &sink{out: bufio.NewWriterSize(out, 64<<10), rej: bufio.NewWriterSize(rej, 4<<10), streaming: cfg.Streaming,
+			limit: cfg.LimitRejects, maxRej: cfg.MaxRejects}
 		return s.handle
 	}
 }
@@ -35,12 +47,31 @@ func newSinkHandler(cfg Config, out, rej io.Writer) func() actors.Handler[*Emit,
 // rejects at once, the windows at once in streaming mode, and everything at
 // the end of input, after the "rejected N rows" line.
 func (s *sink) handle(_ context.Context, e *Emit) (Progress, error) {
+	if s.err != nil {
+		return Progress{}, s.err
+	}
+	p, err := s.write(e)
+	if err != nil {
+		s.err = err
+	}
+	return p, err
+}
+
+// write writes one Emit: see handle.
+func (s *sink) write(e *Emit) (Progress, error) {
 	if !s.started {
 		s.started = true
 		s.out.WriteString(OutputHeader + "\n")
 	}
 	for _, r := range e.Rejects {
 		fmt.Fprintf(s.rej, "line %d: %s\n", r.Line, r.Reason)
+		s.rejected++
+		if s.limit && s.rejected > s.maxRej {
+			if err := s.rej.Flush(); err != nil {
+				return Progress{}, fmt.Errorf("write rejects: %w", err)
+			}
+			return Progress{}, fmt.Errorf("%w: more than %d (stopped at line %d)", ErrTooManyRejects, s.maxRej, r.Line)
+		}
 	}
 	for i := range e.Windows {
 		s.line = appendWindow(s.line[:0], &e.Windows[i])
@@ -67,7 +98,7 @@ func (s *sink) handle(_ context.Context, e *Emit) (Progress, error) {
 
 // appendWindow appends w as one CSV output line.
 func appendWindow(b []byte, w *WindowStat) []byte {
-	b = append(b, w.Sensor...)
+	b = appendField(b, w.Sensor)
 	b = append(b, ',')
 	b = strconv.AppendInt(b, w.Start, 10)
 	b = append(b, ',')
@@ -79,4 +110,38 @@ func appendWindow(b []byte, w *WindowStat) []byte {
 	b = append(b, ',')
 	b = strconv.AppendFloat(b, w.Mean, 'g', -1, 64)
 	return append(b, '\n')
+}
+
+// appendField appends f as a CSV field, quoted when encoding/csv's Writer
+// would quote it: when it holds a comma, a quote, a CR or an LF, starts with
+// a space character or is `\.`. A quoted field's quotes are doubled.
+func appendField(b []byte, f string) []byte {
+	if !needsQuotes(f) {
+		return append(b, f...)
+	}
+	b = append(b, '"')
+	for i := range len(f) {
+		if f[i] == '"' {
+			b = append(b, '"')
+		}
+		b = append(b, f[i])
+	}
+	return append(b, '"')
+}
+
+// needsQuotes is encoding/csv's Writer.fieldNeedsQuotes for the comma.
+func needsQuotes(f string) bool {
+	if f == "" {
+		return false
+	}
+	if f == `\.` {
+		return true
+	}
+	for i := range len(f) {
+		if c := f[i]; c == '\n' || c == '\r' || c == '"' || c == ',' {
+			return true
+		}
+	}
+	r, _ := utf8.DecodeRuneInString(f)
+	return unicode.IsSpace(r)
 }

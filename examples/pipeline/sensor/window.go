@@ -15,7 +15,8 @@ type agg struct {
 	start    int64
 	count    int64
 	min, max float64
-	sum      float64
+	sum      float64 // the values' sum in input order
+	scaled   float64 // the sum of value·2⁻⁶⁴, which cannot overflow
 	sensor   uint32
 }
 
@@ -127,12 +128,34 @@ func (w *windower) add(r *Row, start int64) {
 	}
 	a.count++
 	a.sum += v
+	a.scaled += v * meanScale
+}
+
+// meanScale scales the values of a window's second sum: 2⁻⁶⁴, so that the
+// sum of up to 2⁶³ finite values stays below 2¹⁰²³.
+const meanScale = 0x1p-64
+
+// mean is the window's mean: sum/count, the float64 sum of the values in
+// input order divided by the count, as long as that sum is finite. When it
+// overflows although every value is finite, the mean is the sum of
+// value·2⁻⁶⁴ in input order, divided by the count, times 2⁶⁴, kept within
+// [min, max]; an infinite value still makes the mean ±Inf or NaN.
+func (a *agg) mean() float64 {
+	n := float64(a.count)
+	if !math.IsInf(a.sum, 0) && !math.IsNaN(a.sum) {
+		return a.sum / n
+	}
+	m := a.scaled / n / meanScale
+	if math.IsInf(a.min, 0) || math.IsInf(a.max, 0) || math.IsNaN(m) {
+		return m
+	}
+	return min(max(m, a.min), a.max)
 }
 
 // lateReason says why row r, whose window starts at start, is late.
 func (w *windower) lateReason(r *Row, start int64) string {
-	return fmt.Sprintf("late event for window %d of sensor %q: newest timestamp %d ≥ window end %d + lateness %d",
-		start, w.names[r.Sensor], w.maxTS, start+w.w, w.lateness)
+	return fmt.Sprintf("late event for window %d of sensor %s: newest timestamp %d ≥ window end %d + lateness %d",
+		start, quote(w.names[r.Sensor]), w.maxTS, start+w.w, w.lateness)
 }
 
 // closeThreshold returns the largest window start whose window has closed
@@ -164,7 +187,7 @@ func (w *windower) newAgg(sensor uint32, start int64) *agg {
 // stat turns a into an output row and forgets it.
 func (w *windower) stat(a *agg) WindowStat {
 	s := WindowStat{Sensor: w.names[a.sensor], Start: a.start, Count: a.count, Min: a.min, Max: a.max,
-		Mean: a.sum / float64(a.count)}
+		Mean: a.mean()}
 	delete(w.open, winKey{sensor: a.sensor, start: a.start})
 	if st := &w.sensors[a.sensor]; st.cur == a {
 		st.cur = nil
