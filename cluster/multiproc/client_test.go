@@ -15,6 +15,7 @@ import (
 
 	"github.com/ringactor/ringactor/actors"
 	"github.com/ringactor/ringactor/cluster"
+	"github.com/ringactor/ringactor/internal/demo"
 )
 
 // The client scenarios run in a child process (see TestMain): each joins
@@ -89,6 +90,7 @@ func runScenario(mode string) int {
 func builtinScenario(ctx context.Context, cl *cluster.Member) builtinResult {
 	var r builtinResult
 	fail := func(format string, a ...any) { r.Errors = append(r.Errors, fmt.Sprintf(format, a...)) }
+	demo.Register() // the JSON forms of echo and add
 	for i := range 20 {
 		id := fmt.Sprintf("e%d", i)
 		out, err := cluster.RequestJSON(ctx, cl, "echo", id, []byte(`{"x":1,"s":"hi"}`))

@@ -12,6 +12,7 @@ import (
 
 	"github.com/ringactor/ringactor/actors"
 	"github.com/ringactor/ringactor/cluster"
+	"github.com/ringactor/ringactor/internal/demo"
 	"github.com/ringactor/ringactor/messages"
 )
 
@@ -42,7 +43,7 @@ func whoami() actors.Handler[Who, Here] {
 }
 
 func testKinds() []*cluster.Kind {
-	return append(cluster.BuiltinKinds(), cluster.NewKind("whoami", whoami))
+	return append(demo.Kinds(), cluster.NewKind("whoami", whoami))
 }
 
 const (

@@ -18,6 +18,7 @@ import (
 	"github.com/ringactor/ringactor/actors"
 	"github.com/ringactor/ringactor/cluster"
 	"github.com/ringactor/ringactor/internal/bench"
+	"github.com/ringactor/ringactor/internal/demo"
 )
 
 // Help text of the serve and call commands.
@@ -196,7 +197,7 @@ func runServeCommand(ctx context.Context, args []string, stdout, stderr io.Write
 		return failure(stderr, "serve", err)
 	}
 	log := newLogger(stderr, *verbose)
-	kinds := cluster.BuiltinKinds()
+	kinds := demo.Kinds()
 	opts := append([]cluster.Option{cluster.WithAddress(*bind), cluster.WithLogger(log)}, tlsOpts...)
 	if *benchKinds {
 		bk, echo := bench.ClusterKinds()
@@ -253,6 +254,7 @@ func runCallCommand(ctx context.Context, args []string, stdout, stderr io.Writer
 		defer cancel()
 		_ = client.Close(ctx)
 	}()
+	demo.Register() // the JSON forms of the demo kinds echo and add
 	out, err := cluster.RequestJSON(cctx, client, c.kind, c.identity, []byte(c.body))
 	if err != nil {
 		return failure(stderr, "call", err)

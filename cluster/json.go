@@ -1,0 +1,44 @@
+package cluster
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+
+	"github.com/ringactor/ringactor/messages"
+)
+
+// jsonCaller sends a JSON request to a kind and returns its reply as JSON.
+type jsonCaller func(ctx context.Context, m *Member, kind, identity string, req []byte) ([]byte, error)
+
+var jsonKinds sync.Map // kind name → jsonCaller
+
+// RegisterJSON gives kind a JSON form for RequestJSON (and `ringactor
+// call`): requests are decoded from JSON into Req, replies encoded from
+// Resp.
+func RegisterJSON[Req, Resp any](kind string) {
+	jsonKinds.Store(kind, jsonCaller(func(ctx context.Context, m *Member, kind, identity string, raw []byte) ([]byte, error) {
+		var req Req
+		if err := json.Unmarshal(raw, &req); err != nil {
+			return nil, fmt.Errorf("ringactor/cluster: %w: request for kind %q: %w", messages.ErrDecode, kind, err)
+		}
+		resp, err := Request[Resp](ctx, m, kind, identity, req)
+		if err != nil {
+			return nil, err
+		}
+		return json.Marshal(resp)
+	}))
+}
+
+// RequestJSON sends the JSON request req to the identity of kind, whose
+// JSON form was registered with RegisterJSON, and returns the reply as
+// JSON. A kind without a JSON form here is ErrUnknownKind; malformed JSON
+// is messages.ErrDecode; the other errors are those of Request.
+func RequestJSON(ctx context.Context, m *Member, kind, identity string, req []byte) ([]byte, error) {
+	c, ok := jsonKinds.Load(kind)
+	if !ok {
+		return nil, fmt.Errorf("%w: %q has no JSON form here (RegisterJSON)", ErrUnknownKind, kind)
+	}
+	return c.(jsonCaller)(ctx, m, kind, identity, req)
+}
