@@ -36,9 +36,9 @@ func Launch[Req, Resp any](ctx context.Context, rt *Runtime, def *KernelDef[Req,
 	return &Kernel[Req, Resp]{k: ak.(*kernel[Req, Resp]), rt: rt}, nil
 }
 
-// Handle returns a typed handle on the kernel with the given id, or a
+// Lookup returns a typed handle on the kernel with the given id, or a
 // WrongMessageTypeError when its types are not Req and Resp.
-func Handle[Req, Resp any](rt *Runtime, id string) (*Kernel[Req, Resp], error) {
+func Lookup[Req, Resp any](rt *Runtime, id string) (*Kernel[Req, Resp], error) {
 	ak, err := rt.lookup(id)
 	if err != nil {
 		return nil, err
@@ -75,15 +75,15 @@ func (h *Kernel[Req, Resp]) Request(ctx context.Context, msg Req) (Resp, error) 
 	return zero, &WrongMessageTypeError{Kernel: h.k.def.id, Role: "reply", Want: h.k.term, Got: reflect.TypeFor[Resp]()}
 }
 
-// Go admits msg and returns without waiting for its reply: done is called
+// RequestAsync admits msg and returns without waiting for its reply: done is called
 // exactly once, with the reply or the error, from the kernel's loop (so it
 // must not block; hand slow work to another goroutine). Admission waits under
-// ctx for room like Request; ctx is also the handler's context. When Go
+// ctx for room like Request; ctx is also the handler's context. When RequestAsync
 // returns an error the message was not admitted and done is not called.
 // Messages admitted by one goroutine are handled in the order they were
-// admitted, so Go pipelines many requests to one kernel without giving up
-// ordering. A kernel that routes downstream rejects Go like Request.
-func (h *Kernel[Req, Resp]) Go(ctx context.Context, msg Req, done func(Resp, error)) error {
+// admitted, so RequestAsync pipelines many requests to one kernel without giving up
+// ordering. A kernel that routes downstream rejects RequestAsync like Request.
+func (h *Kernel[Req, Resp]) RequestAsync(ctx context.Context, msg Req, done func(Resp, error)) error {
 	if h.k.down != nil {
 		return &WrongMessageTypeError{Kernel: h.k.def.id, Role: "reply", Want: h.k.term, Got: reflect.TypeFor[Resp]()}
 	}
@@ -215,4 +215,20 @@ func Receive[Resp any](ctx context.Context, rt *Runtime, id string) (Resp, error
 	}
 	r, _, err := src.receive(ctx)
 	return r, err
+}
+
+// Handle is the old name of Lookup.
+//
+// Deprecated: use Lookup (Handle read like Handler's verb). Kept until a
+// tagged release.
+func Handle[Req, Resp any](rt *Runtime, id string) (*Kernel[Req, Resp], error) {
+	return Lookup[Req, Resp](rt, id)
+}
+
+// Go is the old name of RequestAsync.
+//
+// Deprecated: use RequestAsync (Go read as "start a goroutine"). Kept until
+// a tagged release.
+func (h *Kernel[Req, Resp]) Go(ctx context.Context, msg Req, done func(Resp, error)) error {
+	return h.RequestAsync(ctx, msg, done)
 }

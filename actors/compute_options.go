@@ -30,9 +30,18 @@ func WithAccelerator(a gpu.Accelerator) Option {
 	return func(c *runtimeConfig) { c.compute.accelerator = a }
 }
 
-// WithAutoOptimize turns adaptive backend selection (learning from measured
-// timings) on or off. Default on.
-func WithAutoOptimize(on bool) Option { return func(c *runtimeConfig) { c.compute.adaptive = on } }
+// WithAdaptiveSelection turns adaptive backend selection (learning from
+// measured timings which backend is faster per kernel and size) on or off.
+// Default on.
+func WithAdaptiveSelection(on bool) Option {
+	return func(c *runtimeConfig) { c.compute.adaptive = on }
+}
+
+// WithAutoOptimize is the old name of WithAdaptiveSelection.
+//
+// Deprecated: use WithAdaptiveSelection (it turns on adaptive selection, it
+// optimises nothing else). Kept until a tagged release.
+func WithAutoOptimize(on bool) Option { return WithAdaptiveSelection(on) }
 
 // WithMinDeviceWork sets the work (elements × kernel cost) below which
 // automatic selection keeps a call on the CPU. Default gpu.DefaultMinDeviceWork.

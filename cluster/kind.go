@@ -180,7 +180,7 @@ func (g *grain[Req, Resp]) handle(c actor.Context, w *messages.WireEnvelope) {
 		timeout, remote = t, true
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	err = g.kernel.Go(ctx, req, func(resp Resp, err error) {
+	err = g.kernel.RequestAsync(ctx, req, func(resp Resp, err error) {
 		cancel()
 		if err != nil {
 			if remote && errors.Is(err, context.DeadlineExceeded) {

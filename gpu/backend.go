@@ -4,13 +4,20 @@ import (
 	"context"
 )
 
-// Kind names a family of backends.
-type Kind string
+// BackendKind names a family of backends (not a kind of device: see
+// DeviceKind).
+type BackendKind string
+
+// Kind is the old name of BackendKind.
+//
+// Deprecated: use BackendKind (Kind was confused with DeviceKind). Kept until
+// a tagged release.
+type Kind = BackendKind
 
 // Backend kinds.
 const (
-	KindCPU  Kind = "cpu"
-	KindCUDA Kind = "cuda"
+	KindCPU  BackendKind = "cpu"
+	KindCUDA BackendKind = "cuda"
 )
 
 // Backend runs one-shot compute kernels on a device. The CPU backend
@@ -20,7 +27,7 @@ type Backend interface {
 	// Name identifies the backend instance, e.g. "cpu" or "cuda:0".
 	Name() string
 	// Kind is its family.
-	Kind() Kind
+	Kind() BackendKind
 	// Available is nil when the backend can run kernels, or a *DeviceError
 	// (DeviceUnavailable) saying why not.
 	Available() error

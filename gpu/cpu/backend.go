@@ -21,7 +21,7 @@ var _ gpu.Backend = (*Backend)(nil)
 func (*Backend) Name() string { return string(gpu.KindCPU) }
 
 // Kind is gpu.KindCPU.
-func (*Backend) Kind() gpu.Kind { return gpu.KindCPU }
+func (*Backend) Kind() gpu.BackendKind { return gpu.KindCPU }
 
 // Available is always nil: the CPU is always there.
 func (*Backend) Available() error { return nil }

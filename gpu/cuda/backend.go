@@ -115,7 +115,7 @@ func (b *Backend) Report() Report { return b.probe() }
 func (b *Backend) Name() string { return b.name }
 
 // Kind is gpu.KindCUDA.
-func (b *Backend) Kind() gpu.Kind { return gpu.KindCUDA }
+func (b *Backend) Kind() gpu.BackendKind { return gpu.KindCUDA }
 
 // Available is nil with a usable device, else the *gpu.DeviceError
 // (DeviceUnavailable) saying why there is none: the probe's reason (no
