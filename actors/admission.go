@@ -55,21 +55,29 @@ func (k *kernel[Req, Resp]) admit(ctx context.Context, s slot[Req, Resp], wait b
 			k.mu.Unlock()
 			return &BackpressureError{Kernel: k.def.id, MessageID: s.id, Policy: k.def.policy, Err: ErrRingFull}
 		case k.def.policy == DropOldest:
-			var old slot[Req, Resp]
+			old := s // with no overflow to evict from, the new message is the one dropped
 			if k.overflow.len() > 0 {
-				old = k.overflow.pop()
+				old = k.overflow.front()
+			}
+			dropped := &BackpressureError{Kernel: k.def.id, MessageID: old.id, Policy: DropOldest, Err: ErrDropped}
+			if !k.takesOutcomeNow(&old, dropped) {
+				// The evicted message's outcome would go to a full receive
+				// stream and could be lost: refuse the new message instead,
+				// so both keep exactly one outcome and nobody waits.
+				k.cb.Dropped.Add(1)
+				k.mu.Unlock()
+				return &BackpressureError{Kernel: k.def.id, MessageID: s.id, Policy: DropOldest, Err: ErrRingFull}
+			}
+			if k.overflow.len() > 0 {
+				k.overflow.pop()
 				k.overflow.push(s)
-			} else {
-				old = s
 			}
 			k.cb.Dropped.Add(1)
 			k.mu.Unlock()
-			// The evicted message (the new one when there is no overflow to
-			// evict from) gets ErrDropped as its outcome, like any other.
-			if !wait {
-				ctx = expired // a PID sender cannot wait for room either
+			if old.w != nil || old.reply != nil || k.down != nil {
+				var zero Resp
+				k.deliver(&old, zero, dropped)
 			}
-			k.deliverEvicted(ctx, &old, &BackpressureError{Kernel: k.def.id, MessageID: old.id, Policy: DropOldest, Err: ErrDropped})
 			return nil
 		}
 		ch := k.space
@@ -92,6 +100,22 @@ func (k *kernel[Req, Resp]) admit(ctx context.Context, s slot[Req, Resp], wait b
 		case <-ctx.Done():
 			return kernelErr(k.def.id, ctx.Err())
 		}
+	}
+}
+
+// takesOutcomeNow reports whether an evicted message's outcome err can be
+// delivered without waiting: a requester, a reply target or a downstream
+// kernel take it (in deliver, after the lock), the receive stream takes it
+// now if it has room — it is put there by this call. The caller holds mu.
+func (k *kernel[Req, Resp]) takesOutcomeNow(s *slot[Req, Resp], err error) bool {
+	if s.w != nil || s.reply != nil || k.down != nil {
+		return true
+	}
+	select {
+	case k.out <- output[Resp]{id: s.id, err: err}:
+		return true
+	default:
+		return false
 	}
 }
 

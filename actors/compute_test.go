@@ -25,9 +25,9 @@ type fakeDevice struct {
 	batches  []int
 }
 
-func (*fakeDevice) Name() string     { return "fake:0" }
-func (*fakeDevice) Kind() gpu.Kind   { return gpu.KindCUDA }
-func (*fakeDevice) Available() error { return nil }
+func (*fakeDevice) Name() string          { return "fake:0" }
+func (*fakeDevice) Kind() gpu.BackendKind { return gpu.KindCUDA }
+func (*fakeDevice) Available() error      { return nil }
 func (*fakeDevice) Supports(s *gpu.KernelSpec, dt gpu.DType) bool {
 	return s.CPU != nil && s.Supports(dt)
 }

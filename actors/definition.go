@@ -28,8 +28,12 @@ const (
 	Block Backpressure = iota
 	// Reject refuses the new message with ErrRingFull; counted as dropped.
 	Reject
-	// DropOldest evicts the oldest queued message, which gets ErrDropped as
-	// its outcome, and admits the new one; counted as dropped.
+	// DropOldest evicts the oldest message of the overflow (messages
+	// already in the ring are not taken back; with no overflow the new
+	// message is the one dropped), which gets ErrDropped as its outcome, and
+	// admits the new one; counted as dropped. When that outcome would go to
+	// a full receive stream (and could be lost), the new message is refused
+	// with ErrRingFull instead.
 	DropOldest
 )
 

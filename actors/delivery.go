@@ -85,27 +85,6 @@ func (k *kernel[Req, Resp]) emitWithin(ctx context.Context, o output[Resp]) bool
 	return false
 }
 
-// expired is a context that has already ended: waiting under it never waits.
-var expired = func() context.Context {
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	return ctx
-}()
-
-// deliverEvicted delivers the ErrDropped outcome of a message evicted at
-// admission: to the message's own target, or to the receive stream, where
-// the evicting sender waits for room no longer than its context allows. An
-// outcome that finds no room in time is lost; its message is counted in
-// Dropped already.
-func (k *kernel[Req, Resp]) deliverEvicted(ctx context.Context, s *slot[Req, Resp], err error) {
-	var zero Resp
-	if s.w == nil && k.down == nil && s.reply == nil {
-		k.emitWithin(ctx, output[Resp]{id: s.id, err: err})
-		return
-	}
-	k.deliver(s, zero, err)
-}
-
 // receive takes the next item of the receive stream.
 func (k *kernel[Req, Resp]) receive(ctx context.Context) (Resp, uint64, error) {
 	var zero Resp

@@ -209,9 +209,10 @@ func TestPIDMessagesBoundedByRingAndOverflow(t *testing.T) {
 	}
 }
 
-// DropOldest with a full, unread receive stream: Send returns by its
-// context's deadline (the evicted message's outcome cannot be delivered).
-func TestDropOldestSendHonoursDeadline(t *testing.T) {
+// DropOldest with a full, unread receive stream: evicting would lose the
+// evicted message's outcome, so the new message is refused at once with
+// ErrRingFull (never a wait past the sender's deadline, never a lost outcome).
+func TestDropOldestWithFullStreamRefusesNew(t *testing.T) {
 	rt := newTestRuntime(t)
 	ctx := testCtx(t)
 	k, err := Launch(ctx, rt, NewStatelessKernel("dropold", echoN,
@@ -224,37 +225,29 @@ func TestDropOldestSendHonoursDeadline(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	sctx, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	sctx, cancel := context.WithTimeout(ctx, time.Hour)
 	defer cancel()
-	done := make(chan error, 1)
-	go func() {
-		_, err := k.Send(sctx, num{V: 4}) // evicts again: the stream is full
-		done <- err
-	}()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("Send = %v, want nil (the message was admitted)", err)
-		}
-	case <-ctx.Done():
-		t.Fatal("Send did not return by its context's deadline")
+	_, err = k.Send(sctx, num{V: 4}) // would evict again, but the stream is full
+	var be *BackpressureError
+	if !errors.Is(err, ErrRingFull) || !errors.As(err, &be) || be.Policy != DropOldest {
+		t.Fatalf("Send = %v, want ErrRingFull from DropOldest", err)
 	}
 	// The first eviction's outcome is in the stream.
 	if _, err := k.Receive(ctx); !errors.Is(err, ErrDropped) {
 		t.Fatalf("Receive = %v, want ErrDropped", err)
 	}
-	// The ring's two and the newest are still queued and are handled (the
-	// overflow's messages 2 and 3 were evicted).
+	// The ring's two and the overflow's newest are still queued and handled
+	// (message 2 was evicted, message 4 refused).
 	if err := k.Activate(ctx); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []int{0, 1, 4} {
+	for _, want := range []int{0, 1, 3} {
 		if v, err := k.Receive(ctx); err != nil || v.V != want {
 			t.Fatalf("Receive = %v, %v; want %d", v, err, want)
 		}
 	}
 	if st, _ := rt.Status("dropold"); st.Dropped != 2 {
-		t.Fatalf("dropped = %d, want 2 evictions", st.Dropped)
+		t.Fatalf("dropped = %d, want one eviction and one refusal", st.Dropped)
 	}
 }
 
