@@ -37,7 +37,7 @@ import (
 //	post id=k v=VALUES [request]          (Proto.Actor Send / RequestFuture to the PID)
 //	command id=k event=E                  (a lifecycle.Command through the PID)
 //	wait-started id=k [n=N]               (a blocking handler has begun n messages)
-//	release id=k [n=N]                    (let a blocking handler finish n messages)
+//	release id=k [n=N]                    (let a blocking handler finish n messages, waiting for each to begin)
 //	receive id=k [n=N|all] [timeout=D]    (outcomes from the receive stream)
 //	await                                 (outcomes of pending requests, posts, async calls)
 //	status id=k
@@ -72,6 +72,7 @@ type scenKernel struct {
 	h       *Kernel[num, num]
 	started chan int      // a blocking handler reports each message it begins
 	release chan struct{} // and waits for one token per message
+	took    chan int      // the message that took a token
 	begun   []int         // started messages seen by wait-started, not yet released
 	values  map[uint64]int
 	// exactly-once bookkeeping of admitted sends and requests
@@ -151,12 +152,29 @@ func (s *scenario) run(t *testing.T, d *datadriven.TestData) string {
 				tctx, tcancel = context.WithTimeout(context.Background(), s.duration(t, d, "timeout"))
 			}
 			po := s.expect("terminate " + k.id)
+			res := make(chan error, 1)
 			go func() {
 				defer tcancel()
-				po.put(s.lifecycleResult(k, s.rt.Terminate(tctx, k.id)))
+				res <- s.rt.Terminate(tctx, k.id)
 			}()
-			p("terminating")
-			break
+			// Return once the kernel actor has raised the control block's
+			// terminate flag (what the loop reads between messages) or the
+			// call has returned.
+			for {
+				select {
+				case err := <-res:
+					po.put(s.lifecycleResult(k, err))
+					p("terminate returned at once")
+					return out.String()
+				default:
+				}
+				if k.h.k.cb.Terminate.Load() != 0 {
+					go func() { po.put(s.lifecycleResult(k, <-res)) }()
+					p("terminating")
+					return out.String()
+				}
+				runtime.Gosched()
+			}
 		}
 		p("%s", s.lifecycleResult(k, s.rt.Terminate(ctx, k.id)))
 	case "send":
@@ -222,22 +240,24 @@ func (s *scenario) run(t *testing.T, d *datadriven.TestData) string {
 	case "release":
 		k := s.kernel(t, d)
 		for range s.intArg(t, d, "n", 1) {
-			var v int
-			if len(k.begun) > 0 {
-				v, k.begun = k.begun[0], k.begun[1:]
-			} else {
-				var ok bool
-				if v, ok = k.nextStart(ctx); !ok {
-					p("timeout: no message started")
-					break
-				}
-			}
 			select {
 			case k.release <- struct{}{}:
-				p("v=%d released", v)
 			case <-ctx.Done():
-				p("v=%d timeout: the handler took no release", v)
+				p("timeout: no handler took the release")
+				return out.String()
 			}
+			v := <-k.took
+			// Handlers run one at a time and report their start before they
+			// take a release: the started messages up to v have left the
+			// handler (released, or by their context).
+			if i := slices.Index(k.begun, v); i >= 0 {
+				k.begun = k.begun[i+1:]
+			} else {
+				k.begun = nil
+				for w := <-k.started; w != v; w = <-k.started {
+				}
+			}
+			p("v=%d released", v)
 		}
 	case "receive":
 		s.receive(t, d, ctx, p)
@@ -296,7 +316,7 @@ func (s *scenario) run(t *testing.T, d *datadriven.TestData) string {
 // declare registers a kernel and, unless launch=false, launches it.
 func (s *scenario) declare(t *testing.T, d *datadriven.TestData, p func(string, ...any)) {
 	id := s.strArg(t, d, "id", "")
-	k := &scenKernel{id: id, started: make(chan int, 1024), release: make(chan struct{}), values: map[uint64]int{}, outcomes: map[int]int{}}
+	k := &scenKernel{id: id, started: make(chan int, 1024), release: make(chan struct{}), took: make(chan int, 1), values: map[uint64]int{}, outcomes: map[int]int{}}
 	opts := []KernelOption{
 		WithCapacity(s.intArg(t, d, "capacity", 2)),
 		WithOverflow(s.intArg(t, d, "overflow", 1)),
@@ -331,6 +351,7 @@ func (s *scenario) declare(t *testing.T, d *datadriven.TestData, p func(string, 
 			k.started <- r.V
 			select {
 			case <-k.release:
+				k.took <- r.V
 			case <-ctx.Done():
 				return num{}, ctx.Err()
 			case <-quit:
