@@ -29,7 +29,7 @@ import (
 // Commands (k is a kernel id; values are "3", "1..5" or "(1, 4, 7)"):
 //
 //	kernel id=k [capacity=N] [overflow=N] [out=N] [policy=block|reject|drop-oldest]
-//	       [drain=process|reject] [handler=echo|block] [fail-on=V] [panic-on=V] [launch=false]
+//	       [drain=process|reject] [handler=echo|block] [fail-on=VALUES] [panic-on=VALUES] [launch=false]
 //	launch|activate|deactivate|reactivate id=k
 //	terminate id=k [timeout=D] [async]
 //	send id=k v=VALUES [timeout=D] [async]
@@ -344,7 +344,13 @@ func (s *scenario) declare(t *testing.T, d *datadriven.TestData, p func(string, 
 	if mode != "echo" && mode != "block" {
 		d.Fatalf(t, "unknown handler %q", mode)
 	}
-	failOn, panicOn := s.intArg(t, d, "fail-on", -1), s.intArg(t, d, "panic-on", -1)
+	var failOn, panicOn []int
+	if d.HasArg("fail-on") {
+		failOn = s.values(t, d, "fail-on")
+	}
+	if d.HasArg("panic-on") {
+		panicOn = s.values(t, d, "panic-on")
+	}
 	quit := s.quit
 	h := func(ctx context.Context, r num) (num, error) {
 		if mode == "block" {
@@ -358,10 +364,10 @@ func (s *scenario) declare(t *testing.T, d *datadriven.TestData, p func(string, 
 				return num{}, errors.New("scenario ended")
 			}
 		}
-		switch r.V {
-		case panicOn:
+		switch {
+		case slices.Contains(panicOn, r.V):
 			panic(fmt.Sprintf("panic-on=%d", r.V))
-		case failOn:
+		case slices.Contains(failOn, r.V):
 			return num{}, fmt.Errorf("fail-on=%d", r.V)
 		}
 		return r, nil
@@ -644,10 +650,14 @@ func (s *scenario) duration(t *testing.T, d *datadriven.TestData, key string) ti
 	return v
 }
 
-// values reads v=3, v=1..5 or v=(1, 4, 7).
-func (s *scenario) values(t *testing.T, d *datadriven.TestData) []int {
+// values reads key=3, key=1..5 or key=(1, 4, 7); key is "v" unless given.
+func (s *scenario) values(t *testing.T, d *datadriven.TestData, key ...string) []int {
+	want := "v"
+	if len(key) > 0 {
+		want = key[0]
+	}
 	for _, a := range d.CmdArgs {
-		if a.Key != "v" {
+		if a.Key != want {
 			continue
 		}
 		var out []int
@@ -668,7 +678,7 @@ func (s *scenario) values(t *testing.T, d *datadriven.TestData) []int {
 		}
 		return out
 	}
-	d.Fatalf(t, "missing argument v")
+	d.Fatalf(t, "missing argument %s", want)
 	return nil
 }
 
