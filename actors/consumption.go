@@ -149,4 +149,5 @@ func (k *kernel[Req, Resp]) endBatch() {
 	}
 	now := monoNow()
 	k.cb.RecordBatch(&k.batch, now, epochUnix+now)
+	k.batchStart.Store(k.cb.Processed.Load())
 }

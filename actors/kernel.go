@@ -98,6 +98,10 @@ type kernel[Req, Resp any] struct {
 	// loop, the device pump, or the actor draining without a loop) finished
 	// since its last endBatch.
 	batch gpu.Batch
+	// batchStart is Processed when the consumer's current batch began (its
+	// last endBatch): the messages of a batch stay in the ring until the
+	// batch ends, and stats does not count those already answered.
+	batchStart atomic.Uint64
 
 	// firstHandler is the handler launch built for the first incarnation
 	// (nil for a device kernel); the actor takes it at its first start.
@@ -235,7 +239,8 @@ func (k *kernel[Req, Resp]) stats() telemetry.KernelStats {
 	in := k.in
 	k.mu.Unlock()
 	if in != nil {
-		depth += int64(in.Len())
+		answered := int64(s.Processed) - int64(k.batchStart.Load()) // of the batch in hand
+		depth += max(int64(in.Len())-answered, 0)
 		capacity = in.Cap()
 		mem = int64(capacity)*int64(reflect.TypeFor[slot[Req, Resp]]().Size()) + int64(reflect.TypeFor[gpu.ControlBlock]().Size())
 	}

@@ -134,9 +134,9 @@ func TestKernelsTable(t *testing.T) {
 // partialBackend is a device backend that implements only matmul on f64.
 type partialBackend struct{ *cpu.Backend }
 
-func (partialBackend) Name() string     { return "fake:0" }
-func (partialBackend) Kind() gpu.Kind   { return "fake" }
-func (partialBackend) Available() error { return nil }
+func (partialBackend) Name() string          { return "fake:0" }
+func (partialBackend) Kind() gpu.BackendKind { return "fake" }
+func (partialBackend) Available() error      { return nil }
 func (partialBackend) Supports(spec *gpu.KernelSpec, dt gpu.DType) bool {
 	return spec.Name == "matmul" && dt == gpu.F64
 }
