@@ -252,7 +252,7 @@ func (p *devicePump[Req, Resp]) collect(draining bool) (bool, error) {
 // Messages not yet forwarded stay queued for the next incarnation. It
 // returns fault, or the failure to stop the device kernel.
 func (p *devicePump[Req, Resp]) stop(fault error) error {
-	p.ring.Terminate(cuda.TerminateDrain)
+	p.ring.Terminate(ring.TerminateDrain)
 	ctx, cancel := context.WithTimeout(context.Background(), deviceTerminateTimeout)
 	defer cancel()
 	werr := p.ring.Wait(ctx)
