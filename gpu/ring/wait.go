@@ -68,8 +68,8 @@ func (w *Waiter) Round() int { return w.round }
 // next round. ready reports, without consuming, whether there is work; a
 // park re-checks it after announcing itself on sig, so a producer's Notify
 // after publishing is never lost. sig may be nil (see [WaitStrategy]).
-// Wait returns early, without waiting, in none of the phases: the caller
-// re-checks for work after each call.
+// Each call waits once (a spin round not at all); the caller re-checks
+// for work after it.
 func (w *Waiter) Wait(ready func() bool, sig *Signal) {
 	s := &w.Strategy
 	r := w.round
