@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ringactor/ringactor/gpu"
+	"github.com/ringactor/ringactor/gpu/ring"
 	"github.com/ringactor/ringactor/lifecycle"
 	"github.com/ringactor/ringactor/messages"
 )
@@ -195,7 +195,7 @@ func TestInvalidDefinitions(t *testing.T) {
 	ctx := testCtx(t)
 	for _, c := range []int{0, 3, 1000, -8} {
 		_, err := Launch(ctx, rt, NewKernel("cap", runningSum, WithCapacity(c)))
-		var ce *gpu.CapacityError
+		var ce *ring.CapacityError
 		if !errors.As(err, &ce) || ce.Capacity != c {
 			t.Fatalf("capacity %d: %v", c, err)
 		}

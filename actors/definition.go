@@ -5,8 +5,7 @@ import (
 	"fmt"
 	"reflect"
 
-	"github.com/ringactor/ringactor/gpu"
-	"github.com/ringactor/ringactor/gpu/cpu"
+	"github.com/ringactor/ringactor/gpu/ring"
 	"github.com/ringactor/ringactor/gpu/ringmsg"
 	"github.com/ringactor/ringactor/supervision"
 )
@@ -80,7 +79,7 @@ type KernelDef[Req, Resp any] struct {
 	drain      Drain
 	downstream string
 	decider    supervision.Decider
-	wait       cpu.WaitStrategy
+	wait       ring.WaitStrategy
 	device     ringmsg.Op // a built-in device ring handler (NewDeviceKernel); 0: none
 }
 
@@ -93,7 +92,7 @@ type kernelOptions struct {
 	drain                      Drain
 	downstream                 string
 	decider                    supervision.Decider
-	wait                       cpu.WaitStrategy
+	wait                       ring.WaitStrategy
 }
 
 // WithCapacity sets the input ring's capacity, a power of two (default 1024).
@@ -124,13 +123,13 @@ func WithDownstream(id string) KernelOption { return func(o *kernelOptions) { o.
 func WithDecider(d supervision.Decider) KernelOption { return func(o *kernelOptions) { o.decider = d } }
 
 // WithWaitStrategy sets the idle strategy of the kernel's loop.
-func WithWaitStrategy(w cpu.WaitStrategy) KernelOption { return func(o *kernelOptions) { o.wait = w } }
+func WithWaitStrategy(w ring.WaitStrategy) KernelOption { return func(o *kernelOptions) { o.wait = w } }
 
 // NewKernel declares a ring kernel whose handler keeps state: newHandler runs
 // at every (re)start of the kernel and returns the handler for that
 // incarnation.
 func NewKernel[Req, Resp any](id string, newHandler func() Handler[Req, Resp], opts ...KernelOption) *KernelDef[Req, Resp] {
-	o := kernelOptions{capacity: DefaultCapacity, outCap: DefaultOutputCapacity, decider: supervision.DefaultDecider, wait: cpu.DefaultWaitStrategy, overflow: -1}
+	o := kernelOptions{capacity: DefaultCapacity, outCap: DefaultOutputCapacity, decider: supervision.DefaultDecider, wait: ring.DefaultWaitStrategy, overflow: -1}
 	for _, opt := range opts {
 		opt(&o)
 	}
@@ -168,8 +167,8 @@ func (d *KernelDef[Req, Resp]) validate() error {
 		return fmt.Errorf("%w: empty kernel id", ErrInvalidKernel)
 	case d.newHandler == nil:
 		return fmt.Errorf("%w: kernel %q has no handler", ErrInvalidKernel, d.id)
-	case !gpu.ValidCapacity(d.capacity):
-		return kernelErr(d.id, &gpu.CapacityError{Capacity: d.capacity})
+	case !ring.ValidCapacity(d.capacity):
+		return kernelErr(d.id, &ring.CapacityError{Capacity: d.capacity})
 	case d.overflow < 0 || d.outCap < 1:
 		return fmt.Errorf("%w: kernel %q: overflow %d and output capacity %d must be ≥ 0 and ≥ 1", ErrInvalidKernel, d.id, d.overflow, d.outCap)
 	case d.policy > DropOldest || d.drain > DrainReject:

@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
 
 	"github.com/ringactor/ringactor/gpu"
 	"github.com/ringactor/ringactor/gpu/cuda"
+	"github.com/ringactor/ringactor/gpu/ring"
 	"github.com/ringactor/ringactor/gpu/ringmsg"
 	"github.com/ringactor/ringactor/messages"
 	"github.com/ringactor/ringactor/supervision"
@@ -19,9 +19,25 @@ import (
 // PlacementCPU is the placement of a kernel that runs on the CPU.
 const PlacementCPU = "cpu"
 
-// devicePollMax is the longest pause between two looks at a device ring
-// kernel's replies while it holds messages.
-const devicePollMax = 200 * time.Microsecond
+// devicePollMin and devicePollMax bound the pauses between two looks at a
+// device ring kernel's replies while it holds messages: the pump's wait
+// strategy sleeps from the first, doubling, up to the second.
+const (
+	devicePollMin = 10 * time.Microsecond
+	devicePollMax = 200 * time.Microsecond
+)
+
+// devicePumpWait is the pump's wait strategy: the kernel's spins and
+// yields, then (unless the kernel's strategy has a sleep phase of its own)
+// sleeps from devicePollMin up to devicePollMax. While the device holds
+// messages nobody notifies the pump about its replies, so it stays in the
+// sleep phase; otherwise the sleeps end at a Notify and it then parks.
+func devicePumpWait(w ring.WaitStrategy) ring.WaitStrategy {
+	if w.SleepMax == 0 {
+		w.SleepMin, w.SleepMax = devicePollMin, devicePollMax
+	}
+	return w
+}
 
 // deviceTerminateTimeout bounds waiting for a device ring kernel's
 // terminated acknowledgement.
@@ -122,7 +138,10 @@ func (p *devicePump[Req, Resp]) run() error {
 	k := p.k
 	cb := k.cb
 	cb.Beat(time.Now().UnixNano())
-	idle := 0
+	w := ring.Waiter{Strategy: devicePumpWait(k.def.wait)}
+	ready := func() bool {
+		return cb.Terminate.Load() != 0 || (cb.IsOpen() && (k.ready() || k.devHeld != nil))
+	}
 	for {
 		draining := cb.Terminate.Load() != 0
 		progressed, err := p.collect(draining)
@@ -144,23 +163,16 @@ func (p *devicePump[Req, Resp]) run() error {
 			return nil
 		}
 		if progressed {
-			idle = 0
+			w.Reset()
 			continue
 		}
-		yields := k.def.wait.Spins + k.def.wait.Yields
-		switch {
-		case idle < yields:
-			runtime.Gosched()
-		case len(p.pending) > 0 || k.devHeld != nil:
-			// The device is working on what it holds: poll with a backoff
-			// (up to devicePollMax) instead of taking a core from it.
-			time.Sleep(min(time.Duration(idle-yields+1)*10*time.Microsecond, devicePollMax))
-		default:
-			k.wake.Park(func() bool {
-				return cb.Terminate.Load() != 0 || (cb.IsOpen() && (k.ready() || k.devHeld != nil))
-			})
+		if len(p.pending) > 0 || k.devHeld != nil {
+			// The device is working on what it holds: poll it with the
+			// sleep phase's backoff instead of taking a core from it.
+			w.Wait(nil, nil)
+		} else {
+			w.Wait(ready, k.wake)
 		}
-		idle++
 	}
 }
 
@@ -241,7 +253,7 @@ func (p *devicePump[Req, Resp]) collect(draining bool) (bool, error) {
 // Messages not yet forwarded stay queued for the next incarnation. It
 // returns fault, or the failure to stop the device kernel.
 func (p *devicePump[Req, Resp]) stop(fault error) error {
-	p.ring.Terminate(cuda.TerminateDrain)
+	p.ring.Terminate(ring.TerminateDrain)
 	ctx, cancel := context.WithTimeout(context.Background(), deviceTerminateTimeout)
 	defer cancel()
 	werr := p.ring.Wait(ctx)

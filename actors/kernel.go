@@ -11,7 +11,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 
 	"github.com/ringactor/ringactor/gpu"
-	"github.com/ringactor/ringactor/gpu/cpu"
+	"github.com/ringactor/ringactor/gpu/ring"
 	"github.com/ringactor/ringactor/lifecycle"
 	"github.com/ringactor/ringactor/messages"
 	"github.com/ringactor/ringactor/telemetry"
@@ -63,9 +63,9 @@ type inbox[T any] interface {
 type kernel[Req, Resp any] struct {
 	def     *KernelDef[Req, Resp]
 	rt      *Runtime
-	cb      *gpu.ControlBlock
-	wake    *cpu.Signal
-	in      *gpu.Ring[slot[Req, Resp]]
+	cb      *ring.ControlBlock
+	wake    *ring.Signal
+	in      *ring.Ring[slot[Req, Resp]]
 	out     chan output[Resp]
 	down    inbox[Resp]
 	term    reflect.Type
@@ -119,7 +119,7 @@ type kernel[Req, Resp any] struct {
 }
 
 func newKernel[Req, Resp any](rt *Runtime, def *KernelDef[Req, Resp]) *kernel[Req, Resp] {
-	k := &kernel[Req, Resp]{def: def, rt: rt, cb: gpu.NewControlBlock(), wake: cpu.NewSignal(), ended: make(chan struct{})}
+	k := &kernel[Req, Resp]{def: def, rt: rt, cb: ring.NewControlBlock(), wake: ring.NewSignal(), ended: make(chan struct{})}
 	k.ctx, k.cancel = context.WithCancel(context.Background())
 	k.waiters.New = func() any { return newWaiter[Resp]() }
 	k.term = reflect.TypeFor[Resp]()
@@ -183,7 +183,7 @@ func (k *kernel[Req, Resp]) launch(ctx context.Context) error {
 		}
 		down, term = in, in.terminalType()
 	}
-	ring, err := gpu.NewRing[slot[Req, Resp]](k.def.capacity)
+	in, err := ring.NewRing[slot[Req, Resp]](k.def.capacity)
 	if err != nil {
 		return kernelErr(k.def.id, err)
 	}
@@ -195,7 +195,7 @@ func (k *kernel[Req, Resp]) launch(ctx context.Context) error {
 			return kernelErr(k.def.id, err)
 		}
 	}
-	k.in, k.out, k.down, k.term, k.firstHandler = ring, make(chan output[Resp], k.def.outCap), down, term, first
+	k.in, k.out, k.down, k.term, k.firstHandler = in, make(chan output[Resp], k.def.outCap), down, term, first
 	k.setState(next)
 	// Spawning runs no code of this kernel's actor synchronously (Started is
 	// delivered on the actor's own goroutine), so it may happen under mu.
@@ -242,7 +242,7 @@ func (k *kernel[Req, Resp]) stats() telemetry.KernelStats {
 		answered := int64(s.Processed) - int64(k.batchStart.Load()) // of the batch in hand
 		depth += max(int64(in.Len())-answered, 0)
 		capacity = in.Cap()
-		mem = int64(capacity)*int64(reflect.TypeFor[slot[Req, Resp]]().Size()) + int64(reflect.TypeFor[gpu.ControlBlock]().Size())
+		mem = int64(capacity)*int64(reflect.TypeFor[slot[Req, Resp]]().Size()) + int64(reflect.TypeFor[ring.ControlBlock]().Size())
 	}
 	backend := PlacementCPU
 	if p := k.placement.Load(); p != nil {

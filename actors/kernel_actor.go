@@ -6,7 +6,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
-	"github.com/ringactor/ringactor/gpu/cpu"
+	"github.com/ringactor/ringactor/gpu/ring"
 	"github.com/ringactor/ringactor/lifecycle"
 	"github.com/ringactor/ringactor/supervision"
 )
@@ -117,7 +117,7 @@ func (k *kernel[Req, Resp]) startLoop(c actor.Context) {
 		// fail this incarnation; the supervisor decides what follows.
 		panic(fmt.Errorf("ringactor: kernel %q: %w: the handler factory returned a nil handler", k.def.id, ErrInvalidKernel))
 	}
-	loop := &cpu.Loop{
+	loop := &ring.Loop{
 		Control: k.cb, Wake: k.wake, Wait: k.def.wait,
 		Poll:  func(draining bool) (bool, error) { return k.poll(h, draining) },
 		Ready: k.ready,

@@ -1,12 +1,10 @@
-// Package gpu holds what every compute backend shares: the ring protocol
-// (single-producer/single-consumer rings and the per-kernel control block),
-// the error hierarchy of compute failures, and the device abstractions that
-// the CPU backend (gpu/cpu) and the CUDA backend implement.
+// Package gpu is ringactor's compute API: unified buffers and their pool,
+// dtypes and shapes, kernel specs and the registry, the Backend interface
+// that the CPU backend (gpu/cpu) and the CUDA backend (gpu/cuda) implement,
+// backend selection, and the error hierarchy of compute failures.
 //
-// The ring protocol is the same on both backends. Indices grow monotonically
-// and a slot is index & (capacity-1). The producer writes a slot and then
-// publishes its index with a release store; the consumer acquire-loads that
-// index, reads the slot and release-stores its own index. No
-// read-modify-write atomic is shared between producer and consumer, so the
-// same protocol works across PCIe where such atomics are not available.
+// The ring protocol (rings, control block, persistent loop, wait
+// strategies) lives in gpu/ring; the names it had here (Ring, NewRing,
+// ControlBlock, NewControlBlock, Stats, CapacityError, ValidCapacity,
+// MaxRingCapacity, GateOpen, GateClosed) are deprecated aliases.
 package gpu

@@ -10,6 +10,9 @@ import (
 	"unsafe"
 )
 
+// cacheLine is the padding unit of the pool's hot fields.
+const cacheLine = 64
+
 // Pool size classes: powers of two of bytes, from 1<<minClassShift up to
 // 1<<(bits.UintSize-2).
 const (

@@ -30,6 +30,18 @@ static const rc_layout_row rc_layout_rows[] = {
 	RC_FIELD(rc_control_block, latency_sum, "LatencySum"),
 	RC_FIELD(rc_control_block, latency_count, "LatencyCount"),
 	RC_FIELD(rc_control_block, restarts, "Restarts"),
+	RC_SIZE(rc_ring_header),
+	RC_FIELD(rc_ring_header, head, "Head"),
+	RC_FIELD(rc_ring_header, tail, "Tail"),
+	RC_FIELD(rc_ring_header, capacity, "Capacity"),
+	RC_FIELD(rc_ring_header, slot_size, "SlotSize"),
+	RC_SIZE(rc_slot_header),
+	RC_FIELD(rc_slot_header, type_id, "TypeID"),
+	RC_FIELD(rc_slot_header, flags, "Flags"),
+	RC_FIELD(rc_slot_header, correlation_id, "CorrelationID"),
+	RC_FIELD(rc_slot_header, length, "Length"),
+	RC_FIELD(rc_slot_header, status, "Status"),
+	RC_FIELD(rc_slot_header, timestamp_ns, "TimestampNS"),
 };
 
 static int rc_layout_count(void) { return sizeof(rc_layout_rows) / sizeof(rc_layout_rows[0]); }
@@ -43,8 +55,9 @@ import (
 )
 
 // structLayout is the size and named-field offsets of a struct shared with
-// device code. To check a new shared struct, declare it in abi.h, add its
-// rows to rc_layout_rows above, and compare in layout_test.go.
+// device code. To check a new shared struct, add its Go type to gpu/ring's
+// generator (or declare it in abi.h), add its rows to rc_layout_rows
+// above, and compare in layout_test.go.
 type structLayout struct {
 	Size   uintptr
 	Fields map[string]fieldLayout // by Go field name

@@ -7,18 +7,20 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/ringactor/ringactor/gpu"
+	"github.com/ringactor/ringactor/gpu/ring"
 )
 
 // TestSharedStructLayouts compares every Go struct shared with device code
-// with its C mirror in abi.h: size and each field's offset and size.
+// with its C mirror (abi.h, generated from gpu/ring): size and each field's offset and size.
 func TestSharedStructLayouts(t *testing.T) {
 	c := cLayouts()
 	for _, pair := range []struct {
 		c      string
 		goType reflect.Type
 	}{
-		{"rc_control_block", reflect.TypeFor[gpu.ControlBlock]()},
+		{"rc_control_block", reflect.TypeFor[ring.ControlBlock]()},
+		{"rc_ring_header", reflect.TypeFor[ring.RingHeader]()},
+		{"rc_slot_header", reflect.TypeFor[ring.SlotHeader]()},
 	} {
 		cl, ok := c[pair.c]
 		if !ok {

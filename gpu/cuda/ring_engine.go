@@ -4,54 +4,30 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime"
-	"sync/atomic"
 	"time"
 	"unsafe"
 
 	"github.com/ringactor/ringactor/gpu"
+	"github.com/ringactor/ringactor/gpu/ring"
 )
 
-// Ring memory mirrors of kernels/ring_abi.h (ring_test.go compares them
-// with gpu/cuda/hostsim's, which are checked against the C structs).
+// SlotHeader starts every ring slot.
+//
+// Deprecated: use ring.SlotHeader.
+type SlotHeader = ring.SlotHeader
 
-// ringWord is a 64-bit word alone on its cache line (rc_padded_u64).
-type ringWord struct {
-	atomic.Uint64
-	_ [56]byte
-}
-
-// ringHeader mirrors rc_ring_header; the slots follow it.
-type ringHeader struct {
-	Head     ringWord // consumer's index
-	Tail     ringWord // producer's index
-	Capacity uint64
-	SlotSize uint64
-	_        [48]byte
-}
-
-// SlotHeader mirrors rc_slot_header, the start of every ring slot.
-type SlotHeader struct {
-	TypeID        uint32 // RC_MSG_*; a reply carries its request's
-	Flags         uint32 // RC_FLAG_REPLY, RC_FLAG_ERROR
-	CorrelationID uint64 // copied from request to reply
-	Length        uint32 // payload bytes
-	Status        uint32 // RC_STATUS_* in replies
-	TimestampNS   uint64 // admission time, copied to the reply
-}
-
-// Terminate modes of [RingKernel.Terminate] (the control block's
-// terminate word, ring_abi.h).
+// Terminate modes of [RingKernel.Terminate].
 const (
-	TerminateDrain uint64 = 1 // handle what is queued (gate ignored), then exit
-	TerminateNow   uint64 = 2 // exit after the message in hand
+	// Deprecated: use ring.TerminateDrain.
+	TerminateDrain = ring.TerminateDrain
+	// Deprecated: use ring.TerminateNow.
+	TerminateNow = ring.TerminateNow
 )
 
-// Terminated-ack values the kernel stores when its loop exits.
-const (
-	ringTerminated         uint64 = 1
-	ringTerminatedBadShape uint64 = 2
-)
+// terminateWait is how RingKernel.Wait polls the terminated ack, which
+// nobody notifies about: 64 yields, then sleeps from 1 µs doubling up to
+// 1 ms.
+var terminateWait = ring.WaitStrategy{Yields: 64, SleepMin: time.Microsecond, SleepMax: time.Millisecond}
 
 // RingConfig shapes a persistent ring kernel.
 type RingConfig struct {
@@ -80,15 +56,15 @@ type RingKernel struct {
 	d       *device
 	stream  Stream
 	mem     unsafe.Pointer // the pinned allocation
-	cb      *gpu.ControlBlock
-	in, out slotRing
+	cb      *ring.ControlBlock
+	in, out *ring.SlotRing
 	waited  bool
 	leaked  bool        // the kernel never acknowledged: memory is kept
 	left    []ringReply // replies still in the output ring when it was released
 }
 
 type ringReply struct {
-	h       SlotHeader
+	h       ring.SlotHeader
 	payload []byte
 }
 
@@ -96,25 +72,15 @@ type ringReply struct {
 // and its memory is released.
 var ErrRingClosed = errors.New("cuda: ring kernel terminated")
 
-// slotRing is one SPSC ring of fixed-size slots in mapped memory.
-type slotRing struct {
-	hdr        *ringHeader
-	slots      unsafe.Pointer
-	mask       uint64
-	slotSize   uint64
-	cachedHead uint64 // producer side
-	cachedTail uint64 // consumer side
-}
-
 func align64(n uintptr) uintptr { return (n + 63) &^ 63 }
 
 // ringLayout returns the offsets of the rings in the allocation and its
 // size.
 func ringLayout(capacity, slotSize int) (in, out, size uintptr) {
-	ring := unsafe.Sizeof(ringHeader{}) + uintptr(capacity)*uintptr(slotSize)
-	in = align64(unsafe.Sizeof(gpu.ControlBlock{}))
-	out = in + align64(ring)
-	return in, out, out + align64(ring)
+	r := ring.SlotRingSize(capacity, slotSize)
+	in = align64(unsafe.Sizeof(ring.ControlBlock{}))
+	out = in + align64(r)
+	return in, out, out + align64(r)
 }
 
 // LaunchRing starts a persistent ring kernel with its gate closed (open
@@ -139,9 +105,9 @@ func (b *Backend) LaunchRing(cfg RingConfig) (*RingKernel, error) {
 		cfg.Threads = 32
 	}
 	switch {
-	case !gpu.ValidCapacity(cfg.Capacity):
-		return nil, &gpu.CapacityError{Capacity: cfg.Capacity}
-	case cfg.SlotSize < int(unsafe.Sizeof(SlotHeader{})) || cfg.SlotSize%16 != 0:
+	case !ring.ValidCapacity(cfg.Capacity):
+		return nil, &ring.CapacityError{Capacity: cfg.Capacity}
+	case !ring.ValidSlotSize(cfg.SlotSize):
 		return nil, fmt.Errorf("cuda: slot size %d is not a multiple of 16 holding a slot header: %w", cfg.SlotSize, gpu.ErrArgument)
 	case cfg.Threads < 1 || cfg.Threads > 256 || cfg.Threads&(cfg.Threads-1) != 0 || cfg.Threads > d.attrs.MaxThreadsPerBlock:
 		return nil, fmt.Errorf("cuda: %d ring kernel threads: want a power of two up to 256: %w", cfg.Threads, gpu.ErrArgument)
@@ -159,11 +125,11 @@ func (b *Backend) LaunchRing(cfg RingConfig) (*RingKernel, error) {
 		}
 		k.mem = mem
 		clear(unsafe.Slice((*byte)(mem), size))
-		k.cb = (*gpu.ControlBlock)(mem)
+		k.cb = (*ring.ControlBlock)(mem)
 		k.cb.LatencyMin.Store(^uint64(0))
 		k.cb.Close()
-		k.in = newSlotRing(unsafe.Add(mem, inOff), cfg.Capacity, cfg.SlotSize)
-		k.out = newSlotRing(unsafe.Add(mem, outOff), cfg.Capacity, cfg.SlotSize)
+		k.in = ring.NewSlotRing(unsafe.Add(mem, inOff), cfg.Capacity, cfg.SlotSize)
+		k.out = ring.NewSlotRing(unsafe.Add(mem, outOff), cfg.Capacity, cfg.SlotSize)
 		base, err := d.api.MemHostGetDevicePointer(mem, 0)
 		if err != nil {
 			return err
@@ -200,22 +166,12 @@ func (d *device) ringFunction() (Function, error) {
 	return f, nil
 }
 
-func newSlotRing(mem unsafe.Pointer, capacity, slotSize int) slotRing {
-	hdr := (*ringHeader)(mem)
-	hdr.Capacity = uint64(capacity)
-	hdr.SlotSize = uint64(slotSize)
-	return slotRing{hdr: hdr, slots: unsafe.Add(mem, unsafe.Sizeof(ringHeader{})),
-		mask: uint64(capacity - 1), slotSize: uint64(slotSize)}
-}
-
-func (r *slotRing) slot(i uint64) unsafe.Pointer { return unsafe.Add(r.slots, (i&r.mask)*r.slotSize) }
-
 // PayloadMax is the payload room of one slot.
-func (k *RingKernel) PayloadMax() int { return int(k.in.slotSize) - int(unsafe.Sizeof(SlotHeader{})) }
+func (k *RingKernel) PayloadMax() int { return k.in.PayloadMax() }
 
 // Control returns the kernel's control block (in mapped memory), for
 // observers: counters, heartbeat, latency.
-func (k *RingKernel) Control() *gpu.ControlBlock { return k.cb }
+func (k *RingKernel) Control() *ring.ControlBlock { return k.cb }
 
 // Activate opens the gate: the kernel consumes its input ring.
 func (k *RingKernel) Activate() { k.cb.Open() }
@@ -233,26 +189,15 @@ func (k *RingKernel) TrySubmit(typeID uint32, correlationID uint64, payload []by
 	if len(payload) > k.PayloadMax() {
 		return false, fmt.Errorf("cuda: payload of %d bytes exceeds the slot's %d: %w", len(payload), k.PayloadMax(), gpu.ErrArgument)
 	}
-	r := &k.in
-	tail := r.hdr.Tail.Load()
-	if tail-r.cachedHead > r.mask {
-		r.cachedHead = r.hdr.Head.Load() // acquire the kernel's progress
-		if tail-r.cachedHead > r.mask {
-			return false, nil
-		}
-	}
-	s := r.slot(tail)
-	*(*SlotHeader)(s) = SlotHeader{TypeID: typeID, CorrelationID: correlationID,
-		Length: uint32(len(payload)), TimestampNS: uint64(time.Now().UnixNano())}
-	copy(unsafe.Slice((*byte)(unsafe.Add(s, unsafe.Sizeof(SlotHeader{}))), len(payload)), payload)
-	r.hdr.Tail.Store(tail + 1) // release: the slot before the index
-	return true, nil
+	ok := k.in.TryPushRaw(ring.SlotHeader{TypeID: typeID, CorrelationID: correlationID,
+		TimestampNS: uint64(time.Now().UnixNano())}, payload)
+	return ok, nil
 }
 
 // TryPoll copies out the oldest reply and hands its slot back; ok is false
 // when there is none. Replies left in the ring when the kernel terminated
 // stay readable after Wait. Consumer side: one goroutine at a time.
-func (k *RingKernel) TryPoll() (h SlotHeader, payload []byte, ok bool) {
+func (k *RingKernel) TryPoll() (h ring.SlotHeader, payload []byte, ok bool) {
 	if k.mem == nil {
 		if len(k.left) == 0 {
 			return h, nil, false
@@ -261,30 +206,17 @@ func (k *RingKernel) TryPoll() (h SlotHeader, payload []byte, ok bool) {
 		k.left = k.left[1:]
 		return r.h, r.payload, true
 	}
-	r := &k.out
-	head := r.hdr.Head.Load()
-	if head == r.cachedTail {
-		r.cachedTail = r.hdr.Tail.Load() // acquire the kernel's writes
-		if head == r.cachedTail {
-			return h, nil, false
-		}
-	}
-	s := r.slot(head)
-	h = *(*SlotHeader)(s)
-	n := min(int(h.Length), k.PayloadMax())
-	payload = make([]byte, n)
-	copy(payload, unsafe.Slice((*byte)(unsafe.Add(s, unsafe.Sizeof(SlotHeader{}))), n))
-	r.hdr.Head.Store(head + 1) // release the slot to the kernel
-	return h, payload, true
+	return k.out.TryPop()
 }
 
-// Terminate asks the kernel to exit: TerminateDrain handles what is queued
-// first, TerminateNow stops after the message in hand.
-func (k *RingKernel) Terminate(mode uint64) { k.cb.Terminate.Store(mode) }
+// Terminate asks the kernel to exit: ring.TerminateDrain handles what is
+// queued first, ring.TerminateNow stops after the message in hand.
+func (k *RingKernel) Terminate(mode ring.TerminateMode) { k.cb.Terminate.Store(uint64(mode)) }
 
 // Wait waits until the kernel acknowledges termination (call Terminate
 // first), then synchronises its stream and frees its stream and memory.
-// It polls the ack with a backoff up to 1 ms. When ctx ends first the
+// It polls the ack with terminateWait (yields, then sleeps doubling up to
+// 1 ms). When ctx ends first the
 // error wraps ErrRingTimeout and ctx's error, and the memory is kept (the
 // kernel may still use it). A bad launch shape reported by the kernel is
 // an error too. Replies still in the output ring are kept for TryPoll.
@@ -293,8 +225,8 @@ func (k *RingKernel) Wait(ctx context.Context) error {
 	if k.waited {
 		return nil
 	}
-	backoff := time.Microsecond
-	for spins := 0; ; spins++ {
+	w := ring.Waiter{Strategy: terminateWait, Done: ctx.Done()}
+	for {
 		ack := k.cb.TerminatedAck.Load()
 		if ack != 0 {
 			k.waited = true
@@ -306,7 +238,7 @@ func (k *RingKernel) Wait(ctx context.Context) error {
 				k.left = append(k.left, ringReply{h, p})
 			}
 			err := k.d.do(k.release)
-			if ack == ringTerminatedBadShape {
+			if ack == ring.TerminatedBadLaunch {
 				err = errors.Join(fmt.Errorf("cuda: ring kernel rejected its launch shape: %w", gpu.ErrArgument), err)
 			}
 			return deviceErr(k.d.ordinal, err)
@@ -315,17 +247,7 @@ func (k *RingKernel) Wait(ctx context.Context) error {
 			k.leaked = true
 			return fmt.Errorf("%w (terminate = %d): %w", ErrRingTimeout, k.cb.Terminate.Load(), err)
 		}
-		if spins < 64 {
-			runtime.Gosched()
-			continue
-		}
-		t := time.NewTimer(backoff)
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
-		}
-		backoff = min(2*backoff, time.Millisecond)
+		w.Wait(nil, nil)
 	}
 }
 
@@ -336,7 +258,7 @@ func (k *RingKernel) Close(ctx context.Context) error {
 		return nil
 	}
 	if k.cb != nil && k.cb.Terminate.Load() == 0 {
-		k.Terminate(TerminateNow)
+		k.Terminate(ring.TerminateNow)
 	}
 	return k.Wait(ctx)
 }

@@ -1,40 +1,17 @@
 package hostsim
 
 import (
-	"sync/atomic"
-
+	"github.com/ringactor/ringactor/gpu/ring"
 	"github.com/ringactor/ringactor/gpu/ringmsg"
 )
 
-// Go mirrors of kernels/ring_abi.h. layout_test.go compares each with its C
-// struct (size and field offsets through cgo); constants_test.go compares
-// the constants.
-
-// Terminate modes (the control block's terminate word).
-const (
-	TerminateDrain uint64 = 1 // handle what is queued (gate ignored), then exit
-	TerminateNow   uint64 = 2 // exit after the message in hand
-)
-
-// Terminated-ack values.
-const (
-	Terminated          uint64 = 1
-	TerminatedBadLaunch uint64 = 2
-)
-
-// Slot flags.
-const (
-	FlagReply uint32 = 1
-	FlagError uint32 = 2
-)
-
-// Reply status codes.
-const (
-	StatusOK          uint32 = 0
-	StatusUnknownType uint32 = 1
-	StatusBadLength   uint32 = 2
-	StatusBadArgs     uint32 = 3
-)
+// The ring protocol's shared layouts (control block, ring and slot
+// headers, terminate modes, flags, status codes) are gpu/ring's, from which
+// kernels/ring_abi_gen.h is generated; layout_test.go still compares them
+// with the C structs through cgo. The payloads and message kinds of the
+// built-in handlers below mirror kernels/ring_abi.h; layout_test.go
+// compares each with its C struct (size and field offsets) and the
+// constants with the C macros.
 
 // Message kinds (type ids) of the built-in handlers.
 const (
@@ -60,30 +37,49 @@ const (
 	RingMaxBlock = 256
 )
 
-// Word is a 64-bit word alone on its cache line (rc_padded_u64).
-type Word struct {
-	atomic.Uint64
-	_ [56]byte
-}
+// Deprecated aliases of the protocol names that moved to gpu/ring.
+const (
+	// Deprecated: use ring.TerminateDrain.
+	TerminateDrain = ring.TerminateDrain
+	// Deprecated: use ring.TerminateNow.
+	TerminateNow = ring.TerminateNow
+	// Deprecated: use ring.Terminated.
+	Terminated = ring.Terminated
+	// Deprecated: use ring.TerminatedBadLaunch.
+	TerminatedBadLaunch = ring.TerminatedBadLaunch
+	// Deprecated: use ring.FlagReply.
+	FlagReply = ring.FlagReply
+	// Deprecated: use ring.FlagError.
+	FlagError = ring.FlagError
+	// Deprecated: use ring.StatusOK.
+	StatusOK = ring.StatusOK
+	// Deprecated: use ring.StatusUnknownType.
+	StatusUnknownType = ring.StatusUnknownType
+	// Deprecated: use ring.StatusBadLength.
+	StatusBadLength = ring.StatusBadLength
+	// Deprecated: use ring.StatusBadArgs.
+	StatusBadArgs = ring.StatusBadArgs
+)
 
-// RingHeader mirrors rc_ring_header; the slots follow it in memory.
-type RingHeader struct {
-	Head     Word // consumer's index
-	Tail     Word // producer's index
-	Capacity uint64
-	SlotSize uint64
-	_        [48]byte
-}
+// Word is a 64-bit word alone on its cache line.
+//
+// Deprecated: use ring.Word.
+type Word = ring.Word
 
-// SlotHeader mirrors rc_slot_header.
-type SlotHeader struct {
-	TypeID        uint32
-	Flags         uint32
-	CorrelationID uint64
-	Length        uint32
-	Status        uint32
-	TimestampNS   uint64
-}
+// RingHeader starts a slot ring's memory.
+//
+// Deprecated: use ring.RingHeader.
+type RingHeader = ring.RingHeader
+
+// SlotHeader starts every slot.
+//
+// Deprecated: use ring.SlotHeader.
+type SlotHeader = ring.SlotHeader
+
+// Ring is one slot ring in C memory, driven from the host.
+//
+// Deprecated: use ring.SlotRing.
+type Ring = ring.SlotRing
 
 // The payloads of the built-in handlers are gpu/ringmsg's types, which
 // the runtime sends to device ring kernels; layout_test.go compares them

@@ -84,7 +84,8 @@ static const rc_hs_layout_row *rc_hs_row(int i) { return &rc_hs_rows[i]; }
 typedef struct { const char *name; unsigned long long value; } rc_hs_const;
 #define RC_CONST(c) {#c, (unsigned long long)(c)}
 static const rc_hs_const rc_hs_consts[] = {
-	RC_CONST(RC_TERMINATE_DRAIN), RC_CONST(RC_TERMINATE_NOW), RC_CONST(RC_TERMINATED),
+	RC_CONST(RC_TERMINATE_NONE), RC_CONST(RC_TERMINATE_DRAIN), RC_CONST(RC_TERMINATE_NOW),
+	RC_CONST(RC_TERMINATED), RC_CONST(RC_TERMINATED_BAD_LAUNCH),
 	RC_CONST(RC_FLAG_REPLY), RC_CONST(RC_FLAG_ERROR),
 	RC_CONST(RC_STATUS_OK), RC_CONST(RC_STATUS_UNKNOWN_TYPE), RC_CONST(RC_STATUS_BAD_LENGTH), RC_CONST(RC_STATUS_BAD_ARGS),
 	RC_CONST(RC_MSG_ADD), RC_CONST(RC_MSG_MUL), RC_CONST(RC_MSG_SCALE), RC_CONST(RC_MSG_RELU), RC_CONST(RC_MSG_LEAKY_RELU),

@@ -11,7 +11,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/ringactor/ringactor/gpu"
+	"github.com/ringactor/ringactor/gpu/ring"
 )
 
 func goLayout(t reflect.Type) StructLayout {
@@ -28,8 +28,8 @@ func goLayout(t reflect.Type) StructLayout {
 func TestSharedStructLayouts(t *testing.T) {
 	c := CLayouts()
 	for name, typ := range map[string]reflect.Type{
-		"rc_ring_header":   reflect.TypeFor[RingHeader](),
-		"rc_slot_header":   reflect.TypeFor[SlotHeader](),
+		"rc_ring_header":   reflect.TypeFor[ring.RingHeader](),
+		"rc_slot_header":   reflect.TypeFor[ring.SlotHeader](),
 		"rc_vec_msg":       reflect.TypeFor[VecMsg](),
 		"rc_unary_msg":     reflect.TypeFor[UnaryMsg](),
 		"rc_reduce_msg":    reflect.TypeFor[ReduceMsg](),
@@ -37,7 +37,7 @@ func TestSharedStructLayouts(t *testing.T) {
 		"rc_vec_reply":     reflect.TypeFor[VecReply](),
 		"rc_scalar_reply":  reflect.TypeFor[ScalarReply](),
 		"rc_spmv_reply":    reflect.TypeFor[SpMVReply](),
-		"rc_control_block": reflect.TypeFor[gpu.ControlBlock](),
+		"rc_control_block": reflect.TypeFor[ring.ControlBlock](),
 	} {
 		cl, ok := c[name]
 		if !ok {
@@ -55,10 +55,11 @@ func TestSharedStructLayouts(t *testing.T) {
 
 func TestConstants(t *testing.T) {
 	want := map[string]uint64{
-		"RC_TERMINATE_DRAIN": TerminateDrain, "RC_TERMINATE_NOW": TerminateNow, "RC_TERMINATED": Terminated,
-		"RC_FLAG_REPLY": uint64(FlagReply), "RC_FLAG_ERROR": uint64(FlagError),
-		"RC_STATUS_OK": uint64(StatusOK), "RC_STATUS_UNKNOWN_TYPE": uint64(StatusUnknownType),
-		"RC_STATUS_BAD_LENGTH": uint64(StatusBadLength), "RC_STATUS_BAD_ARGS": uint64(StatusBadArgs),
+		"RC_TERMINATE_NONE": uint64(ring.TerminateNone), "RC_TERMINATE_DRAIN": uint64(ring.TerminateDrain), "RC_TERMINATE_NOW": uint64(ring.TerminateNow),
+		"RC_TERMINATED": ring.Terminated, "RC_TERMINATED_BAD_LAUNCH": ring.TerminatedBadLaunch,
+		"RC_FLAG_REPLY": uint64(ring.FlagReply), "RC_FLAG_ERROR": uint64(ring.FlagError),
+		"RC_STATUS_OK": uint64(ring.StatusOK), "RC_STATUS_UNKNOWN_TYPE": uint64(ring.StatusUnknownType),
+		"RC_STATUS_BAD_LENGTH": uint64(ring.StatusBadLength), "RC_STATUS_BAD_ARGS": uint64(ring.StatusBadArgs),
 		"RC_MSG_ADD": uint64(MsgAdd), "RC_MSG_MUL": uint64(MsgMul), "RC_MSG_SCALE": uint64(MsgScale),
 		"RC_MSG_RELU": uint64(MsgReLU), "RC_MSG_LEAKY_RELU": uint64(MsgLeakyReLU), "RC_MSG_SUM": uint64(MsgSum),
 		"RC_MSG_MIN": uint64(MsgMin), "RC_MSG_MAX": uint64(MsgMax), "RC_MSG_SPMV": uint64(MsgSpMV),
@@ -68,13 +69,13 @@ func TestConstants(t *testing.T) {
 	if got := CConstants(); !reflect.DeepEqual(got, want) {
 		t.Errorf("C constants %v\nGo mirrors  %v", got, want)
 	}
-	if gpu.GateOpen != 1 || gpu.GateClosed != 0 {
+	if ring.GateOpen != 1 || ring.GateClosed != 0 {
 		t.Error("the kernel treats any non-zero gate as open and 0 as closed")
 	}
 }
 
 // stampFiles is the list go:generate in doc.go hashes, relative to gpu/cuda.
-var stampFiles = []string{"abi.h", "kernels/host_shim.h", "kernels/oneshot.cu", "kernels/ring.cu", "kernels/ring_abi.h", "kernels/ring_kernel.cuh"}
+var stampFiles = []string{"abi.h", "kernels/host_shim.h", "kernels/oneshot.cu", "kernels/ring.cu", "kernels/ring_abi.h", "kernels/ring_abi_gen.h", "kernels/ring_kernel.cuh"}
 
 // TestKernelStamp fails when the kernel sources changed since
 // kernels_stamp.h was generated: cgo would otherwise test a stale build.

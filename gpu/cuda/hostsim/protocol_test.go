@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/ringactor/ringactor/gpu/ring"
 )
 
 // TestGateClosed: with the gate closed nothing is consumed; opening it
@@ -50,8 +52,8 @@ func TestTerminateDrain(t *testing.T) {
 	for i := range 5 {
 		pushWait(t, k.Input(), MsgSum, uint64(i), &m)
 	}
-	k.Terminate(TerminateDrain)
-	if ack := k.Wait(); ack != Terminated {
+	k.Terminate(ring.TerminateDrain)
+	if ack := k.Wait(); ack != ring.Terminated {
 		t.Fatalf("ack %d", ack)
 	}
 	if n := k.Output().Len(); n != 5 || k.Input().Len() != 0 || k.Control().Processed.Load() != 5 {
@@ -69,8 +71,8 @@ func TestTerminateNow(t *testing.T) {
 	for i := range 5 {
 		pushWait(t, k.Input(), MsgSum, uint64(i), &m)
 	}
-	k.Terminate(TerminateNow)
-	if ack := k.Wait(); ack != Terminated {
+	k.Terminate(ring.TerminateNow)
+	if ack := k.Wait(); ack != ring.Terminated {
 		t.Fatalf("ack %d", ack)
 	}
 	if k.Input().Len() != 5 || k.Control().Processed.Load() != 0 {
@@ -81,7 +83,7 @@ func TestTerminateNow(t *testing.T) {
 // TestBadLaunch: a block size that is not a power of two exits at once.
 func TestBadLaunch(t *testing.T) {
 	k := launch(t, Config{Threads: 3})
-	if ack := k.Wait(); ack != TerminatedBadLaunch {
+	if ack := k.Wait(); ack != ring.TerminatedBadLaunch {
 		t.Fatalf("ack %d", ack)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ringactor/ringactor/gpu/cpu"
+	"github.com/ringactor/ringactor/gpu/ring"
 )
 
 func launch(t *testing.T, cfg Config) *Kernel {
@@ -23,7 +24,7 @@ func launch(t *testing.T, cfg Config) *Kernel {
 }
 
 // popWait pops one reply, waiting up to 5 s.
-func popWait(t *testing.T, r *Ring) (SlotHeader, []byte) {
+func popWait(t *testing.T, r *ring.SlotRing) (ring.SlotHeader, []byte) {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
 	for {
@@ -37,7 +38,7 @@ func popWait(t *testing.T, r *Ring) (SlotHeader, []byte) {
 	}
 }
 
-func pushWait[T any](t *testing.T, r *Ring, typ uint32, corr uint64, m *T) {
+func pushWait[T any](t *testing.T, r *ring.SlotRing, typ uint32, corr uint64, m *T) {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
 	for !TryPush(r, typ, corr, m) {
@@ -48,9 +49,9 @@ func pushWait[T any](t *testing.T, r *Ring, typ uint32, corr uint64, m *T) {
 	}
 }
 
-func decode[T any](t *testing.T, h SlotHeader, p []byte) T {
+func decode[T any](t *testing.T, h ring.SlotHeader, p []byte) T {
 	t.Helper()
-	if h.Flags != FlagReply || h.Status != StatusOK {
+	if h.Flags != ring.FlagReply || h.Status != ring.StatusOK {
 		t.Fatalf("reply flags %d status %d", h.Flags, h.Status)
 	}
 	v, err := Decode[T](p)
@@ -148,7 +149,7 @@ func TestHandlers(t *testing.T) {
 				h, p := popWait(t, out)
 				w, err := ref(ctx, a)
 				if n == 0 && typ != MsgSum {
-					if err == nil || h.Status != StatusBadArgs || h.Flags != FlagReply|FlagError {
+					if err == nil || h.Status != ring.StatusBadArgs || h.Flags != ring.FlagReply|ring.FlagError {
 						t.Fatalf("empty min/max: status %d flags %d, cpu err %v", h.Status, h.Flags, err)
 					}
 					continue
@@ -205,8 +206,8 @@ func TestHandlers(t *testing.T) {
 		if st.LatencyMax == 0 || st.LastActivity.IsZero() {
 			t.Fatalf("latency/heartbeat not recorded: %+v", st)
 		}
-		k.Terminate(TerminateDrain)
-		if ack := k.Wait(); ack != Terminated {
+		k.Terminate(ring.TerminateDrain)
+		if ack := k.Wait(); ack != ring.Terminated {
 			t.Fatalf("ack = %d", ack)
 		}
 	}
@@ -223,29 +224,29 @@ func TestErrors(t *testing.T) {
 		payload []byte
 		status  uint32
 	}{
-		{99, nil, StatusUnknownType},
-		{MsgAdd, make([]byte, 16), StatusBadLength},
-		{MsgSum, make([]byte, 8), StatusBadLength},
+		{99, nil, ring.StatusUnknownType},
+		{MsgAdd, make([]byte, 16), ring.StatusBadLength},
+		{MsgSum, make([]byte, 8), ring.StatusBadLength},
 	}
 	for i, c := range cases {
-		if !in.TryPushRaw(SlotHeader{TypeID: c.typ, CorrelationID: uint64(i)}, c.payload) {
+		if !in.TryPushRaw(ring.SlotHeader{TypeID: c.typ, CorrelationID: uint64(i)}, c.payload) {
 			t.Fatal("ring full")
 		}
 		h, p := popWait(t, out)
-		if h.Status != c.status || h.Flags != FlagReply|FlagError || len(p) != 0 || h.CorrelationID != uint64(i) {
+		if h.Status != c.status || h.Flags != ring.FlagReply|ring.FlagError || len(p) != 0 || h.CorrelationID != uint64(i) {
 			t.Fatalf("case %d: %+v", i, h)
 		}
 	}
 	bad := VecMsg{N: VecMax + 1}
 	pushWait(t, in, MsgAdd, 10, &bad)
-	if h, _ := popWait(t, out); h.Status != StatusBadArgs {
+	if h, _ := popWait(t, out); h.Status != ring.StatusBadArgs {
 		t.Fatalf("n too large: %+v", h)
 	}
 	sp := SpMVMsg{Rows: 1, Cols: 2, NNZ: 1}
 	sp.RowPtr[1] = 1
 	sp.ColIdx[0] = 2 // out of range
 	pushWait(t, in, MsgSpMV, 11, &sp)
-	if h, _ := popWait(t, out); h.Status != StatusBadArgs {
+	if h, _ := popWait(t, out); h.Status != ring.StatusBadArgs {
 		t.Fatalf("bad column: %+v", h)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/ringactor/ringactor/gpu"
+	"github.com/ringactor/ringactor/gpu/ring"
 	"github.com/ringactor/ringactor/gpu/ringmsg"
 )
 
@@ -29,11 +30,11 @@ func deviceReply[Req, Resp any](t *testing.T, k *Kernel, op ringmsg.Op, m Req) (
 	t.Helper()
 	pushWait(t, k.Input(), op.TypeID(), 1, &m)
 	h, p := popWait(t, k.Output())
-	if h.Status != StatusOK {
+	if h.Status != ring.StatusOK {
 		var zero Resp
 		return zero, h.Status
 	}
-	return decode[Resp](t, h, p), StatusOK
+	return decode[Resp](t, h, p), ring.StatusOK
 }
 
 // TestRingmsgMatchesDevice: ringmsg's CPU handlers give what the device
@@ -58,7 +59,7 @@ func TestRingmsgMatchesDevice(t *testing.T) {
 			cpu, _ := ringmsg.Handler[ringmsg.VecMsg, ringmsg.VecReply](op)
 			want, err := cpu(v)
 			got, st := deviceReply[ringmsg.VecMsg, ringmsg.VecReply](t, k, op, v)
-			if err != nil || st != StatusOK || !sameF32(got.Y[:], want.Y[:]) || got.N != want.N {
+			if err != nil || st != ring.StatusOK || !sameF32(got.Y[:], want.Y[:]) || got.N != want.N {
 				t.Errorf("%v n=%d: device %v/%d, cpu %v", op, n, got.Y[:n], st, err)
 			}
 		}
@@ -66,7 +67,7 @@ func TestRingmsgMatchesDevice(t *testing.T) {
 			cpu, _ := ringmsg.Handler[ringmsg.UnaryMsg, ringmsg.VecReply](op)
 			want, err := cpu(u)
 			got, st := deviceReply[ringmsg.UnaryMsg, ringmsg.VecReply](t, k, op, u)
-			if err != nil || st != StatusOK || !sameF32(got.Y[:], want.Y[:]) {
+			if err != nil || st != ring.StatusOK || !sameF32(got.Y[:], want.Y[:]) {
 				t.Errorf("%v n=%d: device %v/%d, cpu %v", op, n, got.Y[:n], st, err)
 			}
 		}
@@ -74,7 +75,7 @@ func TestRingmsgMatchesDevice(t *testing.T) {
 			cpu, _ := ringmsg.Handler[ringmsg.ReduceMsg, ringmsg.ScalarReply](op)
 			want, err := cpu(r)
 			got, st := deviceReply[ringmsg.ReduceMsg, ringmsg.ScalarReply](t, k, op, r)
-			if (err != nil) != (st != StatusOK) {
+			if (err != nil) != (st != ring.StatusOK) {
 				t.Errorf("%v n=%d: device status %d, cpu error %v", op, n, st, err)
 				continue
 			}
@@ -100,14 +101,14 @@ func TestRingmsgMatchesDevice(t *testing.T) {
 	cpu, _ := ringmsg.Handler[ringmsg.SpMVMsg, ringmsg.SpMVReply](ringmsg.SpMV)
 	want, err := cpu(s)
 	got, st := deviceReply[ringmsg.SpMVMsg, ringmsg.SpMVReply](t, k, ringmsg.SpMV, s)
-	if err != nil || st != StatusOK || got != want || want.Y[0] != 2001 || want.Y[2] != 5430 {
+	if err != nil || st != ring.StatusOK || got != want || want.Y[0] != 2001 || want.Y[2] != 5430 {
 		t.Errorf("spmv: device %v/%d, cpu %v/%v", got.Y[:3], st, want.Y[:3], err)
 	}
 	s.ColIdx[4] = 9 // out of range
 	if _, err := cpu(s); !errors.Is(err, gpu.ErrArgument) {
 		t.Errorf("malformed CSR on the CPU: %v", err)
 	}
-	if _, st := deviceReply[ringmsg.SpMVMsg, ringmsg.SpMVReply](t, k, ringmsg.SpMV, s); st != StatusBadArgs {
+	if _, st := deviceReply[ringmsg.SpMVMsg, ringmsg.SpMVReply](t, k, ringmsg.SpMV, s); st != ring.StatusBadArgs {
 		t.Errorf("malformed CSR on the device: status %d", st)
 	}
 	var big ringmsg.VecMsg
@@ -116,7 +117,7 @@ func TestRingmsgMatchesDevice(t *testing.T) {
 	if _, err := add(big); !errors.Is(err, gpu.ErrArgument) {
 		t.Errorf("n > VecMax on the CPU: %v", err)
 	}
-	if _, st := deviceReply[ringmsg.VecMsg, ringmsg.VecReply](t, k, ringmsg.Add, big); st != StatusBadArgs {
+	if _, st := deviceReply[ringmsg.VecMsg, ringmsg.VecReply](t, k, ringmsg.Add, big); st != ring.StatusBadArgs {
 		t.Errorf("n > VecMax on the device: status %d", st)
 	}
 	if _, err := ringmsg.Handler[ringmsg.VecMsg, ringmsg.ScalarReply](ringmsg.Add); !errors.Is(err, gpu.ErrArgument) {

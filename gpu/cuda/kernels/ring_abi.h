@@ -1,7 +1,8 @@
 // The C layout shared by the persistent ring kernel (ring_kernel.cuh) and the
-// host: the control block (from ../abi.h, mirrors gpu.ControlBlock), the
-// ring headers, the slot header and the fixed-layout payloads of the
-// built-in handlers. Everything here lives in pinned host memory mapped into
+// host: the control block, the ring header, the slot header and the
+// protocol's constants (generated from gpu/ring's Go types into
+// ring_abi_gen.h by go generate ./gpu/ring), and here the fixed-layout
+// payloads of the built-in handlers. Everything here lives in pinned host memory mapped into
 // the device (cuMemHostAlloc PORTABLE|DEVICEMAP), so it must have the same
 // layout for nvcc, g++ and Go; gpu/cuda/hostsim checks every struct against
 // its Go mirror (unsafe.Offsetof vs offsetof through cgo).
@@ -23,43 +24,9 @@
 #ifndef RINGACTOR_RING_ABI_H
 #define RINGACTOR_RING_ABI_H
 
-#include "../abi.h"
-
-// Values of the control block's terminate word (host -> kernel).
-#define RC_TERMINATE_NONE 0u
-#define RC_TERMINATE_DRAIN 1u // handle everything already in the input ring, then exit (gate ignored)
-#define RC_TERMINATE_NOW 2u   // exit after the message in hand; the rest stays in the ring
-
-// Value the kernel stores in terminated_ack when its loop has exited.
-#define RC_TERMINATED 1u
-
-// rc_ring_header: head and tail each alone on a cache line, then the
-// geometry (written by the host before launch, read-only afterwards).
-typedef struct rc_ring_header {
-	rc_padded_u64 head; // next index the consumer reads; written by the consumer only
-	rc_padded_u64 tail; // next index the producer writes; written by the producer only
-	uint64_t capacity;  // slots, a power of two
-	uint64_t slot_size; // bytes per slot, header included
-	uint8_t pad[RC_CACHE_LINE - 16];
-} rc_ring_header;
-
-// rc_slot_header starts every slot, request and reply alike.
-typedef struct rc_slot_header {
-	uint32_t type_id;        // RC_MSG_*; a reply carries its request's type id
-	uint32_t flags;          // RC_FLAG_*
-	uint64_t correlation_id; // copied from request to reply
-	uint32_t length;         // payload bytes used
-	uint32_t status;         // 0 in requests; RC_STATUS_* in replies
-	uint64_t timestamp_ns;   // request: admission time (0 = none); reply: copied from the request
-} rc_slot_header;
-
-#define RC_FLAG_REPLY 1u // set on every reply
-#define RC_FLAG_ERROR 2u // set on a reply whose status is not RC_STATUS_OK
-
-#define RC_STATUS_OK 0u
-#define RC_STATUS_UNKNOWN_TYPE 1u // no handler for type_id
-#define RC_STATUS_BAD_LENGTH 2u   // length != sizeof the payload struct, or it does not fit the slot
-#define RC_STATUS_BAD_ARGS 3u     // n out of range, empty min/max, malformed CSR
+// rc_padded_u64, rc_control_block, rc_ring_header, rc_slot_header,
+// RC_TERMINATE_*, RC_TERMINATED*, RC_FLAG_*, RC_STATUS_*.
+#include "ring_abi_gen.h"
 
 // Built-in message kinds (type_id). The backend maps the registered message
 // types of the named kernels onto these.

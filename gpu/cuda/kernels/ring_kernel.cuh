@@ -16,7 +16,7 @@
 // backend reads that attribute at startup and refuses persistent launches
 // there (one-shot kernels still run); nothing in device code can detect it.
 //
-// Word ownership (gpu/control.go): the host writes gate and terminate (and
+// Word ownership (gpu/ring/control.go): the host writes gate and terminate (and
 // dropped, which the admitting side counts); thread 0 of this kernel writes
 // terminated_ack, processed, errors, heartbeat and the latency words, with
 // stores of values it computes itself (relaxed atomic stores: never a
@@ -36,7 +36,6 @@
 #define RC_RING_MAX_BLOCK 256        // largest blockDim.x of the persistent kernel
 #define RC_BACKOFF_MIN_NS 64u        // first idle sleep
 #define RC_BACKOFF_MAX_NS 20000u     // idle sleeps double up to this (20 µs)
-#define RC_TERMINATED_BAD_LAUNCH 2u  // terminated_ack when the launch shape is wrong
 
 // Loop commands thread 0 broadcasts through shared memory.
 #define RC_CMD_IDLE 0u

@@ -1,4 +1,4 @@
-package gpu
+package ring
 
 import (
 	"testing"
@@ -35,13 +35,13 @@ func TestControlBlockLatencyAndCounters(t *testing.T) {
 // backend maps into device memory relies on it.
 func TestControlBlockLayout(t *testing.T) {
 	var cb ControlBlock
-	if unsafe.Sizeof(cb)%cacheLine != 0 {
-		t.Fatalf("size %d is not a multiple of %d", unsafe.Sizeof(cb), cacheLine)
+	if unsafe.Sizeof(cb)%CacheLine != 0 {
+		t.Fatalf("size %d is not a multiple of %d", unsafe.Sizeof(cb), CacheLine)
 	}
-	if off := unsafe.Offsetof(cb.Terminate) - unsafe.Offsetof(cb.Gate); off != cacheLine {
+	if off := unsafe.Offsetof(cb.Terminate) - unsafe.Offsetof(cb.Gate); off != CacheLine {
 		t.Fatalf("gate and terminate %d bytes apart", off)
 	}
-	if unsafe.Offsetof(cb.Restarts) != 11*cacheLine {
+	if unsafe.Offsetof(cb.Restarts) != 11*CacheLine {
 		t.Fatalf("restarts at %d", unsafe.Offsetof(cb.Restarts))
 	}
 }

@@ -1,4 +1,4 @@
-package gpu
+package ring
 
 import (
 	"math"
@@ -22,18 +22,18 @@ const (
 // same layout works in mapped pinned memory for a device kernel. Observers
 // read any word at any time.
 type ControlBlock struct {
-	Gate          paddedUint64 // GateOpen or GateClosed; host → kernel
-	Terminate     paddedUint64 // non-zero asks the loop to exit; host → kernel
-	TerminatedAck paddedUint64 // non-zero once the loop has exited; kernel → host
-	Processed     paddedUint64 // messages handled (successfully or not)
-	Errors        paddedUint64 // messages whose handler failed
-	Dropped       paddedUint64 // messages rejected or evicted by admission policy
-	Heartbeat     paddedUint64 // unix nanoseconds of the loop's last activity
-	LatencyMin    paddedUint64 // nanoseconds, admission → reply; MaxUint64 until the first message
-	LatencyMax    paddedUint64
-	LatencySum    paddedUint64
-	LatencyCount  paddedUint64
-	Restarts      paddedUint64 // supervisor restarts of the kernel
+	Gate          Word // GateOpen or GateClosed; host → kernel
+	Terminate     Word // non-zero asks the loop to exit; host → kernel
+	TerminatedAck Word // non-zero once the loop has exited; kernel → host
+	Processed     Word // messages handled (successfully or not)
+	Errors        Word // messages whose handler failed
+	Dropped       Word // messages rejected or evicted by admission policy
+	Heartbeat     Word // unix nanoseconds of the loop's last activity
+	LatencyMin    Word // nanoseconds, admission → reply; MaxUint64 until the first message
+	LatencyMax    Word
+	LatencySum    Word
+	LatencyCount  Word
+	Restarts      Word // supervisor restarts of the kernel
 }
 
 // NewControlBlock returns a control block with the gate closed.

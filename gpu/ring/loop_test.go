@@ -1,4 +1,4 @@
-package cpu
+package ring
 
 import (
 	"errors"
@@ -6,16 +6,14 @@ import (
 	"testing"
 
 	"go.uber.org/goleak"
-
-	"github.com/ringactor/ringactor/gpu"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // harness runs a loop over a ring of ints, recording what it handles.
 type harness struct {
-	ring *gpu.Ring[int]
-	cb   *gpu.ControlBlock
+	ring *Ring[int]
+	cb   *ControlBlock
 	sig  *Signal
 	got  chan int
 	fail int // value that makes Poll report a fault
@@ -24,11 +22,11 @@ type harness struct {
 
 func newHarness(t *testing.T, w WaitStrategy) *harness {
 	t.Helper()
-	r, err := gpu.NewRing[int](8)
+	r, err := NewRing[int](8)
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := &harness{ring: r, cb: gpu.NewControlBlock(), sig: NewSignal(), got: make(chan int, 64), fail: -1, done: make(chan error, 1)}
+	h := &harness{ring: r, cb: NewControlBlock(), sig: NewSignal(), got: make(chan int, 64), fail: -1, done: make(chan error, 1)}
 	l := &Loop{Control: h.cb, Wake: h.sig, Wait: w,
 		Poll: func(bool) (bool, error) {
 			v, ok := h.ring.TryPop()

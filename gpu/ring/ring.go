@@ -1,18 +1,21 @@
-package gpu
+package ring
 
 import (
 	"fmt"
 	"sync/atomic"
 )
 
-// cacheLine is the size the hot words of a ring or control block are padded
-// to, so that the producer's and the consumer's words never share a line.
-const cacheLine = 64
+// CacheLine is the size the hot words of a ring or control block are padded
+// to, so that the producer's and the consumer's words never share a line
+// (RC_CACHE_LINE in the generated C header).
+const CacheLine = 64
 
-// paddedUint64 is an atomic word alone on its cache line.
-type paddedUint64 struct {
+// Word is a 64-bit atomic word alone on its cache line (rc_padded_u64 in
+// C). Every index and control word shared between a producer and a
+// consumer, on the host or across PCIe, is a Word.
+type Word struct {
 	atomic.Uint64
-	_ [cacheLine - 8]byte
+	_ [CacheLine - 8]byte
 }
 
 // Ring is a lock-free single-producer/single-consumer ring of T.
@@ -23,18 +26,18 @@ type paddedUint64 struct {
 // the acquire/release ordering the protocol needs, and the race detector
 // sees the happens-before edge they create.
 type Ring[T any] struct {
-	_     [cacheLine]byte
-	tail  paddedUint64 // next index the producer writes; written by the producer only
-	head  paddedUint64 // next index the consumer reads; written by the consumer only
+	_     [CacheLine]byte
+	tail  Word // next index the producer writes; written by the producer only
+	head  Word // next index the consumer reads; written by the consumer only
 	mask  uint64
 	slots []T
 
 	// producer-local and consumer-local caches of the other side's index:
 	// they save a cross-core load on most operations.
 	cachedHead uint64
-	_          [cacheLine - 8]byte
+	_          [CacheLine - 8]byte
 	cachedTail uint64
-	_          [cacheLine - 8]byte
+	_          [CacheLine - 8]byte
 }
 
 // CapacityError reports a ring capacity that is not a power of two in range.
