@@ -1,6 +1,6 @@
 package actors
 
-// Consumption: the consumer side of a kernel. The loop (gpu/cpu.Loop) calls
+// Consumption: the consumer side of a kernel. The loop (ring.Loop) calls
 // poll, which takes a batch from the ring, screens each message, runs the
 // handler and hands the outcome to delivery; the device pump screens and
 // finishes its messages with the same functions.

@@ -10,7 +10,6 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
-	"github.com/ringactor/ringactor/gpu"
 	"github.com/ringactor/ringactor/gpu/ring"
 	"github.com/ringactor/ringactor/lifecycle"
 	"github.com/ringactor/ringactor/messages"
@@ -97,7 +96,7 @@ type kernel[Req, Resp any] struct {
 	// batch holds the latencies of the messages the current consumer (the
 	// loop, the device pump, or the actor draining without a loop) finished
 	// since its last endBatch.
-	batch gpu.Batch
+	batch ring.Batch
 	// batchStart is Processed when the consumer's current batch began (its
 	// last endBatch): the messages of a batch stay in the ring until the
 	// batch ends, and stats does not count those already answered.
