@@ -12,28 +12,38 @@ const (
 )
 
 // ControlBlock is the shared state of one ring kernel: the words the host
-// writes (gate, terminate) and the words the kernel writes (terminated ack,
-// counters, heartbeat, latency). Every word sits on its own cache line.
+// writes (gate, terminate) and the words the kernel's consumer writes
+// (terminated ack, counters, heartbeat, latency). Every word sits on its own
+// cache line.
 //
-// Each word has exactly one writer: the host writes Gate and Terminate, the
-// kernel loop writes everything else (Dropped is written by the admitting
-// side, which is the host). Writers use plain stores of a value they compute
-// themselves, never a read-modify-write shared with the other side, so the
-// same layout works in mapped pinned memory for a device kernel. Observers
-// read any word at any time.
+// Who writes what (observers read any word at any time):
+//   - Gate, Terminate: the host (the kernel actor), with plain stores.
+//   - TerminatedAck, Processed, Errors, Heartbeat, Latency*: the kernel's one
+//     consumer at a time (the loop goroutine, the device pump, or the actor
+//     draining a kernel that has no loop), with plain stores of values it
+//     computes itself; Processed and Errors per message, before its reply
+//     leaves, the latency words and Heartbeat once per batch (RecordBatch).
+//   - Restarts: the kernel actor, when its supervisor restarts it.
+//   - Dropped: the host side only, but from several goroutines (admission
+//     under the producer lock, and the reply pump when an aborted kernel
+//     gives up an output), so with atomic adds.
+//
+// The words shared with a device (gate, terminate, ack) never take a
+// read-modify-write from both sides, so the same layout works in mapped
+// pinned memory.
 type ControlBlock struct {
 	Gate          Word // GateOpen or GateClosed; host → kernel
 	Terminate     Word // non-zero asks the loop to exit; host → kernel
 	TerminatedAck Word // non-zero once the loop has exited; kernel → host
-	Processed     Word // messages handled (successfully or not)
-	Errors        Word // messages whose handler failed
-	Dropped       Word // messages rejected or evicted by admission policy
-	Heartbeat     Word // unix nanoseconds of the loop's last activity
+	Processed     Word // messages handled (successfully or not); consumer
+	Errors        Word // messages whose handler failed; consumer
+	Dropped       Word // messages rejected or evicted by admission policy, outputs given up; host, atomic adds
+	Heartbeat     Word // unix nanoseconds of the consumer's last batch; consumer
 	LatencyMin    Word // nanoseconds, admission → reply; MaxUint64 until the first message
 	LatencyMax    Word
 	LatencySum    Word
 	LatencyCount  Word
-	Restarts      Word // supervisor restarts of the kernel
+	Restarts      Word // supervisor restarts of the kernel; kernel actor
 }
 
 // NewControlBlock returns a control block with the gate closed.
