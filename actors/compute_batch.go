@@ -91,16 +91,10 @@ func (rt *Runtime) Map(ctx context.Context, kernel string, inputs []*gpu.Unified
 	if chunk <= 0 {
 		chunk = DefaultChunk
 	}
-	if err := acquireAll(kernel, "input", inputs); err != nil {
+	if err := acquireUses(kernel, inputs, o.out); err != nil {
 		return nil, err
 	}
-	defer rt.releaseAll(inputs)
-	if o.out != nil {
-		if err := acquireAll(kernel, "output", []*gpu.UnifiedBuffer{o.out}); err != nil {
-			return nil, err
-		}
-		defer rt.release(o.out)
-	}
+	defer rt.releaseUses(inputs, o.out)
 	out, owned, err := rt.output(c, o.out)
 	if err != nil {
 		return nil, err

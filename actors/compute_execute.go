@@ -104,16 +104,10 @@ func (rt *Runtime) Execute(ctx context.Context, kernel string, inputs []*gpu.Uni
 	}
 	// A Free of an input or of the given output while the kernel runs
 	// takes effect when it ends.
-	if err := acquireAll(kernel, "input", inputs); err != nil {
+	if err := acquireUses(kernel, inputs, o.out); err != nil {
 		return nil, err
 	}
-	defer rt.releaseAll(inputs)
-	if o.out != nil {
-		if err := acquireAll(kernel, "output", []*gpu.UnifiedBuffer{o.out}); err != nil {
-			return nil, err
-		}
-		defer rt.release(o.out)
-	}
+	defer rt.releaseUses(inputs, o.out)
 	out, owned, err := rt.output(c, o.out)
 	if err != nil {
 		return nil, err
@@ -139,6 +133,31 @@ func acquireAll(kernel, what string, bufs []*gpu.UnifiedBuffer) error {
 		}
 	}
 	return nil
+}
+
+// acquireUses takes a use on an execution's inputs and on its given output
+// (nil: none), all or nothing.
+func acquireUses(kernel string, inputs []*gpu.UnifiedBuffer, out *gpu.UnifiedBuffer) error {
+	if err := acquireAll(kernel, "input", inputs); err != nil {
+		return err
+	}
+	if out != nil {
+		if err := out.Acquire(); err != nil {
+			for _, b := range inputs {
+				_ = b.Release()
+			}
+			return &gpu.MemoryError{Op: kernel, Reason: "output is a freed buffer", Err: gpu.ErrFreed}
+		}
+	}
+	return nil
+}
+
+// releaseUses gives back the uses acquireUses took.
+func (rt *Runtime) releaseUses(inputs []*gpu.UnifiedBuffer, out *gpu.UnifiedBuffer) {
+	rt.releaseAll(inputs)
+	if out != nil {
+		rt.release(out)
+	}
 }
 
 // releaseAll gives back the uses acquireAll took.
