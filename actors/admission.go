@@ -8,6 +8,7 @@ package actors
 
 import (
 	"context"
+	"runtime"
 	"reflect"
 
 	"github.com/ringactor/ringactor/lifecycle"
@@ -185,6 +186,21 @@ func (k *kernel[Req, Resp]) request(ctx context.Context, msg Req) (Resp, error) 
 		k.waiters.Put(w)
 		return resp, err
 	}
+	if k.in.Len() <= 2 {
+		// The loop is about to answer: a few yields usually see the reply
+		// without parking on two channels (a select on ctx.Done(), a
+		// channel every requester of that context shares).
+		for range replyYields {
+			runtime.Gosched()
+			select {
+			case <-w.ch:
+				resp, err := w.take()
+				k.waiters.Put(w)
+				return resp, err
+			default:
+			}
+		}
+	}
 	select {
 	case <-w.ch:
 		resp, err := w.take()
@@ -195,6 +211,11 @@ func (k *kernel[Req, Resp]) request(ctx context.Context, msg Req) (Resp, error) 
 		return zero, kernelErr(k.def.id, ctx.Err())
 	}
 }
+
+// replyYields is how many times a requester with a cancellable context
+// yields, looking for its reply, before it parks on the reply and the
+// context.
+const replyYields = 4
 
 // goAsync admits msg with reply as its reply target.
 func (k *kernel[Req, Resp]) goAsync(ctx context.Context, msg Req, reply replier) error {
