@@ -187,7 +187,7 @@ func (k *kernel[Req, Resp]) request(ctx context.Context, msg Req) (Resp, error) 
 		return resp, err
 	}
 	if k.in.Len() <= 2 {
-		// The loop is about to answer: a few yields usually see the reply
+		// The loop is about to answer: a yield usually sees the reply
 		// without parking on two channels (a select on ctx.Done(), a
 		// channel every requester of that context shares).
 		for range replyYields {
@@ -214,8 +214,10 @@ func (k *kernel[Req, Resp]) request(ctx context.Context, msg Req) (Resp, error) 
 
 // replyYields is how many times a requester with a cancellable context
 // yields, looking for its reply, before it parks on the reply and the
-// context.
-const replyYields = 4
+// context. Measured with a cancellable context on 2 cores (median of 7
+// rounds, p50 vs a channel ping-pong / p99 over p50): 0 yields 1.79 / 1.88,
+// 1 yield 1.23 / 1.85, 2 yields 1.23 / 1.97, 4 yields 1.19 / 2.06.
+const replyYields = 1
 
 // goAsync admits msg with reply as its reply target.
 func (k *kernel[Req, Resp]) goAsync(ctx context.Context, msg Req, reply replier) error {
