@@ -8,8 +8,8 @@ package actors
 
 import (
 	"context"
-	"runtime"
 	"reflect"
+	"runtime"
 
 	"github.com/ringactor/ringactor/lifecycle"
 )
