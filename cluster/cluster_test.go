@@ -5,7 +5,7 @@
 // member's gRPC server goroutine reads the logger, a data race inside the
 // dependency that the race detector reports on every run. So they are built
 // without -race only, and ./test.sh runs them in a separate, race-free step;
-// the multi-process member tests of issue 5 will lift this.
+// cluster/multiproc runs members in child processes under -race instead.
 
 package cluster_test
 
