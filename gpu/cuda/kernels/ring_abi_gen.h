@@ -52,29 +52,39 @@ RC_STATIC_ASSERT(offsetof(rc_padded_u64, v) == 0, "rc_padded_u64.v: offset diffe
 RC_STATIC_ASSERT(offsetof(rc_padded_u64, pad) == 8, "rc_padded_u64.pad: offset differs from Go's ring.Word");
 
 // ControlBlock is the shared state of one ring kernel: the words the host
-// writes (gate, terminate) and the words the kernel writes (terminated ack,
-// counters, heartbeat, latency). Every word sits on its own cache line.
+// writes (gate, terminate) and the words the kernel's consumer writes
+// (terminated ack, counters, heartbeat, latency). Every word sits on its own
+// cache line.
 //
-// Each word has exactly one writer: the host writes Gate and Terminate, the
-// kernel loop writes everything else (Dropped is written by the admitting
-// side, which is the host). Writers use plain stores of a value they compute
-// themselves, never a read-modify-write shared with the other side, so the
-// same layout works in mapped pinned memory for a device kernel. Observers
-// read any word at any time.
+// Who writes what (observers read any word at any time):
+//   - Gate, Terminate: the host (the kernel actor), with plain stores.
+//   - TerminatedAck, Processed, Errors, Heartbeat, Latency*: the kernel's one
+//     consumer at a time (the loop goroutine, the device pump, or the actor
+//     draining a kernel that has no loop), with plain stores of values it
+//     computes itself; Processed and Errors per message, before its reply
+//     leaves, the latency words and Heartbeat once per batch (RecordBatch).
+//   - Restarts: the kernel actor, when its supervisor restarts it.
+//   - Dropped: the host side only, but from several goroutines (admission
+//     under the producer lock, and the reply pump when an aborted kernel
+//     gives up an output), so with atomic adds.
+//
+// The words shared with a device (gate, terminate, ack) never take a
+// read-modify-write from both sides, so the same layout works in mapped
+// pinned memory.
 // (ring.ControlBlock)
 typedef struct rc_control_block {
 	rc_padded_u64 gate; // GateOpen or GateClosed; host → kernel
 	rc_padded_u64 terminate; // non-zero asks the loop to exit; host → kernel
 	rc_padded_u64 terminated_ack; // non-zero once the loop has exited; kernel → host
-	rc_padded_u64 processed; // messages handled (successfully or not)
-	rc_padded_u64 errors; // messages whose handler failed
-	rc_padded_u64 dropped; // messages rejected or evicted by admission policy
-	rc_padded_u64 heartbeat; // unix nanoseconds of the loop's last activity
+	rc_padded_u64 processed; // messages handled (successfully or not); consumer
+	rc_padded_u64 errors; // messages whose handler failed; consumer
+	rc_padded_u64 dropped; // messages rejected or evicted by admission policy, outputs given up; host, atomic adds
+	rc_padded_u64 heartbeat; // unix nanoseconds of the consumer's last batch; consumer
 	rc_padded_u64 latency_min; // nanoseconds, admission → reply; MaxUint64 until the first message
 	rc_padded_u64 latency_max;
 	rc_padded_u64 latency_sum;
 	rc_padded_u64 latency_count;
-	rc_padded_u64 restarts; // supervisor restarts of the kernel
+	rc_padded_u64 restarts; // supervisor restarts of the kernel; kernel actor
 } rc_control_block;
 RC_STATIC_ASSERT(sizeof(rc_control_block) == 768, "sizeof rc_control_block != Go's ring.ControlBlock");
 RC_STATIC_ASSERT(offsetof(rc_control_block, gate) == 0, "rc_control_block.gate: offset differs from Go's ring.ControlBlock");
