@@ -132,48 +132,40 @@ type devicePump[Req, Resp any] struct {
 	pending map[uint64]*slot[Req, Resp] // on the device, by message id
 }
 
-// run is the pump's loop; it returns nil after a terminate (the device
-// kernel terminated, every message answered) or a fault.
+// run is the pump's loop: a ring.Loop whose poll collects the device's
+// replies and forwards admitted messages, busy while the device holds
+// messages. It returns nil after a terminate (the device kernel terminated,
+// every message answered) or a fault.
 func (p *devicePump[Req, Resp]) run() error {
 	k := p.k
-	cb := k.cb
-	cb.Beat(time.Now().UnixNano())
-	w := ring.Waiter{Strategy: devicePumpWait(k.def.wait)}
-	ready := func() bool {
-		return cb.Terminate.Load() != 0 || (cb.IsOpen() && (k.ready() || k.devHeld != nil))
-	}
-	for {
-		draining := cb.Terminate.Load() != 0
-		progressed, err := p.collect(draining)
-		if err == nil && (draining || cb.IsOpen()) {
-			var fwd bool
-			fwd, err = p.forward(draining)
-			progressed = progressed || fwd
-		}
-		k.endBatch()
-		if err != nil {
-			return p.stop(err)
-		}
-		if draining && k.devHeld == nil && len(p.pending) == 0 && k.drained() {
-			if err := p.stop(nil); err != nil {
+	loop := &ring.Loop{
+		Control: k.cb, Wake: k.wake, Wait: devicePumpWait(k.def.wait),
+		Poll:  p.poll,
+		Ready: func() bool { return k.ready() || k.devHeld != nil },
+		Busy:  func() bool { return len(p.pending) > 0 || k.devHeld != nil },
+		Stop: func(fault error) error {
+			err := p.stop(fault)
+			if fault == nil && err != nil {
 				k.rt.logger.Warn("ringactor: device ring kernel did not terminate cleanly", "kernel", k.def.id, "error", err)
 			}
-			cb.Beat(time.Now().UnixNano())
-			cb.TerminatedAck.Store(1)
-			return nil
-		}
-		if progressed {
-			w.Reset()
-			continue
-		}
-		if len(p.pending) > 0 || k.devHeld != nil {
-			// The device is working on what it holds: poll it with the
-			// sleep phase's backoff instead of taking a core from it.
-			w.Wait(nil, nil)
-		} else {
-			w.Wait(ready, k.wake)
-		}
+			return err
+		},
 	}
+	return loop.Run()
+}
+
+// poll is one round of the pump: deliver the replies the device produced,
+// then (gate open, or draining) move admitted messages to the device.
+func (p *devicePump[Req, Resp]) poll(draining bool) (bool, error) {
+	k := p.k
+	progressed, err := p.collect(draining)
+	if err == nil && (draining || k.cb.IsOpen()) {
+		var fwd bool
+		fwd, err = p.forward(draining)
+		progressed = progressed || fwd
+	}
+	k.endBatch()
+	return progressed, err
 }
 
 // forward moves admitted messages into the device's input ring until it is

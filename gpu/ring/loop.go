@@ -14,13 +14,24 @@ type Loop struct {
 	// Wait is the idle strategy; the zero value parks at once.
 	// DefaultWaitStrategy yields first.
 	Wait WaitStrategy
-	// Poll takes and handles at most one message. It reports whether it
+	// Poll takes and handles what it finds (a batch). It reports whether it
 	// found one. A non-nil error is a fault: the loop exits and returns it.
 	// draining is true once terminate is set: the loop keeps polling, gate
 	// or not, until Poll finds nothing.
 	Poll func(draining bool) (bool, error)
 	// Ready reports, without consuming, whether Poll would find a message.
 	Ready func() bool
+	// Busy, when set, reports work in flight outside the ring (messages a
+	// device holds). While it is true the loop keeps polling, gate or not
+	// (replies still come back), its idle waits never park (nothing would
+	// notify it: it polls with the sleep phase's backoff), and a terminate
+	// ends the loop only once it is false. Nil: never busy.
+	Busy func() bool
+	// Stop, when set, runs as the loop ends, on its goroutine: with the
+	// fault Poll reported (its result is what Run returns), or with nil
+	// after a terminate, before the terminated ack (its result is then
+	// ignored: Stop reports a failure to stop itself).
+	Stop func(fault error) error
 }
 
 // Run runs the loop on the calling goroutine. It returns nil after a
@@ -31,25 +42,39 @@ func (l *Loop) Run() error {
 	cb.Beat(time.Now().UnixNano())
 	w := Waiter{Strategy: l.Wait}
 	ready := l.wakeable
+	busy := l.Busy
+	if busy == nil {
+		busy = func() bool { return false }
+	}
 	for {
 		draining := cb.Terminate.Load() != 0
-		if draining || cb.IsOpen() {
+		if draining || cb.IsOpen() || busy() {
 			found, err := l.Poll(draining)
 			if err != nil {
 				cb.Beat(time.Now().UnixNano())
+				if l.Stop != nil {
+					err = l.Stop(err)
+				}
 				return err
 			}
 			if found {
 				w.Reset()
 				continue
 			}
-			if draining {
+			if draining && !busy() {
+				if l.Stop != nil {
+					_ = l.Stop(nil)
+				}
 				cb.Beat(time.Now().UnixNano())
 				cb.TerminatedAck.Store(1)
 				return nil
 			}
 		}
-		w.Wait(ready, l.Wake)
+		if busy() {
+			w.Wait(nil, nil) // poll the outside work with the sleep phase's backoff
+		} else {
+			w.Wait(ready, l.Wake)
+		}
 	}
 }
 

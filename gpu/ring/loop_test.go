@@ -3,7 +3,9 @@ package ring
 import (
 	"errors"
 	"runtime"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"go.uber.org/goleak"
 )
@@ -149,5 +151,68 @@ func TestSignalNoLostWakeup(t *testing.T) {
 	}
 	if err := h.terminate(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// Busy: work in flight outside the ring (a device holding messages) keeps
+// the loop polling with the gate closed and holds back a terminate until it
+// is done; Stop runs once at the end, with nil after a terminate and with
+// the fault after one.
+func TestLoopBusyAndStop(t *testing.T) {
+	var inFlight atomic.Int32
+	replies := make(chan struct{}, 4)
+	cb, sig := NewControlBlock(), NewSignal()
+	stops := make(chan error, 2)
+	fault := errors.New("device fault")
+	failNext := atomic.Bool{}
+	l := &Loop{Control: cb, Wake: sig, Wait: WaitStrategy{Yields: 1, SleepMin: time.Microsecond, SleepMax: 10 * time.Microsecond},
+		Poll: func(bool) (bool, error) {
+			if failNext.Load() {
+				return false, fault
+			}
+			select {
+			case <-replies: // a reply the outside work produced
+				inFlight.Add(-1)
+				return true, nil
+			default:
+				return false, nil
+			}
+		},
+		Ready: func() bool { return false },
+		Busy:  func() bool { return inFlight.Load() > 0 },
+		Stop:  func(f error) error { stops <- f; return f },
+	}
+	inFlight.Store(2) // the gate stays closed: only Busy keeps the loop polling
+	done := make(chan error, 1)
+	go func() { done <- l.Run() }()
+	cb.Terminate.Store(1)
+	sig.Notify()
+	replies <- struct{}{}
+	select {
+	case err := <-done:
+		t.Fatalf("loop ended with work in flight: %v", err)
+	default:
+	}
+	replies <- struct{}{} // the last reply: now the terminate completes
+	if err := <-done; err != nil {
+		t.Fatalf("Run = %v", err)
+	}
+	if f := <-stops; f != nil {
+		t.Fatalf("Stop after terminate got %v", f)
+	}
+	if cb.TerminatedAck.Load() == 0 || inFlight.Load() != 0 {
+		t.Fatal("terminated before the work in flight was answered")
+	}
+
+	// A fault: Stop gets it and its result is what Run returns.
+	cb2 := NewControlBlock()
+	cb2.Open()
+	l.Control = cb2
+	failNext.Store(true)
+	if err := l.Run(); !errors.Is(err, fault) {
+		t.Fatalf("Run after a fault = %v", err)
+	}
+	if f := <-stops; !errors.Is(f, fault) {
+		t.Fatalf("Stop got %v, want the fault", f)
 	}
 }
