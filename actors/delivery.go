@@ -62,27 +62,16 @@ func (k *kernel[Req, Resp]) deliverLocal(s *slot[Req, Resp], err error) {
 // Only an aborted kernel (its runtime closed without readers) gives up, and
 // counts the lost output as dropped.
 func (k *kernel[Req, Resp]) emit(o output[Resp]) {
-	if !k.emitWithin(context.Background(), o) {
-		k.cb.Dropped.Add(1)
-	}
-}
-
-// emitWithin appends to the receive stream, waiting for a reader while it is
-// full, until the kernel is aborted or ctx ends. It reports whether the
-// output was delivered.
-func (k *kernel[Req, Resp]) emitWithin(ctx context.Context, o output[Resp]) bool {
 	select {
 	case k.out <- o:
-		return true
+		return
 	default:
 	}
 	select {
 	case k.out <- o:
-		return true
 	case <-k.ctx.Done():
-	case <-ctx.Done():
+		k.cb.Dropped.Add(1)
 	}
-	return false
 }
 
 // receive takes the next item of the receive stream.
