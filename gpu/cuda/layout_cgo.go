@@ -30,18 +30,6 @@ static const rc_layout_row rc_layout_rows[] = {
 	RC_FIELD(rc_control_block, latency_sum, "LatencySum"),
 	RC_FIELD(rc_control_block, latency_count, "LatencyCount"),
 	RC_FIELD(rc_control_block, restarts, "Restarts"),
-	RC_SIZE(rc_ring_header),
-	RC_FIELD(rc_ring_header, head, "Head"),
-	RC_FIELD(rc_ring_header, tail, "Tail"),
-	RC_FIELD(rc_ring_header, capacity, "Capacity"),
-	RC_FIELD(rc_ring_header, slot_size, "SlotSize"),
-	RC_SIZE(rc_slot_header),
-	RC_FIELD(rc_slot_header, type_id, "TypeID"),
-	RC_FIELD(rc_slot_header, flags, "Flags"),
-	RC_FIELD(rc_slot_header, correlation_id, "CorrelationID"),
-	RC_FIELD(rc_slot_header, length, "Length"),
-	RC_FIELD(rc_slot_header, status, "Status"),
-	RC_FIELD(rc_slot_header, timestamp_ns, "TimestampNS"),
 };
 
 static int rc_layout_count(void) { return sizeof(rc_layout_rows) / sizeof(rc_layout_rows[0]); }
