@@ -22,7 +22,6 @@
 #include <vector>
 
 namespace {
-std::atomic<bool> loop_running{false};
 std::mutex oneshot_mu;
 
 bool pow2(unsigned v) { return v != 0 && (v & (v - 1)) == 0; }
@@ -108,6 +107,20 @@ struct rc_hs_loop {
 	std::thread th;
 };
 
+namespace {
+// ring_launch runs the persistent loop of rc_ring_kernel (ring.cu) over
+// grid x block with __shared__ state of its own: the host build would keep
+// rc_ring_kernel's __shared__ variables in statics, so the launch calls
+// rc_ring_loop directly with this launch's copies. Several persistent loops
+// then run at once, each on its own memory, as co-resident ring kernels do
+// on a GPU.
+void ring_launch(dim3 grid, dim3 block, rc_control_block *cb, rc_ring_header *in, rc_ring_header *out) {
+	rc_loop_state state{};
+	std::vector<double> red(RC_RING_MAX_BLOCK);
+	rc_host::launch(grid, block, [&] { rc_ring_loop(cb, in, out, &state, red.data()); });
+}
+} // namespace
+
 extern "C" {
 
 void *rc_hs_alloc(size_t size) {
@@ -125,19 +138,11 @@ void *rc_hs_alloc(size_t size) {
 void rc_hs_free(void *p) { std::free(p); }
 
 rc_hs_loop *rc_hs_loop_start(rc_control_block *cb, rc_ring_header *in, rc_ring_header *out, unsigned threads) {
-	bool expected = false;
-	if (!loop_running.compare_exchange_strong(expected, true)) {
-		return nullptr;
-	}
 	auto *l = new (std::nothrow) rc_hs_loop;
 	if (l == nullptr) {
-		loop_running.store(false);
 		return nullptr;
 	}
-	l->th = std::thread([cb, in, out, threads] {
-		rc_host::launch(dim3(1), dim3(threads), [&] { rc_ring_kernel(cb, in, out); });
-		loop_running.store(false);
-	});
+	l->th = std::thread([cb, in, out, threads] { ring_launch(dim3(1), dim3(threads), cb, in, out); });
 	return l;
 }
 
@@ -249,12 +254,8 @@ int rc_hs_launch(const char *name, unsigned gx, unsigned gy, unsigned gz, unsign
 	}
 	std::vector<uint64_t> a(args, args + nargs);
 	if (std::strcmp(name, "rc_ring_kernel") == 0) {
-		bool expected = false;
-		if (!loop_running.compare_exchange_strong(expected, true)) {
-			return RC_HS_LAUNCH_BUSY;
-		}
-		rc_host::launch(dim3(gx, gy, gz), dim3(bx, by, bz), [&] { e->call(a.data()); });
-		loop_running.store(false);
+		ring_launch(dim3(gx, gy, gz), dim3(bx, by, bz), arg_ptr<rc_control_block *>(a.data(), 0),
+			    arg_ptr<rc_ring_header *>(a.data(), 1), arg_ptr<rc_ring_header *>(a.data(), 2));
 		return RC_HS_LAUNCH_OK;
 	}
 	std::lock_guard<std::mutex> lk(oneshot_mu);

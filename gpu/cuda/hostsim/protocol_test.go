@@ -3,8 +3,8 @@
 package hostsim
 
 import (
-	"errors"
 	"math/rand/v2"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -88,10 +88,46 @@ func TestBadLaunch(t *testing.T) {
 	}
 }
 
-func TestOneLoopAtATime(t *testing.T) {
-	launch(t, Config{})
-	if _, err := Launch(Config{}); !errors.Is(err, ErrBusy) {
-		t.Fatalf("second loop: %v", err)
+// TestLoopsRunAtOnce: each persistent loop has __shared__ state of its
+// own, so several run at once, each answering its own ring with its own
+// values (shared state between them would mix the replies up).
+func TestLoopsRunAtOnce(t *testing.T) {
+	const loops, msgs = 4, 50
+	ks := make([]*Kernel, loops)
+	for i := range ks {
+		ks[i] = launch(t, Config{Capacity: 8, Threads: 2})
+		ks[i].Control().Open()
+	}
+	var wg sync.WaitGroup
+	for i, k := range ks {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var m ReduceMsg
+			m.N = 1
+			deadline := time.Now().Add(10 * time.Second)
+			for j := range msgs {
+				m.X[0] = float32(1000*i + j)
+				for !TryPush(k.Input(), MsgSum, uint64(j), &m) {
+					runtime.Gosched()
+				}
+				h, p, ok := k.Output().TryPop()
+				for ; !ok && time.Now().Before(deadline); h, p, ok = k.Output().TryPop() {
+					runtime.Gosched()
+				}
+				r, err := Decode[ScalarReply](p)
+				if !ok || err != nil || h.CorrelationID != uint64(j) || r.Value != float64(1000*i+j) {
+					t.Errorf("loop %d reply %d: ok %v err %v corr %d value %v", i, j, ok, err, h.CorrelationID, r.Value)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	for i, k := range ks {
+		if p := k.Control().Processed.Load(); p != msgs {
+			t.Errorf("loop %d processed %d", i, p)
+		}
 	}
 }
 

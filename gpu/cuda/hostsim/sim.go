@@ -25,8 +25,10 @@ type Config struct {
 	Threads  int // threads of the loop's block (default 4); the kernel rejects non-powers of two
 }
 
-// ErrBusy is returned by [Launch] while another persistent loop runs in
-// this process (the host build keeps __shared__ state in statics).
+// ErrBusy was returned by [Launch] while another persistent loop ran in
+// this process. Each loop now has __shared__ state of its own and any
+// number run at once, so it is no longer returned; it stays for code that
+// tests for it.
 var ErrBusy = errors.New("hostsim: another persistent loop is running")
 
 // Kernel is the persistent ring kernel running on host threads, with its
@@ -79,7 +81,7 @@ func Launch(cfg Config) (*Kernel, error) {
 		(*C.rc_ring_header)(unsafe.Pointer(k.out.Header())), C.uint(cfg.Threads))
 	if k.loop == nil {
 		k.free()
-		return nil, ErrBusy
+		return nil, errors.New("hostsim: out of memory starting the loop")
 	}
 	return k, nil
 }
