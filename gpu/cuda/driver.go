@@ -338,3 +338,49 @@ func (d *Driver) MemGetInfo() (free, total uint64, err error) {
 	err = d.check("cuMemGetInfo_v2", C.rc_cuMemGetInfo(d.api, &f, &t))
 	return uint64(f), uint64(t), err
 }
+
+// HasStreamOrderedAlloc reports whether the driver has the stream-ordered
+// allocator's entry points (CUDA 11.2+): cuDeviceGetDefaultMemPool,
+// cuMemPoolSetAttribute, cuMemAllocFromPoolAsync and cuMemFreeAsync. They
+// are optional: a driver without them loads, and their wrappers return
+// CUDA_ERROR_NOT_SUPPORTED.
+func (d *Driver) HasStreamOrderedAlloc() bool { return C.rc_cuda_has_stream_ordered(d.api) != 0 }
+
+// DeviceGetDefaultMemPool returns dev's default memory pool.
+func (d *Driver) DeviceGetDefaultMemPool(dev Device) (MemPool, error) {
+	var p C.CUmemoryPool
+	err := d.check("cuDeviceGetDefaultMemPool", C.rc_cuDeviceGetDefaultMemPool(d.api, &p, C.CUdevice(dev)))
+	return MemPool{unsafe.Pointer(p)}, err
+}
+
+// MemPoolSetReleaseThreshold sets pool's CU_MEMPOOL_ATTR_RELEASE_THRESHOLD:
+// the bytes of freed memory the pool keeps instead of giving them back to
+// the system at the next synchronisation (math.MaxUint64: keep all).
+func (d *Driver) MemPoolSetReleaseThreshold(pool MemPool, bytes uint64) error {
+	return d.check("cuMemPoolSetAttribute", C.rc_cuMemPoolSetReleaseThreshold(d.api, C.CUmemoryPool(pool.p), C.ulonglong(bytes)))
+}
+
+// MemAllocFromPoolAsync allocates bytes of device memory from pool,
+// ordered on s: the memory may be used by work enqueued on s after this
+// call. It does not synchronise with other streams.
+func (d *Driver) MemAllocFromPoolAsync(bytes uint64, pool MemPool, s Stream) (DevicePtr, error) {
+	var p C.CUdeviceptr
+	err := d.check("cuMemAllocFromPoolAsync", C.rc_cuMemAllocFromPoolAsync(d.api, &p, C.size_t(bytes), C.CUmemoryPool(pool.p), C.CUstream(s.p)))
+	return DevicePtr(p), err
+}
+
+// MemFreeAsync frees p back to its pool once the work enqueued on s before
+// it has finished. It does not synchronise with other streams.
+func (d *Driver) MemFreeAsync(p DevicePtr, s Stream) error {
+	return d.check("cuMemFreeAsync", C.rc_cuMemFreeAsync(d.api, C.CUdeviceptr(p), C.CUstream(s.p)))
+}
+
+// optionalSymbolNames lists the optional entry points, in table order.
+func optionalSymbolNames() []string {
+	n := int(C.rc_cuda_optional_count())
+	names := make([]string, n)
+	for i := range names {
+		names[i] = C.GoString(C.rc_cuda_optional_name(C.int(i)))
+	}
+	return names
+}

@@ -64,6 +64,34 @@ static const rc_symbol rc_symbols[] = {
 
 #define RC_NSYMBOLS ((int)(sizeof(rc_symbols) / sizeof(rc_symbols[0])))
 
+// Entry points resolved when present (the stream-ordered allocator, CUDA
+// 11.2+); a driver without them still loads.
+static const rc_symbol rc_optional[] = {
+	RC_SYM(cuDeviceGetDefaultMemPool, "cuDeviceGetDefaultMemPool"),
+	RC_SYM(cuMemPoolSetAttribute, "cuMemPoolSetAttribute"),
+	RC_SYM(cuMemAllocFromPoolAsync, "cuMemAllocFromPoolAsync"),
+	RC_SYM(cuMemFreeAsync, "cuMemFreeAsync"),
+};
+
+#define RC_NOPTIONAL ((int)(sizeof(rc_optional) / sizeof(rc_optional[0])))
+
+#define RC_CUDA_ERROR_NOT_SUPPORTED 801
+#define RC_MEMPOOL_ATTR_RELEASE_THRESHOLD 4
+
+int rc_cuda_optional_count(void) { return RC_NOPTIONAL; }
+
+const char *rc_cuda_optional_name(int i) {
+	if (i < 0 || i >= RC_NOPTIONAL) {
+		return NULL;
+	}
+	return rc_optional[i].name;
+}
+
+int rc_cuda_has_stream_ordered(rc_cuda_api *a) {
+	return a->cuDeviceGetDefaultMemPool != NULL && a->cuMemPoolSetAttribute != NULL &&
+	       a->cuMemAllocFromPoolAsync != NULL && a->cuMemFreeAsync != NULL;
+}
+
 int rc_cuda_symbol_count(void) { return RC_NSYMBOLS; }
 
 const char *rc_cuda_symbol_name(int i) {
@@ -111,6 +139,11 @@ rc_cuda_api *rc_cuda_open(const char *path, int *stage, char *err, size_t errlen
 		}
 		memcpy((char *)a + rc_symbols[i].offset, &p, sizeof(p));
 	}
+	for (int i = 0; i < RC_NOPTIONAL; i++) {
+		void *p = dlsym(h, rc_optional[i].name);
+		memcpy((char *)a + rc_optional[i].offset, &p, sizeof(p));
+	}
+	dlerror(); // a missing optional symbol is not an error
 	Dl_info info;
 	memset(&info, 0, sizeof(info));
 	void *probe;
@@ -216,6 +249,35 @@ CUresult rc_cuMemcpyDtoHAsync(rc_cuda_api *a, void *dst, CUdeviceptr src, size_t
 }
 CUresult rc_cuMemGetInfo(rc_cuda_api *a, size_t *free_bytes, size_t *total_bytes) {
 	return a->cuMemGetInfo(free_bytes, total_bytes);
+}
+
+CUresult rc_cuDeviceGetDefaultMemPool(rc_cuda_api *a, CUmemoryPool *p, CUdevice d) {
+	if (a->cuDeviceGetDefaultMemPool == NULL) {
+		return RC_CUDA_ERROR_NOT_SUPPORTED;
+	}
+	return a->cuDeviceGetDefaultMemPool(p, d);
+}
+
+CUresult rc_cuMemPoolSetReleaseThreshold(rc_cuda_api *a, CUmemoryPool p, unsigned long long bytes) {
+	if (a->cuMemPoolSetAttribute == NULL) {
+		return RC_CUDA_ERROR_NOT_SUPPORTED;
+	}
+	// CU_MEMPOOL_ATTR_RELEASE_THRESHOLD takes a cuuint64_t.
+	return a->cuMemPoolSetAttribute(p, RC_MEMPOOL_ATTR_RELEASE_THRESHOLD, &bytes);
+}
+
+CUresult rc_cuMemAllocFromPoolAsync(rc_cuda_api *a, CUdeviceptr *d, size_t bytes, CUmemoryPool p, CUstream s) {
+	if (a->cuMemAllocFromPoolAsync == NULL) {
+		return RC_CUDA_ERROR_NOT_SUPPORTED;
+	}
+	return a->cuMemAllocFromPoolAsync(d, bytes, p, s);
+}
+
+CUresult rc_cuMemFreeAsync(rc_cuda_api *a, CUdeviceptr d, CUstream s) {
+	if (a->cuMemFreeAsync == NULL) {
+		return RC_CUDA_ERROR_NOT_SUPPORTED;
+	}
+	return a->cuMemFreeAsync(d, s);
 }
 
 const char *rc_cuGetErrorName(rc_cuda_api *a, CUresult r) {

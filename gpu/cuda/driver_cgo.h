@@ -16,6 +16,8 @@ typedef struct CUmod_st *CUmodule;
 typedef struct CUfunc_st *CUfunction;
 typedef struct CUstream_st *CUstream;
 typedef struct CUevent_st *CUevent;
+typedef struct CUmemPoolHandle_st *CUmemoryPool;
+typedef int CUmemPool_attribute;
 
 // rc_cuda_api holds the resolved entry points. Field names are the symbol
 // names without their _v2 suffix.
@@ -55,6 +57,13 @@ typedef struct rc_cuda_api {
 	CUresult (*cuMemGetInfo)(size_t *, size_t *);
 	CUresult (*cuGetErrorName)(CUresult, const char **);
 	CUresult (*cuGetErrorString)(CUresult, const char **);
+	// Optional entry points (CUDA 11.2+, the stream-ordered allocator):
+	// NULL when the driver lacks them; their trampolines then return
+	// CUDA_ERROR_NOT_SUPPORTED without calling anything.
+	CUresult (*cuDeviceGetDefaultMemPool)(CUmemoryPool *, CUdevice);
+	CUresult (*cuMemPoolSetAttribute)(CUmemoryPool, CUmemPool_attribute, void *);
+	CUresult (*cuMemAllocFromPoolAsync)(CUdeviceptr *, size_t, CUmemoryPool, CUstream);
+	CUresult (*cuMemFreeAsync)(CUdeviceptr, CUstream);
 } rc_cuda_api;
 
 // Stages at which rc_cuda_open can fail.
@@ -75,6 +84,12 @@ int rc_cuda_symbol_count(void);
 
 // rc_cuda_symbol_name is the dlsym name of entry point i.
 const char *rc_cuda_symbol_name(int i);
+
+// rc_cuda_optional_count and rc_cuda_optional_name list the optional entry
+// points; rc_cuda_has_stream_ordered reports whether all of them resolved.
+int rc_cuda_optional_count(void);
+const char *rc_cuda_optional_name(int i);
+int rc_cuda_has_stream_ordered(rc_cuda_api *a);
 
 // Call trampolines: Go cannot call a C function pointer directly.
 CUresult rc_cuInit(rc_cuda_api *a, unsigned int flags);
@@ -112,6 +127,10 @@ CUresult rc_cuMemHostGetDevicePointer(rc_cuda_api *a, CUdeviceptr *d, void *p, u
 CUresult rc_cuMemcpyHtoDAsync(rc_cuda_api *a, CUdeviceptr dst, const void *src, size_t bytes, CUstream s);
 CUresult rc_cuMemcpyDtoHAsync(rc_cuda_api *a, void *dst, CUdeviceptr src, size_t bytes, CUstream s);
 CUresult rc_cuMemGetInfo(rc_cuda_api *a, size_t *free_bytes, size_t *total_bytes);
+CUresult rc_cuDeviceGetDefaultMemPool(rc_cuda_api *a, CUmemoryPool *p, CUdevice d);
+CUresult rc_cuMemPoolSetReleaseThreshold(rc_cuda_api *a, CUmemoryPool p, unsigned long long bytes);
+CUresult rc_cuMemAllocFromPoolAsync(rc_cuda_api *a, CUdeviceptr *d, size_t bytes, CUmemoryPool p, CUstream s);
+CUresult rc_cuMemFreeAsync(rc_cuda_api *a, CUdeviceptr d, CUstream s);
 // rc_cuGetErrorName and rc_cuGetErrorString return NULL for a code the
 // driver does not know.
 const char *rc_cuGetErrorName(rc_cuda_api *a, CUresult r);

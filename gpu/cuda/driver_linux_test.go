@@ -152,6 +152,16 @@ func TestWrappersWithoutDevice(t *testing.T) {
 		"cuMemcpyDtoHAsync_v2":         func() error { return drv.MemcpyDtoHAsync(hp, 0, 0, Stream{}) },
 		"cuMemGetInfo_v2":              func() error { _, _, err := drv.MemGetInfo(); return err },
 		"cuInit":                       func() error { return drv.Init(0) },
+		"cuDeviceGetDefaultMemPool":    func() error { _, err := drv.DeviceGetDefaultMemPool(0); return err },
+		"cuMemPoolSetAttribute":        func() error { return drv.MemPoolSetReleaseThreshold(MemPool{}, 1) },
+		"cuMemAllocFromPoolAsync":      func() error { _, err := drv.MemAllocFromPoolAsync(1, MemPool{}, Stream{}); return err },
+		"cuMemFreeAsync":               func() error { return drv.MemFreeAsync(0, Stream{}) },
+	}
+	if !drv.HasStreamOrderedAlloc() {
+		t.Errorf("%s lacks the stream-ordered allocator (optional symbols %v)", drv.Path(), optionalSymbolNames())
+	}
+	if got := optionalSymbolNames(); len(got) != 4 || got[2] != "cuMemAllocFromPoolAsync" {
+		t.Errorf("optional symbols %v", got)
 	}
 	for call, fn := range calls {
 		err := fn()

@@ -202,3 +202,35 @@ func (d *Driver) MemcpyDtoHAsync(dst unsafe.Pointer, src DevicePtr, bytes uint64
 func (d *Driver) MemGetInfo() (free, total uint64, err error) {
 	return 0, 0, d.err("cuMemGetInfo_v2")
 }
+
+// HasStreamOrderedAlloc reports whether the driver has the stream-ordered
+// allocator's entry points (CUDA 11.2+): cuDeviceGetDefaultMemPool,
+// cuMemPoolSetAttribute, cuMemAllocFromPoolAsync and cuMemFreeAsync. They
+// are optional: a driver without them loads, and their wrappers return
+// CUDA_ERROR_NOT_SUPPORTED.
+func (d *Driver) HasStreamOrderedAlloc() bool { return false }
+
+// DeviceGetDefaultMemPool returns dev's default memory pool.
+func (d *Driver) DeviceGetDefaultMemPool(dev Device) (MemPool, error) {
+	return MemPool{}, d.err("cuDeviceGetDefaultMemPool")
+}
+
+// MemPoolSetReleaseThreshold sets pool's CU_MEMPOOL_ATTR_RELEASE_THRESHOLD:
+// the bytes of freed memory the pool keeps instead of giving them back to
+// the system at the next synchronisation (math.MaxUint64: keep all).
+func (d *Driver) MemPoolSetReleaseThreshold(pool MemPool, bytes uint64) error {
+	return d.err("cuMemPoolSetAttribute")
+}
+
+// MemAllocFromPoolAsync allocates bytes of device memory from pool,
+// ordered on s: the memory may be used by work enqueued on s after this
+// call. It does not synchronise with other streams.
+func (d *Driver) MemAllocFromPoolAsync(bytes uint64, pool MemPool, s Stream) (DevicePtr, error) {
+	return 0, d.err("cuMemAllocFromPoolAsync")
+}
+
+// MemFreeAsync frees p back to its pool once the work enqueued on s before
+// it has finished. It does not synchronise with other streams.
+func (d *Driver) MemFreeAsync(p DevicePtr, s Stream) error {
+	return d.err("cuMemFreeAsync")
+}

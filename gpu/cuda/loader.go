@@ -50,13 +50,15 @@ func (l *loader) library() (*Driver, error) {
 	return l.drv, l.libErr
 }
 
-// initialized is library followed by cuInit(0), once.
+// initialized is library followed by cuInit(0), once, with
+// CUDA_MODULE_LOADING=EAGER set first (see ModuleLoadingEnv).
 func (l *loader) initialized() (*Driver, error) {
 	drv, err := l.library()
 	if err != nil {
 		return nil, err
 	}
 	l.initOnce.Do(func() {
+		forceEagerLoading()
 		if err := drv.Init(0); err != nil {
 			reason := fmt.Sprintf("%s loaded but cuInit failed", drv.Path())
 			if v, verr := drv.DriverGetVersion(); verr == nil {

@@ -1,0 +1,14 @@
+package cuda
+
+import "unsafe"
+
+// MemPool is a CUmemoryPool handle: the pool the stream-ordered allocator
+// (cuMemAllocFromPoolAsync, cuMemFreeAsync) takes device memory from.
+type MemPool struct{ p unsafe.Pointer }
+
+// IsNil reports whether p is the null pool.
+func (p MemPool) IsNil() bool { return p.p == nil }
+
+// AttrMemoryPoolsSupported is CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED:
+// 1 when the device supports cuMemAllocAsync and memory pools.
+const AttrMemoryPoolsSupported DeviceAttribute = 115
