@@ -39,6 +39,9 @@ type Backend struct {
 	mu      sync.Mutex // closed
 	closed  bool
 	name    string // "cuda:0"; "cuda:sim" for a simulated device
+
+	arenaBytes uintptr // pinned arena reserved at open (0: DefaultArenaBytes)
+	sim        any     // the simulated device of NewSimulatedBackend (simhazard.go)
 }
 
 // NewBackend returns the CUDA backend; the driver is probed on first use.
@@ -91,7 +94,7 @@ func (b *Backend) device() (*device, error) {
 			b.devErr = err
 			return
 		}
-		d, err := openDevice(api, run, dev, ordinal)
+		d, err := openDevice(api, run, dev, ordinal, b.arenaBytes)
 		if err != nil {
 			b.devErr = err
 			return

@@ -91,12 +91,15 @@ type device struct {
 	batch   *batch
 	ptx     map[[32]byte]*ptxModule
 	closed  bool
+	mem     memState   // memory pool and pinned arena (device_alloc.go, arena.go)
+	ep      epochState // live rings and the device epoch (epoch.go)
 }
 
 // Staging: host → device copies go through pinned buffers, since the
 // driver reads the source after the asynchronous call returns and Go
-// memory may not be kept by C. Buffers are kept for reuse up to
-// stagingKeep bytes; copies larger than stagingChunk go in chunks.
+// memory may not be kept by C. The buffers come from the pinned arena and
+// are kept for reuse up to stagingKeep bytes; copies larger than
+// stagingChunk go in chunks.
 const (
 	stagingMinClass = 12       // 4 KiB
 	stagingChunk    = 16 << 20 // bytes per staged copy
@@ -113,11 +116,14 @@ type batch struct {
 }
 
 // openDevice starts using dev on run's thread: it reads the attributes,
-// creates the backend's stream, loads OneShotPTX and resolves its entry
-// points. On failure everything is released, run is closed, and the error
-// is a *gpu.DeviceError (DeviceUnavailable for a module that does not
-// load, with the *ModuleLoadError inside).
-func openDevice(api deviceAPI, run runner, dev Device, ordinal int) (*device, error) {
+// creates the backend's stream, sets up the memory pool and reserves the
+// pinned arena (arenaBytes, 0 for DefaultArenaBytes), loads OneShotPTX and
+// RingPTX and resolves their entry points — all before any ring kernel
+// can run. On failure everything is released, run is closed, and the
+// error is a *gpu.DeviceError (DeviceUnavailable for a one-shot module
+// that does not load, with the *ModuleLoadError inside; a ring module
+// that does not load is reported by LaunchRing).
+func openDevice(api deviceAPI, run runner, dev Device, ordinal int, arenaBytes uintptr) (*device, error) {
 	d := &device{api: api, run: run, ordinal: ordinal, fns: map[string]Function{},
 		staging: map[int][]unsafe.Pointer{}, ptx: map[[32]byte]*ptxModule{}}
 	err := run.Do(func() error {
@@ -126,6 +132,9 @@ func openDevice(api deviceAPI, run runner, dev Device, ordinal int) (*device, er
 			return err
 		}
 		if d.stream, err = api.StreamCreate(StreamNonBlocking); err != nil {
+			return err
+		}
+		if err := d.openMemory(dev, arenaBytes); err != nil {
 			return err
 		}
 		mod, log, err := api.ModuleLoadData(OneShotPTX, true)
@@ -142,6 +151,7 @@ func openDevice(api deviceAPI, run runner, dev Device, ordinal int) (*device, er
 			}
 			d.fns[name] = f
 		}
+		_, _ = d.ringFunction() // a failure is LaunchRing's to report
 		return nil
 	})
 	if err != nil {
@@ -157,17 +167,13 @@ func (d *device) release() error {
 	if d.closed {
 		return nil
 	}
+	// Nothing below may run beside a ring: stop the rings first.
+	errs := []error{d.stopRings()}
 	d.closed = true
-	var errs []error
 	if !d.stream.IsDefault() {
 		errs = append(errs, d.api.StreamSynchronize(d.stream))
 	}
-	for class, l := range d.staging {
-		for _, p := range l {
-			errs = append(errs, d.api.MemFreeHost(p))
-		}
-		delete(d.staging, class)
-	}
+	clear(d.staging) // arena memory, freed with the arena
 	for k, m := range d.ptx {
 		errs = append(errs, d.api.ModuleUnload(m.mod))
 		delete(d.ptx, k)
@@ -175,6 +181,9 @@ func (d *device) release() error {
 	if !d.module.IsNil() {
 		errs = append(errs, d.api.ModuleUnload(d.module))
 		d.module = Module{}
+	}
+	if d.mem.arena != nil && len(d.ep.live) == 0 { // a ring that never stopped keeps its memory
+		errs = append(errs, d.mem.arena.release(d.api)...)
 	}
 	if !d.stream.IsDefault() {
 		errs = append(errs, d.api.StreamDestroy(d.stream))
@@ -216,14 +225,14 @@ func (d *device) inBatch(fn func() error) error {
 		errs = append(errs, d.putStaging(p, b.classes[i]))
 	}
 	for _, p := range b.scratch {
-		errs = append(errs, d.api.MemFree(p))
+		errs = append(errs, d.devFree(p))
 	}
 	return errors.Join(err, serr, errors.Join(errs...))
 }
 
 // scratch allocates device memory that lives until the end of the batch.
 func (d *device) scratch(bytes uint64) (DevicePtr, error) {
-	p, err := d.api.MemAlloc(bytes)
+	p, err := d.devAlloc(bytes)
 	if err != nil {
 		return 0, err
 	}
@@ -242,14 +251,14 @@ func (d *device) getStaging(n int) (unsafe.Pointer, int, error) {
 		d.held -= 1 << c
 		return p, c, nil
 	}
-	p, err := d.api.MemHostAlloc(1<<c, MemHostAllocPortable)
+	p, _, err := d.pinned(1 << c)
 	return p, c, err
 }
 
 // putStaging keeps a staging buffer for reuse, or frees it.
 func (d *device) putStaging(p unsafe.Pointer, class int) error {
 	if d.closed || d.held+(1<<class) > stagingKeep {
-		return d.api.MemFreeHost(p)
+		return d.unpinned(p)
 	}
 	d.staging[class] = append(d.staging[class], p)
 	d.held += 1 << class
@@ -308,9 +317,10 @@ func (d *device) copyOut(dst []byte, src DevicePtr) error {
 	return nil
 }
 
-// Allocator is the CUDA backend's gpu.Allocator: device memory from
-// cuMemAlloc, copied through pinned staging buffers on the backend's
-// stream. Obtain it from [Backend.Allocator]. Without a usable device its
+// Allocator is the CUDA backend's gpu.Allocator: device memory from the
+// stream-ordered allocator on the backend's stream (cuMemAllocFromPoolAsync;
+// cuMemAlloc in a device epoch without one, see device_alloc.go), copied
+// through pinned staging buffers on the backend's stream. Obtain it from [Backend.Allocator]. Without a usable device its
 // Alloc returns the backend's DeviceUnavailable error.
 type Allocator struct {
 	name string
@@ -338,7 +348,7 @@ func (a *Allocator) Alloc(ctx context.Context, bytes int) (gpu.DeviceMemory, err
 	var p DevicePtr
 	err = d.do(func() error {
 		var err error
-		p, err = d.api.MemAlloc(uint64(bytes))
+		p, err = d.devAlloc(uint64(bytes))
 		return err
 	})
 	if err != nil {
@@ -347,7 +357,7 @@ func (a *Allocator) Alloc(ctx context.Context, bytes int) (gpu.DeviceMemory, err
 	return &DeviceMemory{d: d, ptr: p, size: bytes}, nil
 }
 
-// DeviceMemory is one cuMemAlloc allocation of the CUDA backend (a
+// DeviceMemory is one device allocation of the CUDA backend (a
 // gpu.DeviceMemory).
 type DeviceMemory struct {
 	d     *device
@@ -389,19 +399,15 @@ func (m *DeviceMemory) CopyToHost(ctx context.Context, dst []byte) error {
 	return deviceErr(m.d.ordinal, m.d.do(func() error { return m.d.copyOut(dst, m.ptr) }))
 }
 
-// Free releases the allocation (after the work enqueued on the backend's
-// stream). A second call returns nil.
+// Free releases the allocation after the work enqueued on the backend's
+// stream, without waiting for it (cuMemFreeAsync; see device_alloc.go for
+// the fallback). A second call returns nil.
 func (m *DeviceMemory) Free() error {
 	if m.freed {
 		return nil
 	}
 	m.freed = true
-	return deviceErr(m.d.ordinal, m.d.do(func() error {
-		if err := m.d.api.StreamSynchronize(m.d.stream); err != nil {
-			return err
-		}
-		return m.d.api.MemFree(m.ptr)
-	}))
+	return deviceErr(m.d.ordinal, m.d.do(func() error { return m.d.devFree(m.ptr) }))
 }
 
 // devicePtr returns the device address of buf's memory of this device,

@@ -61,6 +61,7 @@ type RingKernel struct {
 	waited  bool
 	leaked  bool        // the kernel never acknowledged: memory is kept
 	left    []ringReply // replies still in the output ring when it was released
+	park    ringPark    // the device epoch's part (epoch.go)
 }
 
 type ringReply struct {
@@ -85,8 +86,11 @@ func ringLayout(capacity, slotSize int) (in, out, size uintptr) {
 
 // LaunchRing starts a persistent ring kernel with its gate closed (open
 // it with Activate). It refuses a device with a kernel execution timeout
-// (*WatchdogError) or without mapped host memory. RingPTX is loaded once
-// per backend; a load failure is a *ModuleLoadError with the JIT log.
+// (*WatchdogError) or without mapped host memory. RingPTX is loaded when
+// the device opens, before any ring runs; its control block and rings come
+// from the pinned arena (arena.go), so launching makes no synchronising
+// driver call beside the rings already running (growing the arena runs in
+// a device epoch).
 func (b *Backend) LaunchRing(cfg RingConfig) (*RingKernel, error) {
 	if err := b.CheckPersistent(); err != nil {
 		return nil, err
@@ -119,7 +123,7 @@ func (b *Backend) LaunchRing(cfg RingConfig) (*RingKernel, error) {
 		if err != nil {
 			return err
 		}
-		mem, err := d.api.MemHostAlloc(uint64(size), MemHostAllocPortable|MemHostAllocDeviceMap)
+		mem, base, err := d.pinned(size)
 		if err != nil {
 			return err
 		}
@@ -130,15 +134,17 @@ func (b *Backend) LaunchRing(cfg RingConfig) (*RingKernel, error) {
 		k.cb.Close()
 		k.in = ring.NewSlotRing(unsafe.Add(mem, inOff), cfg.Capacity, cfg.SlotSize)
 		k.out = ring.NewSlotRing(unsafe.Add(mem, outOff), cfg.Capacity, cfg.SlotSize)
-		base, err := d.api.MemHostGetDevicePointer(mem, 0)
-		if err != nil {
-			return err
-		}
 		if k.stream, err = d.api.StreamCreate(StreamNonBlocking); err != nil {
 			return err
 		}
-		return d.api.LaunchKernel(fn, Dim3{X: 1}, Dim3{X: uint32(cfg.Threads)}, 0, k.stream,
-			ArgPtr(base), ArgPtr(base+DevicePtr(inOff)), ArgPtr(base+DevicePtr(outOff)))
+		k.park.fn, k.park.threads = fn, uint32(cfg.Threads)
+		k.park.args = [3]uint64{ArgPtr(base), ArgPtr(base + DevicePtr(inOff)), ArgPtr(base + DevicePtr(outOff))}
+		if err := d.api.LaunchKernel(fn, Dim3{X: 1}, Dim3{X: k.park.threads}, 0, k.stream,
+			k.park.args[0], k.park.args[1], k.park.args[2]); err != nil {
+			return err
+		}
+		d.addLive(k)
+		return nil
 	})
 	if err != nil {
 		_ = d.do(k.release)
@@ -147,7 +153,8 @@ func (b *Backend) LaunchRing(cfg RingConfig) (*RingKernel, error) {
 	return k, nil
 }
 
-// ringFunction loads RingPTX once and returns rc_ring_kernel (inside Do).
+// ringFunction loads RingPTX once and returns rc_ring_kernel (inside Do);
+// openDevice calls it first, before any ring runs.
 func (d *device) ringFunction() (Function, error) {
 	if f, ok := d.fns["rc_ring_kernel"]; ok {
 		return f, nil
@@ -211,7 +218,9 @@ func (k *RingKernel) TryPoll() (h ring.SlotHeader, payload []byte, ok bool) {
 
 // Terminate asks the kernel to exit: ring.TerminateDrain handles what is
 // queued first, ring.TerminateNow stops after the message in hand.
-func (k *RingKernel) Terminate(mode ring.TerminateMode) { k.cb.Terminate.Store(uint64(mode)) }
+// During a device epoch the request is kept and applied when the ring is
+// relaunched.
+func (k *RingKernel) Terminate(mode ring.TerminateMode) { k.terminate(mode) }
 
 // Wait waits until the kernel acknowledges termination (call Terminate
 // first), then synchronises its stream and frees its stream and memory.
@@ -227,7 +236,7 @@ func (k *RingKernel) Wait(ctx context.Context) error {
 	}
 	w := ring.Waiter{Strategy: terminateWait, Done: ctx.Done()}
 	for {
-		ack := k.cb.TerminatedAck.Load()
+		ack, lerr := k.ack()
 		if ack != 0 {
 			k.waited = true
 			for {
@@ -241,6 +250,7 @@ func (k *RingKernel) Wait(ctx context.Context) error {
 			if ack == ring.TerminatedBadLaunch {
 				err = errors.Join(fmt.Errorf("cuda: ring kernel rejected its launch shape: %w", gpu.ErrArgument), err)
 			}
+			err = errors.Join(lerr, err)
 			return deviceErr(k.d.ordinal, err)
 		}
 		if err := ctx.Err(); err != nil {
@@ -257,23 +267,30 @@ func (k *RingKernel) Close(ctx context.Context) error {
 	if k.waited {
 		return nil
 	}
-	if k.cb != nil && k.cb.Terminate.Load() == 0 {
+	k.park.mu.Lock()
+	asked := k.park.want != 0
+	k.park.mu.Unlock()
+	if !asked {
 		k.Terminate(ring.TerminateNow)
 	}
 	return k.Wait(ctx)
 }
 
-// release synchronises and destroys the stream and frees the memory
-// (inside Do).
+// release synchronises and destroys the stream and gives the memory back
+// to the pinned arena (inside Do; the loop has exited, so the stream's
+// synchronisation waits for nothing that runs on).
 func (k *RingKernel) release() error {
 	var errs []error
 	if !k.stream.IsDefault() {
 		errs = append(errs, k.d.api.StreamSynchronize(k.stream), k.d.api.StreamDestroy(k.stream))
 		k.stream = Stream{}
 	}
+	delete(k.d.ep.live, k)
 	if k.mem != nil {
-		errs = append(errs, k.d.api.MemFreeHost(k.mem))
+		errs = append(errs, k.d.unpinned(k.mem))
+		k.park.mu.Lock()
 		k.mem, k.cb = nil, nil
+		k.park.mu.Unlock()
 	}
 	return errors.Join(errs...)
 }

@@ -108,12 +108,20 @@ func (b *Backend) RunPTX(ctx context.Context, ptx []byte, entry string, in []*gp
 }
 
 // loadPTX returns the cached module of key, loading it on a miss (inside
-// Do). A load failure is not cached: the same image is retried next time.
+// Do). cuModuleLoadDataEx synchronises the device, so a load while ring
+// kernels run is made in a device epoch (epoch.go). A load failure is not
+// cached: the same image is retried next time.
 func (d *device) loadPTX(key [32]byte, ptx []byte, entry string) (*ptxModule, error) {
 	if m, ok := d.ptx[key]; ok {
 		return m, nil
 	}
-	mod, log, err := d.api.ModuleLoadData(ptx, false)
+	var mod Module
+	var log JITLog
+	err := d.epoch(context.Background(), "cuModuleLoadDataEx", func() error {
+		var err error
+		mod, log, err = d.api.ModuleLoadData(ptx, false)
+		return err
+	})
 	if err != nil {
 		return nil, &gpu.CompilationError{Kernel: entry, Log: log.Error,
 			Err: &ModuleLoadError{Image: "ptx sha256:" + hex.EncodeToString(key[:]), Log: log, Err: err}}

@@ -29,6 +29,11 @@ type fakeDevice struct {
 	loads     int                       // ModuleLoadData calls that succeeded
 	hostFlags map[unsafe.Pointer]uint32 // live MemHostAlloc allocations
 	failAlloc error                     // returned by MemAlloc when set
+
+	hz          *hostsim.Hazards // the hazard model (simhazard.go)
+	pool        fakePool         // the default memory pool
+	noPool      bool             // no stream-ordered allocator: the backend's fallback
+	asyncAllocs int              // MemAllocFromPoolAsync calls
 }
 
 type fakeModule struct{ image []byte }
@@ -51,12 +56,13 @@ func fakeAttrs() map[DeviceAttribute]int {
 		AttrMaxGridDimY:                 65535,
 		AttrKernelExecTimeout:           0,
 		AttrCanMapHostMemory:            1,
+		AttrMemoryPoolsSupported:        1,
 	}
 }
 
 func newFakeDevice(mem uint64) *fakeDevice {
 	return &fakeDevice{sim: hostsim.NewDevice(mem), attrs: fakeAttrs(), streams: map[*fakeStream]bool{},
-		modules: map[*fakeModule]bool{}, hostFlags: map[unsafe.Pointer]uint32{}}
+		modules: map[*fakeModule]bool{}, hostFlags: map[unsafe.Pointer]uint32{}, hz: hostsim.NewHazards()}
 }
 
 func fakeErr(call string, code Result, name, msg string) error {
@@ -87,6 +93,15 @@ func (f *fakeDevice) MemGetInfo() (free, total uint64, err error) {
 }
 
 func (f *fakeDevice) MemAlloc(n uint64) (DevicePtr, error) {
+	if err := f.hz.Call("cuMemAlloc_v2"); err != nil {
+		return 0, err
+	}
+	return f.allocDevice("cuMemAlloc_v2", n)
+}
+
+// allocDevice is the device allocation of MemAlloc and
+// MemAllocFromPoolAsync, failing with failAlloc when it is set.
+func (f *fakeDevice) allocDevice(call string, n uint64) (DevicePtr, error) {
 	f.mu.Lock()
 	inj := f.failAlloc
 	f.mu.Unlock()
@@ -95,15 +110,18 @@ func (f *fakeDevice) MemAlloc(n uint64) (DevicePtr, error) {
 	}
 	p, err := f.sim.Alloc(n)
 	if errors.Is(err, hostsim.ErrDeviceOutOfMemory) {
-		return 0, fakeErr("cuMemAlloc_v2", ErrOutOfMemory, "CUDA_ERROR_OUT_OF_MEMORY", "out of memory")
+		return 0, fakeErr(call, ErrOutOfMemory, "CUDA_ERROR_OUT_OF_MEMORY", "out of memory")
 	}
 	if err != nil {
-		return 0, fakeErr("cuMemAlloc_v2", ErrInvalidValue, "CUDA_ERROR_INVALID_VALUE", err.Error())
+		return 0, fakeErr(call, ErrInvalidValue, "CUDA_ERROR_INVALID_VALUE", err.Error())
 	}
 	return DevicePtr(p), nil
 }
 
 func (f *fakeDevice) MemFree(p DevicePtr) error {
+	if err := f.hz.Call("cuMemFree_v2"); err != nil {
+		return err
+	}
 	if err := f.sim.Free(uint64(p)); err != nil {
 		return fakeErr("cuMemFree_v2", ErrInvalidValue, "CUDA_ERROR_INVALID_VALUE", err.Error())
 	}
@@ -111,6 +129,9 @@ func (f *fakeDevice) MemFree(p DevicePtr) error {
 }
 
 func (f *fakeDevice) MemHostAlloc(n uint64, flags uint32) (unsafe.Pointer, error) {
+	if err := f.hz.Call("cuMemHostAlloc"); err != nil {
+		return nil, err
+	}
 	p, err := f.sim.HostAlloc(n)
 	if err != nil {
 		return nil, fakeErr("cuMemHostAlloc", ErrOutOfMemory, "CUDA_ERROR_OUT_OF_MEMORY", err.Error())
@@ -122,6 +143,9 @@ func (f *fakeDevice) MemHostAlloc(n uint64, flags uint32) (unsafe.Pointer, error
 }
 
 func (f *fakeDevice) MemFreeHost(p unsafe.Pointer) error {
+	if err := f.hz.Call("cuMemFreeHost"); err != nil {
+		return err
+	}
 	f.mu.Lock()
 	delete(f.hostFlags, p)
 	f.mu.Unlock()
@@ -150,14 +174,23 @@ func (f *fakeDevice) MemHostGetDevicePointer(p unsafe.Pointer, flags uint32) (De
 }
 
 func (f *fakeDevice) MemcpyHtoDAsync(dst DevicePtr, src unsafe.Pointer, n uint64, s Stream) error {
+	if err := f.hz.Enqueue("cuMemcpyHtoDAsync_v2", streamID(s)); err != nil {
+		return err
+	}
 	return f.enqueue(s, func() error { return f.sim.CopyIn(uint64(dst), src, n) })
 }
 
 func (f *fakeDevice) MemcpyDtoHAsync(dst unsafe.Pointer, src DevicePtr, n uint64, s Stream) error {
+	if err := f.hz.Enqueue("cuMemcpyDtoHAsync_v2", streamID(s)); err != nil {
+		return err
+	}
 	return f.enqueue(s, func() error { return f.sim.CopyOut(dst, uint64(src), n) })
 }
 
 func (f *fakeDevice) ModuleLoadData(image []byte, _ bool) (Module, JITLog, error) {
+	if err := f.hz.Call("cuModuleLoadDataEx"); err != nil {
+		return Module{}, JITLog{}, err
+	}
 	if !bytes.Contains(image, []byte(".version")) || !bytes.Contains(image, []byte(".entry")) {
 		log := JITLog{Error: "ptxas application ptx input, line 1; fatal   : Parsing error near 'garbage': syntax error"}
 		return Module{}, log, fakeErr("cuModuleLoadDataEx", ErrInvalidPTX, "CUDA_ERROR_INVALID_PTX", "a PTX JIT compilation failed")
@@ -184,6 +217,9 @@ func (f *fakeDevice) ModuleGetFunction(m Module, name string) (Function, error) 
 }
 
 func (f *fakeDevice) ModuleUnload(m Module) error {
+	if err := f.hz.Call("cuModuleUnload"); err != nil {
+		return err
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if !f.modules[(*fakeModule)(m.p)] {
@@ -203,7 +239,15 @@ func (f *fakeDevice) LaunchKernel(fn Function, grid, block Dim3, _ uint32, s Str
 	if b.X*b.Y*b.Z > 1024 {
 		return fakeErr("cuLaunchKernel", ErrInvalidValue, "CUDA_ERROR_INVALID_VALUE", "block too large")
 	}
+	if _, err := f.stream(s); err != nil {
+		return err
+	}
+	tr, err := f.hz.Begin(streamID(s), name, a) // in flight until the kernel returns
+	if err != nil {
+		return err
+	}
 	return f.enqueue(s, func() error {
+		defer f.hz.End(tr)
 		if err := f.sim.Launch(name, [3]uint32{g.X, g.Y, g.Z}, [3]uint32{b.X, b.Y, b.Z}, a); err != nil {
 			return fakeErr("cuLaunchKernel", ErrLaunchFailed, "CUDA_ERROR_LAUNCH_FAILED", err.Error())
 		}
@@ -247,7 +291,13 @@ func (f *fakeDevice) enqueue(s Stream, op func() error) error {
 
 func (f *fakeDevice) StreamSynchronize(s Stream) error {
 	fs, err := f.stream(s)
-	if err != nil || fs == nil {
+	if err != nil {
+		return err
+	}
+	if fs == nil {
+		return f.hz.Call("cuCtxSynchronize") // the legacy NULL stream waits for every stream
+	}
+	if err := f.hz.StreamSync("cuStreamSynchronize", streamID(s)); err != nil {
 		return err
 	}
 	return fs.sync()
@@ -270,6 +320,9 @@ func (f *fakeDevice) EventCreate(uint32) (Event, error) {
 }
 
 func (f *fakeDevice) EventRecord(e Event, s Stream) error {
+	if err := f.hz.Enqueue("cuEventRecord", streamID(s)); err != nil {
+		return err
+	}
 	ev := (*fakeEvent)(e.p)
 	return f.enqueue(s, func() error {
 		ev.mu.Lock()
@@ -386,7 +439,10 @@ func (r testRunner) Close() error             { return r.w.close() }
 // launches run the host-compiled bodies of kernels/*.cu (package hostsim),
 // the persistent ring kernel included. Every code path of the backend
 // runs as it would on a GPU — allocation, staging, argument packing,
-// launch shapes, the ring engine — only slower. It is for tests and for
+// launch shapes, the ring engine — only slower. Its hazard model
+// ([SimulatedHazards]) is in strict mode: a driver call that on a GPU
+// would wait forever beside a running ring kernel fails with a
+// *hostsim.HazardError instead. It is for tests and for
 // developing device code paths on machines without a GPU; Name reports
 // "cuda:sim". Close it when done.
 func NewSimulatedBackend(memBytes uint64) *Backend {
@@ -406,5 +462,6 @@ func newSimulated(fd *fakeDevice) (*Backend, *fakeDevice) {
 		return fd, testRunner{w}, 0, 0, nil
 	})
 	b.name = "cuda:sim"
+	b.sim = fd
 	return b, fd
 }

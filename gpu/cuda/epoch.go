@@ -1,0 +1,283 @@
+package cuda
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/ringactor/ringactor/gpu/ring"
+)
+
+// The device epoch: the few driver calls that synchronise the device and
+// cannot be avoided (loading a module while rings run, growing the pinned
+// arena, the fallback allocator, unloading and closing) are made with no
+// persistent kernel running. The epoch parks every live ring kernel —
+// TerminateNow, wait for its ack, wait for its launch to retire — keeping
+// its memory, indices and counters; makes the call; then relaunches each
+// ring on the same memory and stream. The loop resumes from its rings'
+// indices (ring_kernel.cuh), so no message is lost, duplicated or
+// reordered: a parked ring's clients keep queueing into its input ring on
+// the host side and only see added latency. An owner's Terminate during
+// the epoch is remembered and applied at the relaunch.
+
+// ErrEpochTimeout is wrapped by the error of a device epoch when a ring
+// kernel did not acknowledge its park in time (a handler that does not
+// return, or a device that stopped). The synchronising call is then not
+// made and the rings already parked are relaunched.
+var ErrEpochTimeout = errors.New("cuda: a ring kernel did not park for a device epoch")
+
+// DefaultParkTimeout bounds how long an epoch waits for the rings' acks.
+const DefaultParkTimeout = 10 * time.Second
+
+// EpochStats says what the device epochs of a backend cost.
+type EpochStats struct {
+	Count       int           // epochs that parked at least one ring
+	RingsParked int           // rings parked, summed over the epochs
+	Total       time.Duration // their time: park, the call, relaunch
+	Max         time.Duration // the longest
+	Last        time.Duration // the latest
+	LastReason  string        // what the latest was for, e.g. "cuModuleLoadDataEx"
+}
+
+// epochState is the device's part of the protocol. live and inEpoch are
+// confined to the device's thread; stats is read by other goroutines.
+type epochState struct {
+	live        map[*RingKernel]struct{}
+	ringSeq     uint64
+	inEpoch     bool
+	parkTimeout time.Duration
+
+	statsMu sync.Mutex
+	stats   EpochStats
+}
+
+// ringPark is a ring kernel's part of the protocol: how to relaunch it and
+// whether it is parked. mu orders the owner's Terminate and Wait with the
+// epoch's park and relaunch.
+type ringPark struct {
+	mu        sync.Mutex
+	id        uint64
+	fn        Function
+	threads   uint32
+	args      [3]uint64
+	parked    bool
+	want      ring.TerminateMode // the owner's terminate request (0: none)
+	launchErr error              // a relaunch that failed
+}
+
+// terminate records the owner's request and, unless the ring is parked,
+// stores it in the control block (the relaunch stores it otherwise).
+func (k *RingKernel) terminate(mode ring.TerminateMode) {
+	k.park.mu.Lock()
+	defer k.park.mu.Unlock()
+	k.park.want = mode
+	if !k.park.parked && k.cb != nil {
+		k.cb.Terminate.Store(uint64(mode))
+	}
+}
+
+// ack returns the kernel's terminated ack as its owner sees it: 0 while
+// the ring is parked (the ack then belongs to the epoch), and a failed
+// relaunch's error.
+func (k *RingKernel) ack() (uint64, error) {
+	k.park.mu.Lock()
+	defer k.park.mu.Unlock()
+	if k.park.parked || k.cb == nil {
+		return 0, nil
+	}
+	return k.cb.TerminatedAck.Load(), k.park.launchErr
+}
+
+// DeviceEpoch runs an empty device epoch: it parks every live ring kernel
+// of the backend and relaunches it, and returns how long that took (0
+// without live rings). It is what every unavoidable synchronising call
+// costs the rings; the H100 runbook in README.md measures it with this.
+func (b *Backend) DeviceEpoch(ctx context.Context) (time.Duration, error) {
+	d, err := b.device()
+	if err != nil {
+		return 0, err
+	}
+	var took time.Duration
+	err = d.do(func() error {
+		start := time.Now()
+		n := len(d.ep.live)
+		err := d.epoch(ctx, "DeviceEpoch", func() error { return nil })
+		if n > 0 {
+			took = time.Since(start)
+		}
+		return err
+	})
+	return took, deviceErr(d.ordinal, err)
+}
+
+// EpochStats returns what the backend's device epochs cost so far.
+func (b *Backend) EpochStats() EpochStats {
+	d, err := b.device()
+	if err != nil || d == nil {
+		return EpochStats{}
+	}
+	d.ep.statsMu.Lock()
+	defer d.ep.statsMu.Unlock()
+	return d.ep.stats
+}
+
+// epoch runs fn (a synchronising driver call) with every live ring parked
+// (inside Do). Without live rings, or nested in another epoch, it just
+// runs fn.
+func (d *device) epoch(ctx context.Context, why string, fn func() error) error {
+	if d.ep.inEpoch || len(d.ep.live) == 0 {
+		return fn()
+	}
+	d.ep.inEpoch = true
+	defer func() { d.ep.inEpoch = false }()
+	start := time.Now()
+	parked, err := d.parkAll(ctx)
+	if err != nil {
+		return errors.Join(err, d.resumeAll(parked))
+	}
+	ferr := fn()
+	rerr := d.resumeAll(parked)
+	took := time.Since(start)
+	d.ep.statsMu.Lock()
+	s := &d.ep.stats
+	s.Count++
+	s.RingsParked += len(parked)
+	s.Total += took
+	s.Max = max(s.Max, took)
+	s.Last, s.LastReason = took, why
+	d.ep.statsMu.Unlock()
+	return errors.Join(ferr, rerr)
+}
+
+// parkAll asks every live ring to stop now, waits for the acks and for
+// the launches to retire (inside Do). It returns the rings it parked;
+// rings that already acknowledged a termination of their own are left
+// alone.
+func (d *device) parkAll(ctx context.Context) ([]*RingKernel, error) {
+	timeout := d.ep.parkTimeout
+	if timeout <= 0 {
+		timeout = DefaultParkTimeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var parked []*RingKernel
+	for k := range d.ep.live {
+		k.park.mu.Lock()
+		if k.cb.TerminatedAck.Load() == 0 {
+			k.park.parked = true
+			k.cb.Terminate.Store(uint64(ring.TerminateNow))
+			parked = append(parked, k)
+		}
+		k.park.mu.Unlock()
+	}
+	w := ring.Waiter{Strategy: terminateWait, Done: ctx.Done()}
+	for _, k := range parked {
+		for k.cb.TerminatedAck.Load() == 0 {
+			if ctx.Err() != nil {
+				return parked, fmt.Errorf("%w: ring %d (processed %d): %w", ErrEpochTimeout, k.park.id,
+					k.cb.Processed.Load(), ctx.Err())
+			}
+			w.Wait(nil, nil)
+		}
+	}
+	var errs []error
+	for _, k := range parked {
+		// The loop has exited: its launch retires at once.
+		errs = append(errs, d.api.StreamSynchronize(k.stream))
+	}
+	return parked, errors.Join(errs...)
+}
+
+// resumeAll relaunches the parked rings on their memory and streams, with
+// the terminate request their owners made meanwhile (inside Do). A ring
+// whose owner asked for TerminateNow stays stopped; a ring that did not
+// acknowledge its park gets its owner's request back.
+func (d *device) resumeAll(parked []*RingKernel) error {
+	var errs []error
+	for _, k := range parked {
+		errs = append(errs, d.resume(k))
+	}
+	return errors.Join(errs...)
+}
+
+func (d *device) resume(k *RingKernel) error {
+	k.park.mu.Lock()
+	defer k.park.mu.Unlock()
+	k.park.parked = false
+	want := k.park.want
+	if k.cb.TerminatedAck.Load() == 0 {
+		// Never parked (the epoch gave up waiting): hand the terminate word back.
+		k.cb.Terminate.Store(uint64(want))
+		return nil
+	}
+	if want == ring.TerminateNow {
+		return nil // stopped as its owner asked; its Wait releases it
+	}
+	k.cb.Terminate.Store(uint64(want))
+	k.cb.TerminatedAck.Store(0)
+	err := d.api.LaunchKernel(k.park.fn, Dim3{X: 1}, Dim3{X: k.park.threads}, 0, k.stream,
+		k.park.args[0], k.park.args[1], k.park.args[2])
+	if err != nil {
+		// The ring is gone: its owner's Wait reports why.
+		k.park.launchErr = fmt.Errorf("cuda: relaunching ring %d after a device epoch: %w", k.park.id, err)
+		k.cb.TerminatedAck.Store(ring.Terminated)
+		return k.park.launchErr
+	}
+	return nil
+}
+
+// stopRings stops every live ring for good before the device closes
+// (inside Do): TerminateNow, wait for the acks, then each ring keeps its
+// unread replies for TryPoll and gives its memory and stream back. Its
+// owner's Wait then returns at once.
+func (d *device) stopRings() error {
+	if len(d.ep.live) == 0 {
+		return nil
+	}
+	for k := range d.ep.live {
+		k.terminate(ring.TerminateNow)
+	}
+	parked, err := d.parkAll(context.Background())
+	errs := []error{err}
+	for _, k := range parked {
+		k.park.mu.Lock()
+		k.park.parked = false
+		k.park.mu.Unlock()
+	}
+	for k := range d.ep.live {
+		if k.cb.TerminatedAck.Load() == 0 {
+			continue // still running: its memory must stay (leaked)
+		}
+		k.keepReplies()
+		errs = append(errs, k.release())
+	}
+	return errors.Join(errs...)
+}
+
+// addLive registers a launched ring (inside Do).
+func (d *device) addLive(k *RingKernel) {
+	if d.ep.live == nil {
+		d.ep.live = map[*RingKernel]struct{}{}
+	}
+	d.ep.ringSeq++
+	k.park.id = d.ep.ringSeq
+	d.ep.live[k] = struct{}{}
+}
+
+// keepReplies copies the replies still in the output ring out of its
+// memory, for TryPoll after the release, and marks the ring waited.
+func (k *RingKernel) keepReplies() {
+	if k.waited {
+		return
+	}
+	k.waited = true
+	for {
+		h, p, ok := k.TryPoll()
+		if !ok {
+			return
+		}
+		k.left = append(k.left, ringReply{h, p})
+	}
+}
