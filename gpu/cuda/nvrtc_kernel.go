@@ -102,6 +102,11 @@ type SourceSpec struct {
 //     with a Go fallback runs on machines without the CUDA toolkit;
 //   - ctx ending: ctx.Err(), wrapped.
 //
+// With a usable device the module is loaded (and its entries resolved)
+// at registration, through [Backend.LoadPTX]: in a device epoch if ring
+// kernels run, never later beside them. A module the driver refuses is
+// then an error of SourceKernel.
+//
 // b may be on a machine without a GPU: compiling needs only NVRTC, and
 // running the CUDA implementation then returns b's DeviceUnavailable
 // error (the orchestrator does not choose b there, and uses spec.CPU).
@@ -151,6 +156,17 @@ func SourceKernel(ctx context.Context, b *Backend, spec SourceSpec) (*gpu.Kernel
 		lowered[dt] = name
 	}
 	ptx := c.PTX
+	if b.Available() == nil {
+		// Load the module now, at registration, not at the first run,
+		// which may come while ring kernels run (see Backend.LoadPTX).
+		names := make([]string, 0, len(lowered))
+		for _, e := range uniqueEntries(entries) {
+			names = append(names, c.LoweredNames[e])
+		}
+		if err := b.LoadPTX(ctx, ptx, names...); err != nil {
+			return nil, err
+		}
+	}
 	nIn, nScalars, kernel := spec.Inputs, len(spec.Scalars), spec.Name
 	ks.Device = map[string]gpu.KernelFunc{string(gpu.KindCUDA): func(ctx context.Context, in []*gpu.UnifiedBuffer, out *gpu.UnifiedBuffer, scalars []float64) error {
 		if len(in) != nIn {

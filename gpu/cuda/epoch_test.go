@@ -1,0 +1,361 @@
+//go:build linux && cgo
+
+package cuda
+
+import (
+	"context"
+	"errors"
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+	"unsafe"
+
+	"github.com/ringactor/ringactor/gpu"
+	"github.com/ringactor/ringactor/gpu/cuda/hostsim"
+	"github.com/ringactor/ringactor/gpu/ring"
+)
+
+// sumMsg encodes a MsgSum request of one value: its reply's value is v.
+func sumMsg(v float32) []byte {
+	var m hostsim.ReduceMsg
+	m.N = 1
+	m.X[0] = v
+	return append([]byte(nil), unsafe.Slice((*byte)(unsafe.Pointer(&m)), unsafe.Sizeof(m))...)
+}
+
+func launchRing(t *testing.T, b *Backend) *RingKernel {
+	t.Helper()
+	k, err := b.LaunchRing(RingConfig{Capacity: 16, Threads: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := k.Close(ctx); err != nil {
+			t.Errorf("closing ring: %v", err)
+		}
+	})
+	return k
+}
+
+// exchange sends n messages through k from one goroutine while this one
+// collects the replies, and fails unless every reply comes back once, in
+// order, with its value.
+func exchange(t *testing.T, k *RingKernel, n int, base float32) {
+	t.Helper()
+	errc := make(chan error, 1)
+	go func() {
+		for i := range n {
+			msg := sumMsg(base + float32(i))
+			for {
+				ok, err := k.TrySubmit(hostsim.MsgSum, uint64(i), msg)
+				if err != nil {
+					errc <- err
+					return
+				}
+				if ok {
+					break
+				}
+				runtime.Gosched()
+			}
+		}
+		errc <- nil
+	}()
+	deadline := time.Now().Add(30 * time.Second)
+	for i := 0; i < n; {
+		h, p, ok := k.TryPoll()
+		if !ok {
+			if time.Now().After(deadline) {
+				t.Fatalf("reply %d of %d not received within 30s", i, n)
+			}
+			runtime.Gosched()
+			continue
+		}
+		r, err := hostsim.Decode[hostsim.ScalarReply](p)
+		if err != nil || h.CorrelationID != uint64(i) || h.Status != ring.StatusOK || r.Value != float64(base+float32(i)) {
+			t.Fatalf("reply %d: corr %d status %d value %v (%v)", i, h.CorrelationID, h.Status, r.Value, err)
+		}
+		i++
+	}
+	if err := <-errc; err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestDeviceEpochKeepsMessages: while two rings exchange messages, device
+// epochs park and relaunch them again and again; every reply still comes
+// back exactly once and in order, and no epoch makes a call the strict
+// hazard model refuses.
+func TestDeviceEpochKeepsMessages(t *testing.T) {
+	b, _ := newSimBackend(t, nil)
+	rings := []*RingKernel{launchRing(t, b), launchRing(t, b)}
+	for _, k := range rings {
+		k.Activate()
+	}
+	stop := make(chan struct{})
+	epochs := make(chan error, 1)
+	go func() {
+		n := 0
+		for {
+			select {
+			case <-stop:
+				if n == 0 {
+					epochs <- errors.New("no epoch ran")
+					return
+				}
+				epochs <- nil
+				return
+			default:
+			}
+			if _, err := b.DeviceEpoch(context.Background()); err != nil {
+				epochs <- err
+				return
+			}
+			n++
+		}
+	}()
+	var wg sync.WaitGroup
+	for i, k := range rings {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			exchange(t, k, 300, float32(1000*i))
+		}()
+	}
+	wg.Wait()
+	close(stop)
+	if err := <-epochs; err != nil {
+		t.Fatal(err)
+	}
+	st := b.EpochStats()
+	if st.Count == 0 || st.RingsParked < st.Count || st.Max <= 0 || st.LastReason != "DeviceEpoch" {
+		t.Fatalf("epoch stats %+v", st)
+	}
+	for _, k := range rings {
+		if p := k.Control().Processed.Load(); p != 300 {
+			t.Fatalf("processed %d", p)
+		}
+	}
+}
+
+// TestStrictHazardModelBites is the companion of TestDeviceHazards: the
+// strict model does fail a synchronising call made while a ring runs (so
+// it cannot pass everything), naming the call and the ring, and a launch
+// held back by a barrier issued beside a ring. The same calls made through
+// the backend pass, because it parks the rings first.
+func TestStrictHazardModelBites(t *testing.T) {
+	b, _ := newSimBackend(t, nil)
+	k := launchRing(t, b)
+	d, err := b.device()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cb := uint64(uintptr(unsafe.Pointer(k.Control())))
+	var he *hostsim.HazardError
+	// A module load straight through the driver, beside the ring.
+	err = d.do(func() error { _, _, err := d.api.ModuleLoadData(OneShotPTX, false); return err })
+	if !errors.As(err, &he) || !errors.Is(err, hostsim.ErrHazard) || he.Call != "cuModuleLoadDataEx" ||
+		he.Class != hostsim.CallSynchronizing || he.Kernel != "rc_ring_kernel" || he.Control != cb {
+		t.Fatalf("module load beside a ring = %v", err)
+	}
+	// cuMemFree of memory from cuMemAlloc: the barrier passes, the free does not.
+	var p DevicePtr
+	err = d.do(func() error { var err error; p, err = d.api.MemAlloc(256); return err })
+	if err != nil {
+		t.Fatalf("cuMemAlloc is a barrier, not a wait: %v", err)
+	}
+	// ... and the barrier now holds back the next launch on any stream.
+	x, _ := gpu.NewBuffer([]float32{-1, 2})
+	defer x.Free()
+	err = b.Execute(context.Background(), builtin(t, "relu"), []*gpu.UnifiedBuffer{x}, x, nil)
+	if !errors.As(err, &he) || he.HeldBy != "cuMemAlloc_v2" || he.Control != cb {
+		t.Fatalf("launch after a barrier beside a ring = %v", err)
+	}
+	err = d.do(func() error { return d.api.MemFree(p) })
+	if !errors.As(err, &he) || he.Call != "cuMemFree_v2" || he.Control != cb {
+		t.Fatalf("cuMemFree beside a ring = %v", err)
+	}
+	// The backend's own paths: an epoch around the free passes.
+	if err := d.do(func() error {
+		return d.epoch(context.Background(), "cuMemFree_v2", func() error { return d.api.MemFree(p) })
+	}); err != nil {
+		t.Fatalf("cuMemFree in an epoch: %v", err)
+	}
+	// The relaunched ring cleared the barrier's fence (it ended), so
+	// launches pass again, and the ring still answers.
+	y, _ := gpu.NewBuffer([]float32{-1, 2})
+	defer y.Free()
+	if err := b.Execute(context.Background(), builtin(t, "relu"), []*gpu.UnifiedBuffer{y}, y, nil); err != nil {
+		t.Fatalf("Execute after the epoch: %v", err)
+	}
+	if v := values(t, y); v[0] != 0 || v[1] != 2 {
+		t.Fatalf("relu = %v", v)
+	}
+	k.Activate()
+	exchange(t, k, 5, 1)
+	if st := b.EpochStats(); st.Count != 1 || st.LastReason != "cuMemFree_v2" {
+		t.Fatalf("epoch stats %+v", st)
+	}
+}
+
+// TestBlockingModeWaits: in blocking mode a synchronising call beside a
+// ring really waits, until the ring has exited; a backend path (a module
+// load through LoadPTX) parks the ring and does not wait at all.
+func TestBlockingModeWaits(t *testing.T) {
+	b, _ := newSimBackend(t, nil)
+	hz := SimulatedHazards(b)
+	hz.SetMode(hostsim.HazardBlocking, 20*time.Second)
+	k := launchRing(t, b)
+	img := append(append([]byte(nil), OneShotPTX...), "\n// another image\n"...)
+	if err := b.LoadPTX(context.Background(), img, "rc_add_f64"); err != nil {
+		t.Fatalf("LoadPTX beside a ring: %v", err)
+	}
+	if st := b.EpochStats(); st.Count != 1 || st.LastReason != "cuModuleLoadDataEx" {
+		t.Fatalf("epoch stats %+v", st)
+	}
+	d, _ := b.device()
+	done := make(chan error, 1)
+	// A NULL-stream synchronisation is a cuCtxSynchronize to the model.
+	go func() { done <- d.do(func() error { return d.api.StreamSynchronize(Stream{}) }) }()
+	select {
+	case err := <-done:
+		t.Fatalf("cuCtxSynchronize returned (%v) beside a running ring", err)
+	case <-time.After(20 * time.Millisecond):
+	}
+	k.Terminate(ring.TerminateNow)
+	if err := <-done; err != nil {
+		t.Fatalf("cuCtxSynchronize after the ring exited: %v", err)
+	}
+}
+
+// TestTerminateDuringEpoch: an owner's Terminate made while its ring is
+// parked is applied at the relaunch: drain answers what was queued, now
+// leaves it queued; Wait sees neither the park's ack nor a relaunch.
+func TestTerminateDuringEpoch(t *testing.T) {
+	for _, mode := range []ring.TerminateMode{ring.TerminateDrain, ring.TerminateNow} {
+		b, _ := newSimBackend(t, nil)
+		k := launchRing(t, b)
+		for i := range 3 {
+			if ok, err := k.TrySubmit(hostsim.MsgSum, uint64(i), sumMsg(float32(i))); !ok || err != nil {
+				t.Fatal(ok, err)
+			}
+		}
+		d, _ := b.device()
+		err := d.do(func() error {
+			return d.epoch(context.Background(), "test", func() error {
+				k.Terminate(mode)
+				if ack, _ := k.ack(); ack != 0 {
+					t.Errorf("the owner sees the park's ack %d", ack)
+				}
+				return nil
+			})
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		if err := k.Wait(ctx); err != nil {
+			t.Fatal(err)
+		}
+		cancel()
+		n := 0
+		for {
+			h, _, ok := k.TryPoll()
+			if !ok {
+				break
+			}
+			if h.CorrelationID != uint64(n) {
+				t.Fatalf("%v: reply %d has correlation %d", mode, n, h.CorrelationID)
+			}
+			n++
+		}
+		if want := map[ring.TerminateMode]int{ring.TerminateDrain: 3, ring.TerminateNow: 0}[mode]; n != want {
+			t.Fatalf("%v during an epoch: %d replies, want %d", mode, n, want)
+		}
+	}
+}
+
+// TestFallbackAllocatorParksRings: without the stream-ordered allocator
+// every device allocation and free beside a ring runs in an epoch, and
+// the strict model passes.
+func TestFallbackAllocatorParksRings(t *testing.T) {
+	fd := newFakeDevice(64 << 20)
+	fd.noPool = true
+	b, _ := newSimBackend(t, fd)
+	if b.StreamOrderedAlloc() {
+		t.Fatal("the pool was used although the driver has none")
+	}
+	k := launchRing(t, b)
+	k.Activate()
+	x, _ := gpu.NewBuffer([]float32{-1, 2, -3})
+	if err := b.Execute(context.Background(), builtin(t, "relu"), []*gpu.UnifiedBuffer{x}, x, nil); err != nil {
+		t.Fatal(err)
+	}
+	if v := values(t, x); v[0] != 0 || v[1] != 2 || v[2] != 0 {
+		t.Fatalf("relu = %v", v)
+	}
+	if err := x.Free(); err != nil {
+		t.Fatal(err)
+	}
+	if st := b.EpochStats(); st.Count < 2 {
+		t.Fatalf("alloc and free beside a ring without a pool: %d epochs", st.Count)
+	}
+	exchange(t, k, 10, 5)
+}
+
+// TestArenaGrowsInEpoch: rings beyond the pinned arena's reservation grow
+// it in an epoch while the first ring runs.
+func TestArenaGrowsInEpoch(t *testing.T) {
+	b, fd := newSimBackend(t, nil)
+	_, _, size := ringLayout(16, 4096)
+	b.arenaBytes = size // room for exactly one ring
+	first := launchRing(t, b)
+	first.Activate()
+	allocs := fd.sim.HostAllocs()
+	second := launchRing(t, b)
+	second.Activate()
+	if fd.sim.HostAllocs() != allocs+1 {
+		t.Fatalf("pinned allocations %d -> %d", allocs, fd.sim.HostAllocs())
+	}
+	if st := b.EpochStats(); st.Count < 1 || st.LastReason != "cuMemHostAlloc" {
+		t.Fatalf("epoch stats %+v", st)
+	}
+	exchange(t, first, 10, 1)
+	exchange(t, second, 10, 2)
+}
+
+// TestCloseStopsLiveRings: closing the backend with a ring still running
+// stops it before anything synchronising, keeps its replies readable and
+// leaks nothing.
+func TestCloseStopsLiveRings(t *testing.T) {
+	fd := newFakeDevice(64 << 20)
+	b, _ := newSimulated(fd)
+	k, err := b.LaunchRing(RingConfig{Capacity: 8, Threads: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	k.Activate()
+	if ok, _ := k.TrySubmit(hostsim.MsgSum, 7, sumMsg(7)); !ok {
+		t.Fatal("ring full")
+	}
+	for k.Control().Processed.Load() == 0 {
+		runtime.Gosched()
+	}
+	if err := b.Close(); err != nil {
+		t.Fatalf("Close with a live ring: %v", err)
+	}
+	if err := k.Wait(context.Background()); err != nil {
+		t.Fatalf("Wait after Close: %v", err)
+	}
+	if h, _, ok := k.TryPoll(); !ok || h.CorrelationID != 7 {
+		t.Fatalf("reply after Close: %+v %v", h, ok)
+	}
+	if _, err := k.TrySubmit(hostsim.MsgSum, 8, sumMsg(8)); !errors.Is(err, ErrRingClosed) {
+		t.Fatalf("TrySubmit after Close = %v", err)
+	}
+	if l := fd.leaks(); l != "" {
+		t.Fatalf("leaked %s", l)
+	}
+}
