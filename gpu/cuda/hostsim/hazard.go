@@ -180,6 +180,7 @@ type Hazards struct {
 	persistent map[string]int    // entry -> parameter index of its control block (-1: none)
 	changed    chan struct{}     // closed and replaced whenever a launch ends
 	calls      map[string]int
+	raised     []*HazardError
 }
 
 // DefaultWatchdog bounds a wait of the hazard model.
@@ -251,8 +252,19 @@ func (l *Tracked) exiting() bool {
 }
 
 func (h *Hazards) hazard(call string, class CallClass, heldBy string, l *Tracked, waited time.Duration) *HazardError {
-	return &HazardError{Call: call, Class: class, HeldBy: heldBy, Kernel: l.entry, Launch: l.id, Stream: l.stream,
+	e := &HazardError{Call: call, Class: class, HeldBy: heldBy, Kernel: l.entry, Launch: l.id, Stream: l.stream,
 		Control: l.control, Waited: waited}
+	h.raised = append(h.raised, e)
+	return e
+}
+
+// Raised returns every HazardError the model has returned, oldest first:
+// a test checks it is empty even where the error was absorbed by a retry
+// or a fallback on its way up.
+func (h *Hazards) Raised() []*HazardError {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]*HazardError(nil), h.raised...)
 }
 
 // wait returns once no launch chosen by pick is in flight. Strict mode

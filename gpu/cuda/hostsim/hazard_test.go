@@ -113,6 +113,9 @@ func TestStrictHazards(t *testing.T) {
 	if _, err := h.Begin(3, "rc_add_f32", nil); err != nil {
 		t.Fatalf("launch after the fenced kernel ended: %v", err)
 	}
+	if n := len(h.Raised()); n != 5 {
+		t.Fatalf("%d hazards recorded, want 5", n)
+	}
 	if h.Calls("cuMemFree_v2") != 1 || h.Calls("cuLaunchKernel") != 4 {
 		t.Fatalf("calls: free %d launch %d", h.Calls("cuMemFree_v2"), h.Calls("cuLaunchKernel"))
 	}
