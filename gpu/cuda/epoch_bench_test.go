@@ -1,0 +1,90 @@
+//go:build linux && cgo
+
+package cuda
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/ringactor/ringactor/gpu"
+)
+
+// BenchmarkDeviceEpoch measures one device epoch (park every live ring,
+// an empty call, relaunch every ring) with 1, 4 and 16 idle rings on the
+// simulated device. On the simulated device a ring's loop is host threads
+// whose idle backoff sleeps up to 20 µs, so the figure is dominated by
+// that wake-up and by thread start-up at the relaunch; the README's H100
+// runbook measures the same thing on hardware.
+func BenchmarkDeviceEpoch(b *testing.B) {
+	for _, n := range []int{1, 4, 16} {
+		b.Run(fmt.Sprintf("rings=%d", n), func(b *testing.B) {
+			be, _ := newSimBackend(b, nil)
+			for range n {
+				k, err := be.LaunchRing(RingConfig{Capacity: 8, Threads: 1})
+				if err != nil {
+					b.Fatal(err)
+				}
+				k.Activate()
+				b.Cleanup(func() {
+					if err := k.Close(context.Background()); err != nil {
+						b.Error(err)
+					}
+				})
+			}
+			ctx := context.Background()
+			for b.Loop() {
+				if _, err := be.DeviceEpoch(ctx); err != nil {
+					b.Fatal(err)
+				}
+			}
+			st := be.EpochStats()
+			if st.RingsParked != st.Count*n {
+				b.Fatalf("parked %d rings in %d epochs", st.RingsParked, st.Count)
+			}
+			b.ReportMetric(float64(st.Max.Microseconds()), "max-µs")
+		})
+	}
+}
+
+// BenchmarkSimExecute measures Execute (relu over 256 float32, inputs
+// and output resident on the device) on the simulated device with no ring
+// and beside one live, idle ring kernel: the ring must cost the one-shot
+// path nothing but the CPU its loop uses.
+func BenchmarkSimExecute(b *testing.B) {
+	for _, ring := range []bool{false, true} {
+		b.Run(fmt.Sprintf("live_ring=%v", ring), func(b *testing.B) {
+			be, _ := newSimBackend(b, nil)
+			if ring {
+				k, err := be.LaunchRing(RingConfig{Capacity: 8, Threads: 1})
+				if err != nil {
+					b.Fatal(err)
+				}
+				k.Activate()
+				b.Cleanup(func() {
+					if err := k.Close(context.Background()); err != nil {
+						b.Error(err)
+					}
+				})
+			}
+			x := make([]float32, 256)
+			for i := range x {
+				x[i] = float32(i%7) - 3
+			}
+			in, _ := gpu.NewBuffer(x)
+			out, _ := gpu.Zeros(gpu.F32, gpu.Shape{256})
+			defer in.Free()
+			defer out.Free()
+			spec := builtin(b, "relu")
+			ctx := context.Background()
+			for b.Loop() {
+				if err := be.Execute(ctx, spec, []*gpu.UnifiedBuffer{in}, out, nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+			if n := len(SimulatedHazards(be).Raised()); n != 0 {
+				b.Fatalf("%d hazards", n)
+			}
+		})
+	}
+}
