@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/ringactor/ringactor/gpu"
 )
@@ -40,12 +41,19 @@ type Backend struct {
 	closed  bool
 	name    string // "cuda:0"; "cuda:sim" for a simulated device
 
-	arenaBytes uintptr // pinned arena reserved at open (0: DefaultArenaBytes)
+	arenaBytes  uintptr       // pinned arena reserved at open (0: DefaultArenaBytes)
+	parkTimeout time.Duration // a device epoch's wait for each ring's ack (0: DefaultParkTimeout)
 	sim        any     // the simulated device of NewSimulatedBackend (simhazard.go)
 }
 
 // NewBackend returns the CUDA backend; the driver is probed on first use.
-func NewBackend() *Backend { return newBackend(nil, nil) }
+func NewBackend(opts ...BackendOption) *Backend {
+	b := newBackend(nil, nil)
+	for _, o := range opts {
+		o(b)
+	}
+	return b
+}
 
 func newBackend(probe func() Report, open func() (deviceAPI, runner, Device, int, error)) *Backend {
 	b := &Backend{probeFn: probe, openFn: open, name: "cuda:0"}
@@ -100,6 +108,7 @@ func (b *Backend) device() (*device, error) {
 			return
 		}
 		d.alloc = b.alloc
+		d.ep.parkTimeout = b.parkTimeout
 		b.dev = d
 	})
 	b.mu.Lock()

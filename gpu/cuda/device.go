@@ -170,6 +170,12 @@ func (d *device) release() error {
 	// Nothing below may run beside a ring: stop the rings first.
 	errs := []error{d.stopRings()}
 	d.closed = true
+	if n := len(d.ep.live); n > 0 {
+		// A ring that did not stop still runs: unloading modules or
+		// freeing pinned memory would wait for it forever on a GPU, so
+		// they are left to the context's destruction.
+		return errors.Join(append(errs, fmt.Errorf("cuda: %d ring kernels did not stop; the device's modules and pinned memory are left loaded", n))...)
+	}
 	if !d.stream.IsDefault() {
 		errs = append(errs, d.api.StreamSynchronize(d.stream))
 	}
@@ -182,7 +188,7 @@ func (d *device) release() error {
 		errs = append(errs, d.api.ModuleUnload(d.module))
 		d.module = Module{}
 	}
-	if d.mem.arena != nil && len(d.ep.live) == 0 { // a ring that never stopped keeps its memory
+	if d.mem.arena != nil {
 		errs = append(errs, d.mem.arena.release(d.api)...)
 	}
 	if !d.stream.IsDefault() {

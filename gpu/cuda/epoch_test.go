@@ -310,7 +310,7 @@ func TestFallbackAllocatorParksRings(t *testing.T) {
 func TestArenaGrowsInEpoch(t *testing.T) {
 	b, fd := newSimBackend(t, nil)
 	_, _, size := ringLayout(16, 4096)
-	b.arenaBytes = size // room for exactly one ring
+	WithArenaBytes(int(size))(b) // room for exactly one ring
 	first := launchRing(t, b)
 	first.Activate()
 	allocs := fd.sim.HostAllocs()
@@ -358,4 +358,27 @@ func TestCloseStopsLiveRings(t *testing.T) {
 	if l := fd.leaks(); l != "" {
 		t.Fatalf("leaked %s", l)
 	}
+}
+
+// TestEpochParkTimeout: a ring that does not acknowledge its park (here a
+// control block no loop serves) fails the epoch with ErrEpochTimeout
+// before the synchronising call is made; the rings that did park run
+// again.
+func TestEpochParkTimeout(t *testing.T) {
+	b, _ := newSimBackend(t, nil)
+	WithParkTimeout(20 * time.Millisecond)(b)
+	k := launchRing(t, b)
+	k.Activate()
+	d, _ := b.device()
+	called := false
+	err := d.do(func() error {
+		ghost := &RingKernel{d: d, cb: &ring.ControlBlock{}}
+		d.addLive(ghost)
+		defer delete(d.ep.live, ghost)
+		return d.epoch(context.Background(), "test", func() error { called = true; return nil })
+	})
+	if !errors.Is(err, ErrEpochTimeout) || !errors.Is(err, context.DeadlineExceeded) || called {
+		t.Fatalf("epoch with a ring that never parks = %v (call made: %v)", err, called)
+	}
+	exchange(t, k, 10, 3)
 }

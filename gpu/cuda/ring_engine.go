@@ -159,7 +159,13 @@ func (d *device) ringFunction() (Function, error) {
 	if f, ok := d.fns["rc_ring_kernel"]; ok {
 		return f, nil
 	}
-	mod, log, err := d.api.ModuleLoadData(RingPTX, true)
+	var mod Module
+	var log JITLog
+	err := d.epoch(context.Background(), "cuModuleLoadDataEx", func() error {
+		var err error
+		mod, log, err = d.api.ModuleLoadData(RingPTX, true)
+		return err
+	})
 	if err != nil {
 		return Function{}, &ModuleLoadError{Image: "ring", Log: log, Err: err}
 	}

@@ -445,8 +445,11 @@ func (r testRunner) Close() error             { return r.w.close() }
 // *hostsim.HazardError instead. It is for tests and for
 // developing device code paths on machines without a GPU; Name reports
 // "cuda:sim". Close it when done.
-func NewSimulatedBackend(memBytes uint64) *Backend {
+func NewSimulatedBackend(memBytes uint64, opts ...BackendOption) *Backend {
 	b, _ := newSimulated(newFakeDevice(memBytes))
+	for _, o := range opts {
+		o(b)
+	}
 	return b
 }
 

@@ -1,0 +1,31 @@
+package cuda
+
+import "time"
+
+// BackendOption configures a Backend ([NewBackend], [NewSimulatedBackend]).
+type BackendOption func(*Backend)
+
+// WithArenaBytes sets the pinned memory reserved when the device opens,
+// before any ring kernel runs (default DefaultArenaBytes). Ring control
+// blocks and slabs and copy staging come from it; when it is full it
+// grows in a device epoch, which parks the live rings, so size it for the
+// rings a program runs at once: each takes about 2 × capacity × slot size.
+func WithArenaBytes(n int) BackendOption {
+	return func(b *Backend) {
+		if n > 0 {
+			b.arenaBytes = uintptr(n)
+		}
+	}
+}
+
+// WithParkTimeout bounds how long a device epoch waits for each live ring
+// kernel to acknowledge its park (default DefaultParkTimeout). A ring
+// that does not (a handler that never returns) fails the epoch with
+// ErrEpochTimeout, and the synchronising call is not made.
+func WithParkTimeout(d time.Duration) BackendOption {
+	return func(b *Backend) {
+		if d > 0 {
+			b.parkTimeout = d
+		}
+	}
+}
