@@ -43,7 +43,7 @@ type Backend struct {
 
 	arenaBytes  uintptr       // pinned arena reserved at open (0: DefaultArenaBytes)
 	parkTimeout time.Duration // a device epoch's wait for each ring's ack (0: DefaultParkTimeout)
-	sim        any     // the simulated device of NewSimulatedBackend (simhazard.go)
+	sim         any           // the simulated device of NewSimulatedBackend (simhazard.go)
 }
 
 // NewBackend returns the CUDA backend; the driver is probed on first use.
