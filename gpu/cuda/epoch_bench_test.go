@@ -5,10 +5,36 @@ package cuda
 import (
 	"context"
 	"fmt"
+	"os"
 	"testing"
 
 	"github.com/ringactor/ringactor/gpu"
 )
+
+// benchDeviceEnv set to "device" makes the epoch and Execute benchmarks
+// run on the real device 0 instead of the simulated one (the H100
+// runbook in README.md).
+const benchDeviceEnv = "RINGACTOR_CUDA_BENCH"
+
+// benchBackend is the simulated backend, or device 0 when benchDeviceEnv
+// says so.
+func benchBackend(b *testing.B) *Backend {
+	b.Helper()
+	if os.Getenv(benchDeviceEnv) != "device" {
+		be, _ := newSimBackend(b, nil)
+		return be
+	}
+	be := NewBackend()
+	if err := be.CheckPersistent(); err != nil {
+		b.Fatalf("%s=device: %v", benchDeviceEnv, err)
+	}
+	b.Cleanup(func() {
+		if err := be.Close(); err != nil {
+			b.Error(err)
+		}
+	})
+	return be
+}
 
 // BenchmarkDeviceEpoch measures one device epoch (park every live ring,
 // an empty call, relaunch every ring) with 1, 4 and 16 idle rings on the
@@ -19,7 +45,7 @@ import (
 func BenchmarkDeviceEpoch(b *testing.B) {
 	for _, n := range []int{1, 4, 16} {
 		b.Run(fmt.Sprintf("rings=%d", n), func(b *testing.B) {
-			be, _ := newSimBackend(b, nil)
+			be := benchBackend(b)
 			for range n {
 				k, err := be.LaunchRing(RingConfig{Capacity: 8, Threads: 1})
 				if err != nil {
@@ -47,14 +73,15 @@ func BenchmarkDeviceEpoch(b *testing.B) {
 	}
 }
 
-// BenchmarkSimExecute measures Execute (relu over 256 float32, inputs
-// and output resident on the device) on the simulated device with no ring
+// BenchmarkExecuteBesideRing measures Execute (relu over 256 float32, inputs
+// and output resident on the device) on the simulated device (see
+// benchDeviceEnv) with no ring
 // and beside one live, idle ring kernel: the ring must cost the one-shot
 // path nothing but the CPU its loop uses.
-func BenchmarkSimExecute(b *testing.B) {
+func BenchmarkExecuteBesideRing(b *testing.B) {
 	for _, ring := range []bool{false, true} {
 		b.Run(fmt.Sprintf("live_ring=%v", ring), func(b *testing.B) {
-			be, _ := newSimBackend(b, nil)
+			be := benchBackend(b)
 			if ring {
 				k, err := be.LaunchRing(RingConfig{Capacity: 8, Threads: 1})
 				if err != nil {
@@ -82,8 +109,8 @@ func BenchmarkSimExecute(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
-			if n := len(SimulatedHazards(be).Raised()); n != 0 {
-				b.Fatalf("%d hazards", n)
+			if hz := SimulatedHazards(be); hz != nil && len(hz.Raised()) != 0 {
+				b.Fatalf("hazards: %v", hz.Raised())
 			}
 		})
 	}

@@ -1,0 +1,41 @@
+//go:build linux && cgo
+
+package cuda_test
+
+import (
+	"context"
+	"fmt"
+	"log"
+
+	"github.com/ringactor/ringactor/gpu/cuda"
+)
+
+// A persistent ring kernel never returns, so the backend makes no driver
+// call that would wait for it; the few that must (loading a module while
+// rings run, growing the pinned arena) run in a device epoch, which parks
+// the rings and relaunches them on their memory. DeviceEpoch runs an empty
+// one, to measure what that costs; EpochStats counts them all. The
+// simulated device here checks every driver call against the hazard model
+// in strict mode.
+func ExampleBackend_DeviceEpoch() {
+	b := cuda.NewSimulatedBackend(64<<20, cuda.WithArenaBytes(8<<20))
+	defer b.Close()
+	ctx := context.Background()
+	k, err := b.LaunchRing(cuda.RingConfig{Capacity: 16, Threads: 2})
+	if err != nil {
+		log.Fatal(err)
+	}
+	k.Activate()
+	if _, err := b.DeviceEpoch(ctx); err != nil {
+		log.Fatal(err)
+	}
+	st := b.EpochStats()
+	fmt.Println("epochs:", st.Count, "rings parked:", st.RingsParked)
+	fmt.Println("hazards:", len(cuda.SimulatedHazards(b).Raised()))
+	if err := k.Close(ctx); err != nil {
+		log.Fatal(err)
+	}
+	// Output:
+	// epochs: 1 rings parked: 1
+	// hazards: 0
+}
