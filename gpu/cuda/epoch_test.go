@@ -86,10 +86,20 @@ func exchange(t *testing.T, k *RingKernel, n int, base float32) {
 
 // TestDeviceEpochKeepsMessages: while two rings exchange messages, device
 // epochs park and relaunch them again and again; every reply still comes
-// back exactly once and in order, and no epoch makes a call the strict
-// hazard model refuses.
+// back exactly once and in order; no epoch makes a call the strict hazard
+// model refuses, and in blocking mode, where the model really waits as a
+// GPU would, the protocol still completes.
 func TestDeviceEpochKeepsMessages(t *testing.T) {
+	for _, mode := range []hostsim.HazardMode{hostsim.HazardStrict, hostsim.HazardBlocking} {
+		t.Run(map[hostsim.HazardMode]string{hostsim.HazardStrict: "strict", hostsim.HazardBlocking: "blocking"}[mode], func(t *testing.T) {
+			epochsKeepMessages(t, mode)
+		})
+	}
+}
+
+func epochsKeepMessages(t *testing.T, mode hostsim.HazardMode) {
 	b, _ := newSimBackend(t, nil)
+	SimulatedHazards(b).SetMode(mode, 20*time.Second)
 	rings := []*RingKernel{launchRing(t, b), launchRing(t, b)}
 	for _, k := range rings {
 		k.Activate()

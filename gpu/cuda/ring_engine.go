@@ -42,10 +42,12 @@ var ErrRingTimeout = errors.New("cuda: ring kernel did not acknowledge terminati
 
 // RingKernel is the host side of one persistent ring kernel (rc_ring_kernel
 // of RingPTX) running on the device: its control block and its two rings
-// live in one pinned host allocation mapped into the device
-// (cuMemHostAlloc PORTABLE|DEVICEMAP, cuMemHostGetDevicePointer), and the
-// kernel runs on a non-blocking stream of its own, so the backend's
-// one-shot work is not ordered behind it.
+// live in one block of the backend's pinned arena, mapped into the device
+// (cuMemHostAlloc PORTABLE|DEVICEMAP chunks reserved when the device
+// opens), and the kernel runs on a non-blocking stream of its own, so the
+// backend's one-shot work is not ordered behind it. A device epoch
+// (epoch.go) may park and relaunch it on the same memory; its owner sees
+// only added latency.
 //
 // The host writes the gate and terminate words, and is the only producer
 // of the input ring and the only consumer of the output ring: Submit and
