@@ -392,3 +392,54 @@ func TestEpochParkTimeout(t *testing.T) {
 	}
 	exchange(t, k, 10, 3)
 }
+
+// TestTerminateRacesEpochs: an owner's drain and Wait racing epochs that
+// run back to back still answer every queued message once, and Wait
+// returns only when the ring has really stopped.
+func TestTerminateRacesEpochs(t *testing.T) {
+	b, _ := newSimBackend(t, nil)
+	k := launchRing(t, b)
+	for i := range 16 {
+		if ok, err := k.TrySubmit(hostsim.MsgSum, uint64(i), sumMsg(float32(i))); !ok || err != nil {
+			t.Fatal(ok, err)
+		}
+	}
+	stop := make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		for {
+			select {
+			case <-stop:
+				done <- nil
+				return
+			default:
+			}
+			if _, err := b.DeviceEpoch(context.Background()); err != nil {
+				done <- err
+				return
+			}
+		}
+	}()
+	k.Terminate(ring.TerminateDrain)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	// The output ring holds all 16 replies (capacity 16), so the drain
+	// completes without the host popping.
+	werr := k.Wait(ctx)
+	close(stop)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if werr != nil {
+		t.Fatal(werr)
+	}
+	for i := range 16 {
+		h, _, ok := k.TryPoll()
+		if !ok || h.CorrelationID != uint64(i) {
+			t.Fatalf("reply %d: %+v %v", i, h, ok)
+		}
+	}
+	if _, _, ok := k.TryPoll(); ok {
+		t.Fatal("a duplicate reply")
+	}
+}
