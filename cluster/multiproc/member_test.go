@@ -43,7 +43,7 @@ func whoami() actors.Handler[Who, Here] {
 }
 
 func testKinds() []*cluster.Kind {
-	return append(demo.Kinds(), cluster.NewKind("whoami", whoami))
+	return append(demo.Kinds(func() string { return memberAddr }), cluster.NewKind("whoami", whoami))
 }
 
 const (
