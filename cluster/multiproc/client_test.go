@@ -50,6 +50,9 @@ const (
 )
 
 func runScenario(mode string) int {
+	if mode == "churn" {
+		return runChurnClient()
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	cl, err := cluster.Start(ctx, clusterName, cluster.Peers(seeds()), nil, cluster.AsClient(), cluster.WithLogger(actors.DiscardLogger()))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"os"
 	"sync/atomic"
 )
 
@@ -14,9 +15,10 @@ type CounterRequest struct {
 }
 
 // CounterReply is the counter kind's reply: the identity's count after the
-// request, and which activation answered (the member's address and the
-// activation's sequence number there), so that a move, or a duplicate
-// activation, is visible from outside.
+// request, and which activation answered ("HOST:PORT/PID#N": the member's
+// address, its process id and the activation's sequence number in that
+// process), so that a move, or a duplicate activation, is visible from
+// outside.
 type CounterReply struct {
 	Count      int64  `json:"count" msgpack:"count"`
 	Activation string `json:"activation" msgpack:"activation"`
@@ -41,7 +43,7 @@ type Counter struct {
 // NewCounter starts an activation at member (its address) from the state
 // the identity's previous activation handed off (nil: count 0).
 func NewCounter(member string, state []byte) (*Counter, error) {
-	c := &Counter{name: fmt.Sprintf("%s#%d", member, activations.Add(1))}
+	c := &Counter{name: fmt.Sprintf("%s/%d#%d", member, os.Getpid(), activations.Add(1))}
 	if state != nil {
 		if len(state) != 8 {
 			return nil, fmt.Errorf("counter: handed-off state of %d bytes, want 8", len(state))
