@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -31,25 +32,19 @@ func (m *Member) passivateAll(ctx context.Context) error {
 	return m.pushStates(ctx, parked)
 }
 
+// pushAttempts bounds the owners a leaving member tries for one state:
+// when the next owner is gone (it died, or left too), the owner after it in
+// the then current topology.
+const pushAttempts = 3
+
 // pushStates sends each parked state to the member that owns its identity
-// once this member has left. A state its next owner does not take in time
-// is lost (the identity's next activation starts without it).
+// once this member has left. A state no owner takes in time is lost (the
+// identity's next activation starts without it): that is logged, not
+// returned, since the member itself leaves cleanly.
 func (m *Member) pushStates(ctx context.Context, parked map[string]parkedState) error {
 	if len(parked) == 0 {
 		return nil
 	}
-	v := m.currentView()
-	rest := make(pcluster.Members, 0, len(v.all))
-	for _, mem := range v.all {
-		if mem.Address() != v.self {
-			rest = append(rest, mem)
-		}
-	}
-	if len(rest) == 0 {
-		return nil // the last member: nobody to give the states to
-	}
-	rdv := pcluster.NewRendezvous()
-	rdv.UpdateMembers(rest)
 	ctx, cancel := context.WithTimeout(ctx, m.pushTimeout)
 	defer cancel()
 	var (
@@ -58,25 +53,59 @@ func (m *Member) pushStates(ctx context.Context, parked map[string]parkedState) 
 		errs []error
 	)
 	for _, st := range parked {
-		owner := rdv.GetByClusterIdentity(&pcluster.ClusterIdentity{Identity: st.identity, Kind: st.kind})
-		if owner == "" {
-			continue
-		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			msg := &messages.HandoffState{Cluster: m.name, Protocol: ProtocolVersion, Kind: st.kind, Identity: st.identity, State: st.state}
-			_, err := m.requestGrace(ctx, actor.NewPID(owner, placementActor), msg, 0)
-			if err != nil {
+			if err := m.pushState(ctx, st); err != nil {
 				mu.Lock()
-				errs = append(errs, fmt.Errorf("handing %s/%s to %s: %w", st.kind, st.identity, owner, err))
+				errs = append(errs, err)
 				mu.Unlock()
 			}
 		}()
 	}
 	wg.Wait()
 	if len(errs) > 0 {
-		return fmt.Errorf("ringactor/cluster: state hand-off: %w", errors.Join(errs...))
+		m.logger.Warn("ringactor/cluster: leaving member lost state of identities it could not hand over",
+			slog.Int("identities", len(errs)), slog.Any("error", errors.Join(errs...)))
 	}
 	return nil
+}
+
+// pushState sends one state to the identity's next owner.
+func (m *Member) pushState(ctx context.Context, st parkedState) error {
+	msg := &messages.HandoffState{Cluster: m.name, Protocol: ProtocolVersion, Kind: st.kind, Identity: st.identity, State: st.state}
+	var errs []error
+	for range pushAttempts {
+		owner := m.nextOwner(st.kind, st.identity)
+		if owner == "" {
+			return nil // the last member: nobody to give the state to
+		}
+		if _, err := m.requestGrace(ctx, actor.NewPID(owner, placementActor), msg, 0); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", owner, err))
+			if ctx.Err() != nil {
+				break
+			}
+			continue
+		}
+		return nil
+	}
+	return fmt.Errorf("%s/%s: %w", st.kind, st.identity, errors.Join(errs...))
+}
+
+// nextOwner returns the owner of the identity in the current topology
+// without this member.
+func (m *Member) nextOwner(kind, identity string) string {
+	v := m.currentView()
+	rest := make(pcluster.Members, 0, len(v.all))
+	for _, mem := range v.all {
+		if mem.Address() != v.self {
+			rest = append(rest, mem)
+		}
+	}
+	if len(rest) == 0 {
+		return ""
+	}
+	rdv := pcluster.NewRendezvous()
+	rdv.UpdateMembers(rest)
+	return rdv.GetByClusterIdentity(&pcluster.ClusterIdentity{Identity: identity, Kind: kind})
 }

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -79,7 +80,7 @@ type peer struct {
 	lastSeen time.Time          // last answer or greeting; when added, before that
 	pinging  bool
 	seed     bool      // given to Peers: greeted for as long as the node runs
-	tried    bool      // greeted at least once (answered or not)
+	tried    bool      // answered, or found dead (nothing listens at its address)
 	acked    time.Time // when the last greeting that was answered was sent
 }
 
@@ -309,6 +310,7 @@ func (p *PeersProvider) run() {
 	for {
 		p.greetAll()
 		p.publish()
+		p.checkSettled() // after publish: the topology holds what was heard
 		select {
 		case <-p.stop:
 			return
@@ -346,7 +348,6 @@ func (p *PeersProvider) greetAll() {
 // through it before something answers there.
 func (p *PeersProvider) greet(addr string, pr *peer) {
 	defer p.pings.Done()
-	defer p.checkSettled()
 	sent := time.Now()
 	p.mu.Lock()
 	probe := pr.info == nil || sent.Sub(pr.lastSeen) > p.timeout
@@ -354,9 +355,16 @@ func (p *PeersProvider) greet(addr string, pr *peer) {
 	if probe {
 		conn, err := net.DialTimeout("tcp", addr, p.greetTimeout())
 		if err != nil {
+			// Refused: nothing listens there, the node is not up. A
+			// timeout says nothing: the address is tried again.
+			refused := errors.Is(err, syscall.ECONNREFUSED)
 			p.mu.Lock()
-			pr.pinging, pr.tried = false, true
+			pr.pinging = false
+			pr.tried = pr.tried || refused
 			p.mu.Unlock()
+			if refused {
+				p.signal()
+			}
 			return
 		}
 		_ = conn.Close()
@@ -364,7 +372,10 @@ func (p *PeersProvider) greet(addr string, pr *peer) {
 	f := p.c.ActorSystem.Root.RequestFuture(actor.NewPID(addr, peersActor), &messages.PeerHello{Self: p.self}, p.greetTimeout())
 	res, err := f.Result()
 	p.mu.Lock()
-	pr.pinging, pr.tried = false, true
+	pr.pinging = false
+	if err == nil {
+		pr.tried = true
+	}
 	p.mu.Unlock()
 	if err != nil {
 		return
@@ -400,7 +411,10 @@ func (p *PeersProvider) refuse(addr string, info *messages.PeerInfo) {
 	}
 }
 
-// checkSettled closes settledCh once every known address has been tried.
+// checkSettled closes settledCh once every known address has answered or
+// been found dead. A node that is up but slow to answer keeps the node
+// from settling: settling without it could make this node activate
+// identities that node holds.
 func (p *PeersProvider) checkSettled() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -415,20 +429,22 @@ func (p *PeersProvider) checkSettled() {
 	p.settledOnce.Do(func() { close(p.settledCh) })
 }
 
-// settled returns a channel closed once the node has greeted every address
-// it knew of (its seeds and those they named), answered or not.
+// settled returns a channel closed once every address the node knew of
+// (its seeds and those they named) has answered or been found dead, and
+// the topology holds every member that answered.
 func (p *PeersProvider) settled() <-chan struct{} { return p.settledCh }
 
 // fenced reports whether a live member of this node's topology has not
-// answered a greeting sent within the last failure timeout less two
-// heartbeats: that member may drop this node from its topology soon (and
-// move its identities), so the node serves nothing until it is answered
-// again or drops that member itself.
+// answered a greeting sent within the last failure timeout less half a
+// heartbeat: that member, which last heard of this node no earlier than
+// that greeting was sent, may drop it from its topology soon (and move its
+// identities), so the node serves nothing until it is answered again or
+// drops that member itself.
 func (p *PeersProvider) fenced() bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	now := time.Now()
-	limit := p.timeout - 2*p.heartbeat
+	limit := p.timeout - p.heartbeat/2
 	if limit <= 0 {
 		limit = p.timeout / 2
 	}

@@ -428,12 +428,13 @@ func (m *Member) askHandoff(self *actor.PID, key, kind, identity string, seq uin
 }
 
 // ask sends msg to pid and waits for its reply. A member that is gone (a
-// dead letter: its process or placement actor no longer exists), or that
-// leaves the topology while it is asked, holds nothing: ask returns (nil,
-// nil) for it.
+// dead letter: its process or placement actor no longer exists) holds
+// nothing: ask returns (nil, nil) for it. One that leaves the topology
+// while it is asked is an error (errDeparted): it may have been dropped
+// while alive, and the next round, without it, decides.
 func (m *Member) ask(ctx context.Context, pid *actor.PID, msg any) (any, error) {
 	res, err := m.requestGrace(ctx, pid, msg, 0)
-	if errors.Is(err, actor.ErrDeadLetter) || errors.Is(err, errDeparted) {
+	if errors.Is(err, actor.ErrDeadLetter) {
 		return nil, nil
 	}
 	return res, err

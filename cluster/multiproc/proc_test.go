@@ -152,11 +152,11 @@ func (p *proc) stop(t *testing.T) {
 // and returns them with their addresses. They are stopped together at the
 // end of the test (each graceful stop takes seconds: Proto.Actor's
 // shutdown sleeps two).
-func startMembers(t *testing.T, n int) ([]*proc, []string) {
+func startMembers(t *testing.T, n int, env ...string) ([]*proc, []string) {
 	var procs []*proc
 	var addrs []string
 	for range n {
-		p := startProc(t, "member", addrs)
+		p := startProc(t, "member", addrs, env...)
 		a := p.expect(t, "ADDR ", 30*time.Second)
 		p.name = "member " + a
 		procs = append(procs, p)
