@@ -116,10 +116,11 @@ type Member struct {
 	placement      *actor.PID // the placement actor (members only)
 	ready          chan struct{}
 	readyOnce      sync.Once
-	settled        <-chan struct{} // the provider's, when it says when it has joined
-	fence          func() bool     // the provider's, when it fences a member out of touch
-	joinErr        func() error    // the provider's: why no member could be joined
-	refusedAddrs   sync.Map        // addresses already logged as another cluster's
+	settled        <-chan struct{}             // the provider's, when it says when it has joined
+	fence          atomic.Pointer[func() bool] // the provider's, when it fences a member out of touch
+	refusedCount   atomic.Int64
+	joinErr        func() error // the provider's: why no member could be joined
+	refusedAddrs   sync.Map     // addresses already logged as another cluster's
 	pushTimeout    time.Duration
 
 	mu        sync.Mutex
@@ -212,9 +213,8 @@ func (m *Member) useProvider(provider pcluster.ClusterProvider) {
 		m.mu.Unlock()
 	}
 	if p, ok := provider.(interface{ fenced() bool }); ok {
-		m.mu.Lock()
-		m.fence = p.fenced
-		m.mu.Unlock()
+		f := p.fenced
+		m.fence.Store(&f)
 	}
 	if p, ok := provider.(interface{ joinError() error }); ok {
 		m.mu.Lock()
@@ -405,19 +405,29 @@ func (m *Member) isReady() bool {
 // isFenced reports whether the member is out of touch with members of its
 // topology for so long that they may drop it: it then serves nothing.
 func (m *Member) isFenced() bool {
-	m.mu.Lock()
-	f := m.fence
-	m.mu.Unlock()
-	return f != nil && f()
+	f := m.fence.Load()
+	return f != nil && (*f)()
 }
 
 // refused logs, once per address, that a node of another cluster was
 // refused: an operator must point it (or this member) at the right seeds.
+// At most maxRefusedLogged addresses are remembered (clients come from a
+// new port each time); past that, one more record says so.
 func (m *Member) refused(addr string, err error) {
-	if _, seen := m.refusedAddrs.LoadOrStore(addr, true); !seen {
+	if _, seen := m.refusedAddrs.Load(addr); seen {
+		return
+	}
+	switch n := m.refusedCount.Add(1); {
+	case n <= maxRefusedLogged:
+		m.refusedAddrs.Store(addr, true)
 		m.logger.Error("ringactor/cluster: refused a node of another cluster", slog.String("address", addr), slog.Any("error", err))
+	case n == maxRefusedLogged+1:
+		m.logger.Error("ringactor/cluster: refused more nodes of other clusters; no longer logging each", slog.Any("error", err))
 	}
 }
+
+// maxRefusedLogged bounds the refused addresses a member logs.
+const maxRefusedLogged = 256
 
 // topology returns how many members host kind, how many members there are,
 // and a channel closed at the next change.

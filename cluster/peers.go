@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -65,7 +66,10 @@ type PeersProvider struct {
 	// settledCh is closed once every address known at the time has been
 	// greeted once (answered or failed): the node's first topology is then
 	// not a view of its own making.
-	settledCh   chan struct{}
+	settledCh chan struct{}
+	// fenceAt is when the node fences itself (unix ns; 0 = not while the
+	// topology stays as it is): see fenced.
+	fenceAt     atomic.Int64
 	settledOnce sync.Once
 	// mismatch holds, by address, the nodes that answered as members of
 	// another cluster.
@@ -388,10 +392,11 @@ func (p *PeersProvider) greet(addr string, pr *peer) {
 		p.refuse(addr, info)
 		return
 	}
+	p.heard(view.GetSelf())
 	p.mu.Lock()
 	pr.acked = sent
+	p.updateFence(time.Now())
 	p.mu.Unlock()
-	p.heard(view.GetSelf())
 	for _, a := range view.GetKnown() {
 		p.addPeer(a)
 	}
@@ -439,21 +444,29 @@ func (p *PeersProvider) settled() <-chan struct{} { return p.settledCh }
 // heartbeat: that member, which last heard of this node no earlier than
 // that greeting was sent, may drop it from its topology soon (and move its
 // identities), so the node serves nothing until it is answered again or
-// drops that member itself.
+// drops that member itself. It is read at every request: one atomic load
+// of the instant computed at each answer and topology change (fenceAt).
 func (p *PeersProvider) fenced() bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	now := time.Now()
+	at := p.fenceAt.Load()
+	return at != 0 && time.Now().UnixNano() > at
+}
+
+// updateFence recomputes fenceAt: the earliest instant at which a live
+// member's last answered greeting gets too old. The caller holds mu.
+func (p *PeersProvider) updateFence(now time.Time) {
 	limit := p.timeout - p.heartbeat/2
 	if limit <= 0 {
 		limit = p.timeout / 2
 	}
+	var at int64
 	for _, pr := range p.peers {
-		if p.alive(pr, now) && !pr.acked.IsZero() && now.Sub(pr.acked) > limit {
-			return true
+		if p.alive(pr, now) && !pr.acked.IsZero() {
+			if t := pr.acked.Add(limit).UnixNano(); at == 0 || t < at {
+				at = t
+			}
 		}
 	}
-	return false
+	p.fenceAt.Store(at)
 }
 
 // joinError returns why the node has no member to join: every address it
@@ -495,6 +508,7 @@ func (p *PeersProvider) publish() {
 			members = append(members, toMember(pr.info))
 		}
 	}
+	p.updateFence(now)
 	ids := make([]string, len(members))
 	for i, m := range members {
 		ids[i] = m.Id
