@@ -17,8 +17,10 @@ import (
 // activation while the topology settles or an activation moves.
 const lookupRetry = 20 * time.Millisecond
 
-// Request sends msg to the identity of kind, activating it where the
-// disthash lookup places it, and waits for its reply of type Resp. Resp comes
+// Request sends msg to the identity of kind, which the identity's owner
+// activates if it is not active (the request follows redirects from
+// members whose view differs; see the package documentation), and waits for
+// its reply of type Resp. Resp comes
 // first so that Req is inferred: cluster.Request[Sum](ctx, m, "add", "a", pair).
 //
 // The deadline is ctx's, or DefaultRequestTimeout (WithRequestTimeout) from

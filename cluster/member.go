@@ -95,7 +95,7 @@ func WithMaxPayload(n int) Option { return func(c *memberConfig) { c.maxPayload 
 var lifecycleMu sync.Mutex
 
 // Member is one member of a ringactor cluster: it hosts the identities of
-// its kinds that the disthash lookup places on it, and sends requests to any
+// its kinds that it owns by its topology, and sends requests to any
 // identity of the cluster.
 type Member struct {
 	name           string
@@ -139,8 +139,11 @@ type Member struct {
 
 // Start starts a member of the cluster name with the given provider, hosting
 // kinds. Its remote binds to 127.0.0.1 on a free port unless WithAddress
-// says otherwise; identities are placed with the disthash lookup. With
-// AsClient it joins as a client that hosts nothing.
+// says otherwise, and other nodes reach it at WithAdvertise's address (see
+// there for wildcard binds); identities of ringactor kinds are placed by
+// ringactor's placement (one activation per identity; see the package
+// documentation), plain Proto.Actor kinds (WithProtoKinds) by the disthash
+// lookup. With AsClient it joins as a client that hosts nothing.
 func Start(ctx context.Context, name string, provider pcluster.ClusterProvider, kinds []*Kind, opts ...Option) (m *Member, err error) {
 	cfg, host, port, err := configure(kinds, opts)
 	if err != nil {
