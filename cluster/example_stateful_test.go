@@ -21,7 +21,7 @@ type Visits struct{ N int64 }
 type visits struct{ n int64 }
 
 func (v *visits) Handle(context.Context, Visit) (Visits, error) { v.n++; return Visits{v.n}, nil }
-func (v *visits) Passivate() ([]byte, error)                   { return binary.AppendVarint(nil, v.n), nil }
+func (v *visits) Passivate() ([]byte, error)                    { return binary.AppendVarint(nil, v.n), nil }
 
 // A stateful kind: each identity counts its visits, and the count survives
 // the identity's passivation and moves between members.
