@@ -150,7 +150,7 @@ func (m *Member) call(ctx context.Context, kind, identity string, w *messages.Wi
 					last = fmt.Errorf("%w: %s/%s is moving: %s", ErrMemberUnavailable, kind, identity, we.GetMessage())
 					err = errRetry
 				case wireKindClusterMismatch:
-					return nil, fmt.Errorf("%w: %s", ErrClusterMismatch, we.GetMessage())
+					return nil, fmt.Errorf("%w: %s (this node is in cluster %q, protocol %d)", ErrClusterMismatch, we.GetMessage(), m.name, ProtocolVersion)
 				}
 			}
 			switch {
@@ -228,7 +228,7 @@ func (m *Member) lookup(ctx context.Context, kind, identity string) (*actor.PID,
 		switch r.GetErrorKind() {
 		case "":
 		case wireKindClusterMismatch:
-			return nil, "", fmt.Errorf("%w: %s", ErrClusterMismatch, r.GetError())
+			return nil, "", mismatchError(m.name, r.GetCluster(), r.GetProtocol(), target)
 		case messages.WireKindUnknownKind:
 			return nil, "", fmt.Errorf("%w: %q: %s", ErrUnknownKind, kind, r.GetError())
 		default:

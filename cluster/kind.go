@@ -210,7 +210,8 @@ func (g *grain[Req, Resp]) handle(c actor.Context, w *messages.WireEnvelope) {
 	id := w.GetId()
 	sender := c.Sender()
 	if c := w.GetCluster(); c != "" && !sameCluster(g.member.name, c, w.GetProtocol()) {
-		g.answer(sender, wireError(wireKindClusterMismatch, mismatchError(g.member.name, c, w.GetProtocol(), "the requester").Error(), id))
+		g.answer(sender, wireError(wireKindClusterMismatch, fmt.Sprintf("the member hosting %s is in cluster %q (protocol %d), the request came from cluster %q (protocol %d)",
+			g.kernelID, g.member.name, ProtocolVersion, c, w.GetProtocol()), id))
 		return
 	}
 	if g.member.isFenced() {
