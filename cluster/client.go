@@ -7,8 +7,6 @@ import (
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
-	pcluster "github.com/asynkron/protoactor-go/cluster"
-	"github.com/asynkron/protoactor-go/cluster/identitylookup/disthash"
 	"github.com/asynkron/protoactor-go/remote"
 
 	"github.com/ringactor/ringactor/actors"
@@ -19,8 +17,10 @@ import (
 // activation while the topology settles or an activation moves.
 const lookupRetry = 20 * time.Millisecond
 
-// Request sends msg to the identity of kind, activating it where the
-// disthash lookup places it, and waits for its reply of type Resp. Resp comes
+// Request sends msg to the identity of kind, which the identity's owner
+// activates if it is not active (the request follows redirects from
+// members whose view differs; see the package documentation), and waits for
+// its reply of type Resp. Resp comes
 // first so that Req is inferred: cluster.Request[Sum](ctx, m, "add", "a", pair).
 //
 // The deadline is ctx's, or DefaultRequestTimeout (WithRequestTimeout) from
@@ -79,7 +79,12 @@ func (m *Member) encode(msg any) (*messages.WireEnvelope, error) {
 	if err != nil {
 		return nil, fmt.Errorf("ringactor/cluster: %w", err)
 	}
-	return messages.ToWire(env, m.maxPayload)
+	w, err := messages.ToWire(env, m.maxPayload)
+	if err != nil {
+		return nil, err
+	}
+	w.Cluster, w.Protocol = m.name, ProtocolVersion
+	return w, nil
 }
 
 // call finds the identity's activation and sends it w, waiting for its reply
@@ -106,21 +111,30 @@ func (m *Member) call(ctx context.Context, kind, identity string, w *messages.Wi
 			if members > 0 {
 				return nil, fmt.Errorf("%w: %q", ErrUnknownKind, kind)
 			}
-			// No topology yet: wait for one.
+			// No topology yet: wait for one, unless every node the
+			// provider reached belongs to another cluster.
+			if err := m.providerJoinError(); err != nil {
+				return nil, err
+			}
 			last = fmt.Errorf("%w: no cluster topology yet", ErrMemberUnavailable)
+			t := time.NewTimer(lookupRetry)
 			select {
 			case <-changed:
+				t.Stop()
 				continue
+			case <-t.C:
+				continue // check the provider's join error again
 			case <-ctx.Done():
+				t.Stop()
 				return nil, ctxError(ctx.Err(), last)
 			}
 		}
-		pid, err := m.lookup(ctx, kind, identity)
+		pid, why, err := m.lookup(ctx, kind, identity)
 		if err != nil {
 			return nil, ctxError(err, last)
 		}
 		if pid == nil {
-			last = fmt.Errorf("%w: no activation of %s/%s", ErrMemberUnavailable, kind, identity)
+			last = fmt.Errorf("%w: no activation of %s/%s: %s", ErrMemberUnavailable, kind, identity, why)
 		} else if !wantReply {
 			m.sys.Root.Send(pid, w)
 			return nil, nil
@@ -128,7 +142,19 @@ func (m *Member) call(ctx context.Context, kind, identity string, w *messages.Wi
 			deadline, _ := ctx.Deadline()
 			w.TimeoutNs = uint64(max(time.Until(deadline), 0))
 			res, err := m.request(ctx, pid, w)
+			if we, ok := res.(*messages.WireError); ok && err == nil {
+				switch we.GetKind() {
+				case wireKindMoved:
+					// Not handled: the activation is moving. Look again.
+					m.cluster.PidCache.Remove(identity, kind)
+					last = fmt.Errorf("%w: %s/%s is moving: %s", ErrMemberUnavailable, kind, identity, we.GetMessage())
+					err = errRetry
+				case wireKindClusterMismatch:
+					return nil, fmt.Errorf("%w: %s (this node is in cluster %q, protocol %d)", ErrClusterMismatch, we.GetMessage(), m.name, ProtocolVersion)
+				}
+			}
 			switch {
+			case errors.Is(err, errRetry):
 			case err == nil:
 				return res, nil
 			case errors.Is(err, errDeparted):
@@ -156,41 +182,80 @@ func (m *Member) call(ctx context.Context, kind, identity string, w *messages.Wi
 	}
 }
 
-// lookup returns the PID of the identity's activation (nil when none could be
-// had), asking the disthash placement actor of the member that owns the
-// identity to activate it. It does what disthash's own Get does, with two
-// differences: the owner comes from this member's copy of the rendezvous
-// hash, replaced under a lock at each topology change (disthash's Get reads
-// its copy while the topology handler replaces it, a data race), and the
-// wait is bounded by ctx instead of a fixed five seconds.
-func (m *Member) lookup(ctx context.Context, kind, identity string) (*actor.PID, error) {
+// maxRedirects bounds the redirects one lookup follows before it pauses.
+const maxRedirects = 4
+
+// placementAttempt bounds one placement request: a member that died keeps
+// a request to it (held by Proto.Actor's endpoint) for about two seconds,
+// and the lookup is better off asking again, its topology having moved on.
+const placementAttempt = 500 * time.Millisecond
+
+// errRetry: the attempt failed without the request being handled; look
+// again.
+var errRetry = errors.New("retry")
+
+// lookup returns the PID of the identity's activation, or nil and why
+// there is none now. It asks the placement actor of the member that owns
+// the identity by this node's topology; a member that does not own it by
+// its own topology redirects to the one that does, and the lookup follows
+// (a few hops; views that disagree settle as the topology converges). The
+// wait is bounded by ctx. An error is final: ctx's, a cluster mismatch or
+// an unknown kind.
+func (m *Member) lookup(ctx context.Context, kind, identity string) (*actor.PID, string, error) {
 	if pid, ok := m.cluster.PidCache.Get(identity, kind); ok && pid != nil {
-		return pid, nil
+		return pid, "", nil
 	}
-	m.mu.Lock()
-	rdv := m.rdv
-	m.mu.Unlock()
-	if rdv == nil {
-		return nil, nil
+	target := m.currentView().owner(kind, identity)
+	if target == "" {
+		return nil, "no member hosts the kind in this node's topology", nil
 	}
-	ci := &pcluster.ClusterIdentity{Identity: identity, Kind: kind}
-	owner := rdv.GetByClusterIdentity(ci)
-	if owner == "" {
-		return nil, nil
-	}
-	res, err := m.request(ctx, actor.NewPID(owner, disthash.PartitionActivatorActorName), &pcluster.ActivationRequest{ClusterIdentity: ci})
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
+	req := &messages.PlacementRequest{Cluster: m.name, Protocol: ProtocolVersion, Kind: kind, Identity: identity}
+	why := ""
+	for range maxRedirects {
+		actx, cancel := context.WithTimeout(ctx, placementAttempt)
+		res, err := m.request(actx, actor.NewPID(target, placementActor), req)
+		cancel()
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, why, ctx.Err()
+			}
+			return nil, fmt.Sprintf("the member at %s did not answer: %v", target, err), nil
 		}
-		return nil, nil // the owner is unreachable or gone: look again
+		r, ok := res.(*messages.PlacementReply)
+		if !ok {
+			return nil, fmt.Sprintf("the member at %s answered %T", target, res), nil
+		}
+		switch r.GetErrorKind() {
+		case "":
+		case wireKindClusterMismatch:
+			return nil, "", mismatchError(m.name, r.GetCluster(), r.GetProtocol(), target)
+		case messages.WireKindUnknownKind:
+			return nil, "", fmt.Errorf("%w: %q: %s", ErrUnknownKind, kind, r.GetError())
+		default:
+			return nil, r.GetError(), nil
+		}
+		if red := r.GetRedirect(); red != "" {
+			why = fmt.Sprintf("redirected from %s to %s", target, red)
+			target = red
+			continue
+		}
+		pid := actor.NewPID(r.GetPidAddress(), r.GetPidId())
+		m.cluster.PidCache.Set(identity, kind, pid)
+		return pid, "", nil
 	}
-	r, ok := res.(*pcluster.ActivationResponse)
-	if !ok || r.GetPid() == nil || r.GetFailed() {
-		return nil, nil
+	return nil, why + " (too many redirects: the members' views disagree)", nil
+}
+
+// providerJoinError returns why the provider could join no member (every
+// node it reached belongs to another cluster), or nil.
+func (m *Member) providerJoinError() error {
+	m.mu.Lock()
+	f := m.joinErr
+	m.mu.Unlock()
+	if f == nil {
+		return nil
 	}
-	m.cluster.PidCache.Set(identity, kind, r.GetPid())
-	return r.GetPid(), nil
+	return f()
 }
 
 // request sends msg to pid and waits for the one reply, for ctx to end, or
@@ -199,6 +264,11 @@ func (m *Member) lookup(ctx context.Context, kind, identity string) (*actor.PID,
 // a Proto.Actor future is, without its timer and without a goroutine to
 // wait on it under ctx).
 func (m *Member) request(ctx context.Context, pid *actor.PID, msg any) (any, error) {
+	return m.requestGrace(ctx, pid, msg, departGrace)
+}
+
+// requestGrace is request with the given grace after a departure.
+func (m *Member) requestGrace(ctx context.Context, pid *actor.PID, msg any, graceAfterDeparture time.Duration) (any, error) {
 	p := &replyProcess{ch: make(chan any, 1)}
 	self, _ := m.sys.ProcessRegistry.Add(p, "ringactor-request"+m.sys.ProcessRegistry.NextId())
 	defer m.sys.ProcessRegistry.Remove(self)
@@ -216,7 +286,10 @@ func (m *Member) request(ctx context.Context, pid *actor.PID, msg any) (any, err
 			return nil, ctx.Err()
 		case <-departed:
 			departed = nil
-			t := time.NewTimer(departGrace)
+			if graceAfterDeparture <= 0 {
+				return nil, errDeparted
+			}
+			t := time.NewTimer(graceAfterDeparture)
 			defer t.Stop()
 			grace = t.C
 		case <-grace:
@@ -245,8 +318,9 @@ func (p *replyProcess) Stop(*actor.PID) {}
 
 // departGrace is how long a request still waits for its reply after the
 // member hosting its target left the topology: a member that leaves
-// gracefully answers what it holds while it passivates.
-const departGrace = time.Second
+// gracefully has answered what it held before it left, so this only
+// covers replies still on the wire.
+const departGrace = 250 * time.Millisecond
 
 // errDeparted: the member hosting the request's target left.
 var errDeparted = errors.New("member departed")

@@ -7,14 +7,20 @@
 // (idle timeout or member shutdown) terminates that kernel cleanly.
 //
 // A [Member] is one cluster member: a Proto.Actor actor system with remoting
-// (bound to 127.0.0.1 unless an address is given), a cluster using the
-// disthash identity lookup and the given provider, and a runtime hosting the
-// kernels of the identities placed on it.
+// (bound to 127.0.0.1 unless an address is given), a cluster with the given
+// provider, and a runtime hosting the kernels of the identities placed on
+// it. An identity has at most one activation in the cluster at any time: a
+// member activates only identities it owns by its own topology (others get
+// a redirect to the owner, which the client follows), and only after every
+// other member has passivated the identity if it held it. A kind declared
+// with [NewStatefulKind] hands its state to the identity's next activation.
+// Every message carries the cluster's name and [ProtocolVersion]: nodes of
+// another cluster are refused with [ErrClusterMismatch].
 //
 // [Request] and [Send] address an identity of a kind from any member. The
 // message travels as a [messages.WireEnvelope] (msgpack inside protobuf);
 // failures come back as typed errors: [ErrUnknownKind], [ErrTimeout],
-// [ErrMemberUnavailable], [*RemoteError] (which matches gpu.ErrExecution,
+// [ErrMemberUnavailable], [ErrClusterMismatch], [*RemoteError] (which matches gpu.ErrExecution,
 // messages.ErrDecode, messages.ErrUnregistered ... by its kind), and the
 // local errors of package messages for messages that cannot be encoded.
 package cluster

@@ -190,16 +190,21 @@ type etcdProvider struct {
 	closeOnce sync.Once
 }
 
-// StartMember sends the etcd client's logs to the member's logger (unless
-// WithEtcdLogger gave one) and starts Proto.Actor's provider.
+// setLogger sends the etcd client's logs to the member's logger (unless
+// WithEtcdLogger gave one): Start calls it before the member starts.
+func (p *etcdProvider) setLogger(l *slog.Logger) { p.log.member.Store(l) }
+
+// StartMember starts Proto.Actor's provider; the etcd client's logs go to
+// the member's logger (setLogger), or to the cluster's when the provider
+// serves a cluster that Start did not make.
 func (p *etcdProvider) StartMember(c *pcluster.Cluster) error {
-	p.log.member.Store(c.Logger())
+	p.log.member.CompareAndSwap(nil, c.Logger())
 	return p.Provider.StartMember(c)
 }
 
 // StartClient is StartMember for a cluster client.
 func (p *etcdProvider) StartClient(c *pcluster.Cluster) error {
-	p.log.member.Store(c.Logger())
+	p.log.member.CompareAndSwap(nil, c.Logger())
 	return p.Provider.StartClient(c)
 }
 

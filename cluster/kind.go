@@ -33,8 +33,11 @@ type Kind struct {
 	name           string
 	idleTimeout    time.Duration
 	handlerTimeout time.Duration
-	// producer makes the grain actor of one activation on member m.
-	producer func(m *Member) actor.Producer
+	// producer makes the grain actor of one activation on member m: of
+	// identity with the handed-off state (nil when none). ringactor's
+	// placement actor spawns it; an actor the producer makes without an
+	// identity (Proto.Actor's own identity lookup) refuses every request.
+	producer func(m *Member, identity string, state []byte) actor.Producer
 }
 
 // NewKind declares a cluster kind named name whose activations run a ring
@@ -42,11 +45,25 @@ type Kind struct {
 // restart of the kernel, so its state is per identity) and the kernel
 // options opts. Req and Resp must be registered message types
 // (messages.Register) for the kind to be reachable from other members.
+// An activation's state is lost when it passivates or moves; see
+// NewStatefulKind for a kind that hands its state over.
 func NewKind[Req, Resp any](name string, newHandler func() actors.Handler[Req, Resp], opts ...actors.KernelOption) *Kind {
+	return newKind(name, func(string, []byte) (func() actors.Handler[Req, Resp], func() ([]byte, error), error) {
+		return newHandler, nil, nil
+	}, opts)
+}
+
+// startFunc starts one activation of an identity with its handed-off state:
+// it returns the kernel's handler factory and, for a stateful kind, the
+// function that returns the state when the activation ends.
+type startFunc[Req, Resp any] func(identity string, state []byte) (func() actors.Handler[Req, Resp], func() ([]byte, error), error)
+
+// newKind declares a kind whose activations start with start.
+func newKind[Req, Resp any](name string, start startFunc[Req, Resp], opts []actors.KernelOption) *Kind {
 	k := &Kind{name: name, handlerTimeout: DefaultHandlerTimeout}
-	k.producer = func(m *Member) actor.Producer {
+	k.producer = func(m *Member, identity string, state []byte) actor.Producer {
 		return func() actor.Actor {
-			return &grain[Req, Resp]{kind: k, member: m, newHandler: newHandler, opts: opts}
+			return &grain[Req, Resp]{kind: k, member: m, identity: identity, state: state, start: start, opts: opts}
 		}
 	}
 	return k
@@ -57,7 +74,7 @@ func (k *Kind) Name() string { return k.name }
 
 // WithIdleTimeout makes an activation passivate (terminating its kernel)
 // after d without messages; 0, the default, keeps it until its member
-// shuts down. It returns k.
+// shuts down or the identity moves. It returns k.
 func (k *Kind) WithIdleTimeout(d time.Duration) *Kind {
 	k.idleTimeout = d
 	return k
@@ -72,71 +89,96 @@ func (k *Kind) WithHandlerTimeout(d time.Duration) *Kind {
 	return k
 }
 
-// build makes the Proto.Actor cluster kind for member m.
+// build makes the Proto.Actor cluster kind for member m: it names the kind
+// in the member's topology entry. Its activations come from ringactor's
+// placement actor, not from Proto.Actor's identity lookup.
 func (k *Kind) build(m *Member) *pcluster.Kind {
-	return pcluster.NewKind(k.name, actor.PropsFromProducer(k.producer(m)))
+	return pcluster.NewKind(k.name, actor.PropsFromProducer(k.producer(m, "", nil)))
 }
 
 // grain is the actor of one activation: it owns the identity's ring kernel
 // and turns wire envelopes into typed kernel requests. It handles one
-// message at a time, so an identity sees its messages in arrival order.
+// message at a time, so an identity sees its messages in arrival order. It
+// is a child of the member's placement actor, which it tells when it has
+// stopped (grainStopped, with the state of a stateful kind).
 type grain[Req, Resp any] struct {
-	kind       *Kind
-	member     *Member
-	newHandler func() actors.Handler[Req, Resp]
-	opts       []actors.KernelOption
+	kind     *Kind
+	member   *Member
+	identity string
+	state    []byte
+	start    startFunc[Req, Resp]
+	opts     []actors.KernelOption
 
 	kernelID string
 	kernel   *actors.Kernel[Req, Resp]
-	startErr error // why the kernel could not start, if it could not
+	snapshot func() ([]byte, error) // a stateful kind's Passivate
+	startErr error                  // why the kernel could not start, if it could not
+	out      []byte                 // the state Passivate returned
+	hasOut   bool
 }
+
+// passivateGrain asks a grain to end its activation.
+type passivateGrain struct{}
 
 // Receive implements actor.Actor.
 func (g *grain[Req, Resp]) Receive(c actor.Context) {
 	switch msg := c.Message().(type) {
+	case *actor.Started:
+		g.activate(c)
 	case *pcluster.ClusterInit:
-		g.activate(c, msg.Identity)
+		if g.identity == "" {
+			g.startErr = fmt.Errorf("%w: kind %q is activated by ringactor's placement, not Proto.Actor's identity lookup", ErrMemberUnavailable, g.kind.name)
+		}
 	case *messages.WireEnvelope:
 		g.handle(c, msg)
-	case *actor.ReceiveTimeout:
+	case passivateGrain, *actor.ReceiveTimeout:
 		c.Stop(c.Self())
 	case *actor.Stopping:
 		g.passivate()
 	case *actor.Stopped:
-		g.member.grains.Delete(c.Self().String())
+		if g.identity != "" && c.Parent() != nil {
+			c.Send(c.Parent(), &grainStopped{key: g.kind.name + "/" + g.identity, kind: g.kind.name, identity: g.identity, pid: c.Self(), state: g.out, hasState: g.hasOut})
+		}
 	}
 }
 
 // activate launches and activates the identity's kernel.
-func (g *grain[Req, Resp]) activate(c actor.Context, id *pcluster.ClusterIdentity) {
-	g.member.grains.Store(c.Self().String(), c.Self())
-	if id == nil {
-		g.startErr = fmt.Errorf("%w: activation without a cluster identity", ErrMemberUnavailable)
-		return
+func (g *grain[Req, Resp]) activate(c actor.Context) {
+	if g.identity == "" {
+		return // made by Proto.Actor's identity lookup: see ClusterInit
 	}
-	g.kernelID = id.Kind + "/" + id.Identity
-	ctx, cancel := context.WithTimeout(context.Background(), activationTimeout)
-	defer cancel()
-	def := actors.NewKernel(g.kernelID, g.newHandler, g.opts...)
-	h, err := actors.Launch(ctx, g.member.rt, def)
+	g.kernelID = g.kind.name + "/" + g.identity
+	newHandler, snapshot, err := g.start(g.identity, g.state)
 	if err == nil {
-		err = h.Activate(ctx)
-		if err != nil {
-			_ = h.Terminate(ctx)
+		ctx, cancel := context.WithTimeout(context.Background(), activationTimeout)
+		defer cancel()
+		def := actors.NewKernel(g.kernelID, newHandler, g.opts...)
+		var h *actors.Kernel[Req, Resp]
+		h, err = actors.Launch(ctx, g.member.rt, def)
+		if err == nil {
+			err = h.Activate(ctx)
+			if err != nil {
+				_ = h.Terminate(ctx)
+			}
+		}
+		if err == nil {
+			g.kernel, g.snapshot = h, snapshot
 		}
 	}
 	if err != nil {
 		g.startErr = fmt.Errorf("%w: kernel %q: %w", ErrMemberUnavailable, g.kernelID, err)
 		g.member.logger.Warn("ringactor/cluster: activation failed", slog.String("kernel", g.kernelID), slog.Any("error", err))
+		// The handed-off state stays with the identity.
+		g.out, g.hasOut = g.state, g.state != nil
 		return
 	}
-	g.kernel = h
 	if g.kind.idleTimeout > 0 {
 		c.SetReceiveTimeout(g.kind.idleTimeout)
 	}
 }
 
-// passivate terminates the kernel, draining what it holds.
+// passivate terminates the kernel, draining what it holds, and takes a
+// stateful kind's state.
 func (g *grain[Req, Resp]) passivate() {
 	if g.kernel == nil {
 		return
@@ -147,6 +189,17 @@ func (g *grain[Req, Resp]) passivate() {
 		g.member.logger.Warn("ringactor/cluster: kernel termination failed", slog.String("kernel", g.kernelID), slog.Any("error", err))
 	}
 	g.kernel = nil
+	if g.snapshot != nil {
+		st, err := g.snapshot()
+		if err != nil {
+			g.member.logger.Warn("ringactor/cluster: passivation lost the activation's state", slog.String("kernel", g.kernelID), slog.Any("error", err))
+			return
+		}
+		g.out, g.hasOut = st, true
+		if g.out == nil {
+			g.out = []byte{}
+		}
+	}
 }
 
 // handle admits one request into the kernel and returns at once: the
@@ -156,6 +209,18 @@ func (g *grain[Req, Resp]) passivate() {
 func (g *grain[Req, Resp]) handle(c actor.Context, w *messages.WireEnvelope) {
 	id := w.GetId()
 	sender := c.Sender()
+	if c := w.GetCluster(); c != "" && !sameCluster(g.member.name, c, w.GetProtocol()) {
+		g.answer(sender, wireError(wireKindClusterMismatch, fmt.Sprintf("the member hosting %s is in cluster %q (protocol %d), the request came from cluster %q (protocol %d)",
+			g.kernelID, g.member.name, ProtocolVersion, c, w.GetProtocol()), id))
+		return
+	}
+	if g.member.isFenced() {
+		// This member may have been dropped by the others, who may
+		// activate the identity elsewhere: it serves nothing until it
+		// hears from them again.
+		g.answer(sender, wireError(wireKindMoved, "the member hosting the identity is out of touch with the cluster", id))
+		return
+	}
 	if g.kernel == nil {
 		msg := "kernel not running"
 		if g.startErr != nil {

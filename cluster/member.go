@@ -8,6 +8,7 @@ import (
 	"net"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -37,9 +38,12 @@ type memberConfig struct {
 	maxPayload     int
 	// remoteOptions are added to the member's Proto.Actor remote
 	// configuration (TLS credentials, gRPC options).
-	remoteOptions []remote.ConfigOption
-	client        bool
-	protoKinds    []*pcluster.Kind
+	remoteOptions  []remote.ConfigOption
+	client         bool
+	protoKinds     []*pcluster.Kind
+	advertise      string
+	handoffTimeout time.Duration
+	protoLogLevel  *slog.Level
 }
 
 // WithProtoKinds makes the member also host plain Proto.Actor cluster kinds,
@@ -57,6 +61,15 @@ func AsClient() Option { return func(c *memberConfig) { c.client = true } }
 // DefaultAddress). A wildcard host (0.0.0.0, ::, empty) is logged as a
 // warning: it exposes the member on every interface.
 func WithAddress(hostPort string) Option { return func(c *memberConfig) { c.address = hostPort } }
+
+// WithAdvertise sets the host:port other members and clients reach this
+// member at, when it differs from the bind address (WithAddress): a member
+// bound to a wildcard address, behind NAT or in a container. A port of 0
+// means the port the member binds. Without it, a member bound to a
+// wildcard address advertises the host's first non-loopback address
+// (127.0.0.1 when it has none) and logs which; never the wildcard itself,
+// which no other node could reach.
+func WithAdvertise(hostPort string) Option { return func(c *memberConfig) { c.advertise = hostPort } }
 
 // WithLogger sets the logger of the member, its actor system and its runtime
 // (default slog.Default()).
@@ -82,7 +95,7 @@ func WithMaxPayload(n int) Option { return func(c *memberConfig) { c.maxPayload 
 var lifecycleMu sync.Mutex
 
 // Member is one member of a ringactor cluster: it hosts the identities of
-// its kinds that the disthash lookup places on it, and sends requests to any
+// its kinds that it owns by its topology, and sends requests to any
 // identity of the cluster.
 type Member struct {
 	name           string
@@ -97,9 +110,21 @@ type Member struct {
 	owned          bool // the member started (and stops) the cluster and actor system
 	client         bool // started with AsClient
 
-	grains sync.Map // PID string → *actor.PID of the local activations
+	kinds          map[string]*Kind // the member's kinds, by name
+	activations    atomic.Int64     // live activations on this member
+	handoffTimeout time.Duration
+	placement      *actor.PID // the placement actor (members only)
+	ready          chan struct{}
+	readyOnce      sync.Once
+	settled        <-chan struct{}             // the provider's, when it says when it has joined
+	fence          atomic.Pointer[func() bool] // the provider's, when it fences a member out of touch
+	refusedCount   atomic.Int64
+	joinErr        func() error // the provider's: why no member could be joined
+	refusedAddrs   sync.Map     // addresses already logged as another cluster's
+	pushTimeout    time.Duration
 
 	mu        sync.Mutex
+	view      view
 	topoKinds map[string]int // kind → number of members hosting it
 	members   int
 	topoCh    chan struct{}            // closed and replaced at each topology change
@@ -114,8 +139,11 @@ type Member struct {
 
 // Start starts a member of the cluster name with the given provider, hosting
 // kinds. Its remote binds to 127.0.0.1 on a free port unless WithAddress
-// says otherwise; identities are placed with the disthash lookup. With
-// AsClient it joins as a client that hosts nothing.
+// says otherwise, and other nodes reach it at WithAdvertise's address (see
+// there for wildcard binds); identities of ringactor kinds are placed by
+// ringactor's placement (one activation per identity; see the package
+// documentation), plain Proto.Actor kinds (WithProtoKinds) by the disthash
+// lookup. With AsClient it joins as a client that hosts nothing.
 func Start(ctx context.Context, name string, provider pcluster.ClusterProvider, kinds []*Kind, opts ...Option) (m *Member, err error) {
 	cfg, host, port, err := configure(kinds, opts)
 	if err != nil {
@@ -128,8 +156,13 @@ func Start(ctx context.Context, name string, provider pcluster.ClusterProvider, 
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	advertised, port, err := advertise(cfg, host, port)
+	if err != nil {
+		return nil, err
+	}
 	logger := cfg.logger
-	sys := actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger { return logger }))
+	plog := protoLogger(logger, cfg.protoLogLevel)
+	sys := actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger { return plog }))
 	m, pkinds, err := newMember(sys, name, kinds, cfg)
 	if err != nil {
 		sys.Shutdown()
@@ -143,10 +176,17 @@ func Start(ctx context.Context, name string, provider pcluster.ClusterProvider, 
 	// a dead member (and a graceful shutdown) for ten seconds; one attempt
 	// is enough, as the next message to that address makes a new endpoint.
 	ropts := append([]remote.ConfigOption{singleConnectAttempt}, cfg.remoteOptions...)
+	if advertised != "" {
+		ropts = append(ropts, remote.WithAdvertisedHost(advertised))
+		resolveAliases(sys, aliases(host, port))
+	}
 	rcfg := remote.Configure(host, port, append(ropts, closeFailedConnects())...)
 	ccfg := pcluster.Configure(name, provider, disthash.New(), rcfg,
 		pcluster.WithKinds(append(pkinds, cfg.protoKinds...)...), pcluster.WithRequestTimeout(cfg.requestTimeout))
 	m.cluster = pcluster.New(sys, ccfg)
+	if p, ok := provider.(interface{ setLogger(*slog.Logger) }); ok {
+		p.setLogger(logger)
+	}
 	defer func() {
 		if r := recover(); r != nil { // Proto.Actor panics when a member cannot start
 			err = fmt.Errorf("ringactor/cluster: starting member: %v", r)
@@ -162,7 +202,28 @@ func Start(ctx context.Context, name string, provider pcluster.ClusterProvider, 
 	} else {
 		m.cluster.StartMember()
 	}
+	m.useProvider(provider)
 	return m, nil
+}
+
+// useProvider takes what the provider says of joining: when it has joined
+// (settled), whether the member is out of touch (fenced) and why no member
+// could be joined.
+func (m *Member) useProvider(provider pcluster.ClusterProvider) {
+	if p, ok := provider.(interface{ settled() <-chan struct{} }); ok {
+		m.mu.Lock()
+		m.settled = p.settled()
+		m.mu.Unlock()
+	}
+	if p, ok := provider.(interface{ fenced() bool }); ok {
+		f := p.fenced
+		m.fence.Store(&f)
+	}
+	if p, ok := provider.(interface{ joinError() error }); ok {
+		m.mu.Lock()
+		m.joinErr = p.joinError
+		m.mu.Unlock()
+	}
 }
 
 // Embed prepares ringactor kinds for a Proto.Actor cluster the caller builds
@@ -184,7 +245,10 @@ func Embed(sys *actor.ActorSystem, kinds []*Kind, opts ...Option) (*Member, []*p
 // Attach binds an embedded member (see Embed) to the cluster that hosts its
 // kinds. Call it after pcluster.New and before the cluster starts.
 func (m *Member) Attach(c *pcluster.Cluster) {
+	m.mu.Lock()
 	m.cluster, m.name, m.provider = c, c.Config.Name, c.Config.ClusterProvider
+	m.mu.Unlock()
+	m.useProvider(c.Config.ClusterProvider)
 }
 
 // warnIfWildcard logs a warning when host is a wildcard (empty, 0.0.0.0,
@@ -203,7 +267,8 @@ func singleConnectAttempt(rc *remote.Config) { rc.MaxRetryCount = 1 }
 
 // configure applies opts and checks kinds.
 func configure(kinds []*Kind, opts []Option) (cfg memberConfig, host string, port int, err error) {
-	cfg = memberConfig{address: DefaultAddress, logger: slog.Default(), requestTimeout: DefaultRequestTimeout, maxPayload: messages.MaxPayloadSize}
+	cfg = memberConfig{address: DefaultAddress, logger: slog.Default(), requestTimeout: DefaultRequestTimeout,
+		maxPayload: messages.MaxPayloadSize, handoffTimeout: DefaultHandoffTimeout}
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -243,10 +308,21 @@ func newMember(sys *actor.ActorSystem, name string, kinds []*Kind, cfg memberCon
 		requestTimeout: cfg.requestTimeout, maxPayload: cfg.maxPayload,
 		topoKinds: map[string]int{}, topoCh: make(chan struct{}), closed: make(chan struct{}),
 		addrs: map[string]bool{}, departed: map[string]chan struct{}{},
+		kinds: make(map[string]*Kind, len(kinds)), handoffTimeout: cfg.handoffTimeout,
+		ready: make(chan struct{}), pushTimeout: cfg.handoffTimeout,
 	}
 	pkinds := make([]*pcluster.Kind, len(kinds))
 	for i, k := range kinds {
 		pkinds[i] = k.build(m)
+		m.kinds[k.name] = k
+	}
+	if !cfg.client {
+		pid, err := sys.Root.SpawnNamed(actor.PropsFromProducer(func() actor.Actor { return newPlacement(m) }), placementActor)
+		if err != nil {
+			_ = rt.Close(context.Background())
+			return nil, nil, fmt.Errorf("ringactor/cluster: placement actor: %w", err)
+		}
+		m.placement = pid
 	}
 	m.sub = sys.EventStream.Subscribe(func(ev any) {
 		if t, ok := ev.(*pcluster.ClusterTopology); ok {
@@ -268,8 +344,23 @@ func (m *Member) onTopology(t *pcluster.ClusterTopology) {
 	}
 	rdv := pcluster.NewRendezvous()
 	rdv.UpdateMembers(t.Members)
+	self := m.sys.Address()
+	v := view{self: self, members: len(t.Members), rdv: rdv, all: t.Members}
+	inTopology := false
+	for _, mem := range t.Members {
+		if a := mem.Address(); a != self {
+			v.others = append(v.others, a)
+		} else {
+			inTopology = true
+		}
+	}
 	m.mu.Lock()
-	m.topoKinds, m.members, m.addrs, m.rdv = kinds, len(t.Members), addrs, rdv
+	m.topoKinds, m.members, m.addrs, m.rdv, m.view = kinds, len(t.Members), addrs, rdv, v
+	if inTopology && m.settled == nil {
+		// A provider that does not say when it has joined (etcd, ...):
+		// its first topology that holds this member is the whole view.
+		m.readyOnce.Do(func() { close(m.ready) })
+	}
 	for a, ch := range m.departed {
 		if !addrs[a] {
 			close(ch)
@@ -279,7 +370,67 @@ func (m *Member) onTopology(t *pcluster.ClusterTopology) {
 	close(m.topoCh)
 	m.topoCh = make(chan struct{})
 	m.mu.Unlock()
+	if m.placement != nil {
+		m.sys.Root.Send(m.placement, topologyChanged{})
+	}
 }
+
+// currentView returns the member's topology as placement uses it.
+func (m *Member) currentView() view {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.view
+}
+
+// isReady reports whether the member has joined: its provider has heard
+// from (or given up on) every member it knows of, so its topology is not a
+// partial view of its own making.
+func (m *Member) isReady() bool {
+	m.mu.Lock()
+	settled := m.settled
+	m.mu.Unlock()
+	if settled != nil {
+		select {
+		case <-settled:
+			return true
+		default:
+			return false
+		}
+	}
+	select {
+	case <-m.ready:
+		return true
+	default:
+		return false
+	}
+}
+
+// isFenced reports whether the member is out of touch with members of its
+// topology for so long that they may drop it: it then serves nothing.
+func (m *Member) isFenced() bool {
+	f := m.fence.Load()
+	return f != nil && (*f)()
+}
+
+// refused logs, once per address, that a node of another cluster was
+// refused: an operator must point it (or this member) at the right seeds.
+// At most maxRefusedLogged addresses are remembered (clients come from a
+// new port each time); past that, one more record says so.
+func (m *Member) refused(addr string, err error) {
+	if _, seen := m.refusedAddrs.Load(addr); seen {
+		return
+	}
+	switch n := m.refusedCount.Add(1); {
+	case n <= maxRefusedLogged:
+		m.refusedAddrs.Store(addr, true)
+		m.logger.Error("ringactor/cluster: refused a node of another cluster", slog.String("address", addr), slog.Any("error", err))
+	case n == maxRefusedLogged+1:
+		m.logger.Error("ringactor/cluster: refused more nodes of other clusters; no longer logging each", slog.Any("error", err))
+	}
+}
+
+// maxRefusedLogged bounds the refused addresses a member logs.
+const maxRefusedLogged = 256
 
 // topology returns how many members host kind, how many members there are,
 // and a channel closed at the next change.
@@ -347,32 +498,30 @@ func (m *Member) Cluster() *pcluster.Cluster { return m.cluster }
 func (m *Member) Runtime() *actors.Runtime { return m.rt }
 
 // Activations returns how many identities are active on this member.
-func (m *Member) Activations() int {
-	n := 0
-	m.grains.Range(func(_, _ any) bool { n++; return true })
-	return n
-}
+func (m *Member) Activations() int { return int(m.activations.Load()) }
 
-// Close shuts the member down gracefully: it tells its peers it leaves
-// (with the peers provider, so that they move its identities at once), then
+// Close shuts the member down gracefully: it stops taking activations,
 // passivates its activations (terminating their kernels, which drain and
-// answer what they hold), closes its runtime, and stops its cluster and
-// actor system (an embedded member leaves those to their owner).
-// Proto.Actor's graceful shutdown waits about two seconds for ownership to
-// move. Close is idempotent; ctx bounds the leaving and the passivation.
+// answer what they hold; a stateful kind gives its state), sends those
+// states to the identities' next owners, tells its peers it leaves (with
+// the peers provider, so that they move its identities at once), closes its
+// runtime, and stops its cluster and actor system (an embedded member
+// leaves those to their owner). Proto.Actor's graceful shutdown waits about
+// two seconds. Close is idempotent; ctx bounds the passivation, the
+// hand-off and the leaving.
 func (m *Member) Close(ctx context.Context) error {
 	m.closeOnce.Do(func() {
 		lifecycleMu.Lock()
 		defer lifecycleMu.Unlock()
 		close(m.closed)
 		var errs []error
+		if err := m.passivateAll(ctx); err != nil {
+			errs = append(errs, err)
+		}
 		if l, ok := m.provider.(interface{ Leave(context.Context) error }); ok && m.owned {
 			if err := l.Leave(ctx); err != nil {
 				m.logger.Warn("ringactor/cluster: leaving", slog.Any("error", err))
 			}
-		}
-		if err := m.passivateAll(ctx); err != nil {
-			errs = append(errs, err)
 		}
 		if err := m.rt.Close(ctx); err != nil {
 			errs = append(errs, err)
@@ -407,63 +556,4 @@ func (m *Member) shutdownCluster() {
 	_ = m.cluster.Config.ClusterProvider.Shutdown(true)
 	m.cluster.IdentityLookup.Shutdown()
 	m.cluster.Remote.Shutdown(true)
-}
-
-// passivateAll stops every local activation and waits until the disthash
-// placement actor has reported each one terminated, so that no activation
-// bookkeeping runs while the cluster shuts down.
-func (m *Member) passivateAll(ctx context.Context) error {
-	var pids []*actor.PID
-	m.grains.Range(func(_, v any) bool {
-		pids = append(pids, v.(*actor.PID))
-		return true
-	})
-	if len(pids) == 0 {
-		return nil
-	}
-	pending := make(map[string]bool, len(pids))
-	for _, p := range pids {
-		pending[p.String()] = true
-	}
-	var mu sync.Mutex
-	done := make(chan struct{})
-	sub := m.sys.EventStream.Subscribe(func(ev any) {
-		t, ok := ev.(*pcluster.ActivationTerminated)
-		if !ok || t.Pid == nil {
-			return
-		}
-		mu.Lock()
-		defer mu.Unlock()
-		if pending[t.Pid.String()] {
-			delete(pending, t.Pid.String())
-			if len(pending) == 0 {
-				close(done)
-			}
-		}
-	})
-	defer m.sys.EventStream.Unsubscribe(sub)
-	var errs []error
-	for _, p := range pids {
-		if err := waitFuture(ctx, m.sys.Root.PoisonFuture(p)); err != nil && !errors.Is(err, actor.ErrDeadLetter) {
-			errs = append(errs, fmt.Errorf("passivating %s: %w", p.Id, err))
-		}
-	}
-	select {
-	case <-done:
-	case <-ctx.Done():
-		errs = append(errs, fmt.Errorf("waiting for passivation: %w", ctx.Err()))
-	}
-	return errors.Join(errs...)
-}
-
-// waitFuture waits for f, or for ctx to end.
-func waitFuture(ctx context.Context, f *actor.Future) error {
-	done := make(chan error, 1)
-	go func() { done <- f.Wait() }()
-	select {
-	case err := <-done:
-		return err
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -58,10 +60,22 @@ type PeersProvider struct {
 	current string           // the member ids of the last topology, sorted, joined
 	stopped bool
 
-	kick  chan struct{} // a change worth a topology update now
-	stop  chan struct{}
-	done  chan struct{}
-	pings sync.WaitGroup
+	kick chan struct{} // a change worth a topology update now
+	stop chan struct{}
+
+	// settledCh is closed once every address known at the time has been
+	// greeted once (answered or failed): the node's first topology is then
+	// not a view of its own making.
+	settledCh chan struct{}
+	// fenceAt is when the node fences itself (unix ns; 0 = not while the
+	// topology stays as it is): see fenced.
+	fenceAt     atomic.Int64
+	settledOnce sync.Once
+	// mismatch holds, by address, the nodes that answered as members of
+	// another cluster.
+	mismatch map[string]error
+	done     chan struct{}
+	pings    sync.WaitGroup
 }
 
 // peer is what a node knows of another node's address.
@@ -69,7 +83,9 @@ type peer struct {
 	info     *messages.PeerInfo // nil until it has been heard from
 	lastSeen time.Time          // last answer or greeting; when added, before that
 	pinging  bool
-	seed     bool // given to Peers: greeted for as long as the node runs
+	seed     bool      // given to Peers: greeted for as long as the node runs
+	tried    bool      // answered, or found dead (nothing listens at its address)
+	acked    time.Time // when the last greeting that was answered was sent
 }
 
 // forgetAfter is how many failure timeouts an address that is not a seed
@@ -110,6 +126,7 @@ func Peers(seeds []string, opts ...PeersOption) *PeersProvider {
 		heartbeat: DefaultHeartbeat, timeout: DefaultFailureTimeout,
 		peers: map[string]*peer{},
 		kick:  make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}),
+		settledCh: make(chan struct{}), mismatch: map[string]error{},
 	}
 	for _, s := range seeds {
 		if s = strings.TrimSpace(s); s != "" {
@@ -136,7 +153,8 @@ func (p *PeersProvider) start(c *pcluster.Cluster, client bool) error {
 		return fmt.Errorf("ringactor/cluster: own address %q: %w", c.ActorSystem.Address(), err)
 	}
 	port, _ := strconv.Atoi(portStr)
-	self := &messages.PeerInfo{Id: c.ActorSystem.ID, Host: host, Port: int32(port), Client: client}
+	self := &messages.PeerInfo{Id: c.ActorSystem.ID, Host: host, Port: int32(port), Client: client,
+		Cluster: c.Config.Name, Protocol: ProtocolVersion}
 	if !client {
 		self.Kinds = c.GetClusterKinds()
 	}
@@ -167,6 +185,7 @@ func (p *PeersProvider) start(c *pcluster.Cluster, client bool) error {
 	}
 	p.pid = pid
 	p.publish()
+	p.checkSettled()
 	go p.run()
 	return nil
 }
@@ -216,9 +235,19 @@ func (p *PeersProvider) signal() {
 }
 
 // receive answers greetings: the greeting is proof of life of its sender.
+// A greeting from another cluster is answered (with this node's cluster,
+// so that the greeter sees the mismatch too) but not recorded.
 func (p *PeersProvider) receive(ctx actor.Context) {
 	hello, ok := ctx.Message().(*messages.PeerHello)
 	if !ok || hello.GetSelf() == nil {
+		return
+	}
+	if info := hello.GetSelf(); !sameCluster(p.self.GetCluster(), info.GetCluster(), info.GetProtocol()) {
+		addr := net.JoinHostPort(info.GetHost(), strconv.Itoa(int(info.GetPort())))
+		p.refuse(addr, info)
+		if ctx.Sender() != nil {
+			ctx.Respond(&messages.PeerView{Self: p.self})
+		}
 		return
 	}
 	p.heard(hello.GetSelf())
@@ -246,6 +275,7 @@ func (p *PeersProvider) heard(info *messages.PeerInfo) {
 		pr = &peer{lastSeen: time.Now()}
 		p.peers[addr] = pr
 	}
+	delete(p.mismatch, addr)
 	changed := pr.info == nil || pr.info.GetId() != info.GetId() || pr.info.GetLeaving() != info.GetLeaving()
 	pr.info, pr.lastSeen = info, time.Now()
 	if changed {
@@ -284,6 +314,7 @@ func (p *PeersProvider) run() {
 	for {
 		p.greetAll()
 		p.publish()
+		p.checkSettled() // after publish: the topology holds what was heard
 		select {
 		case <-p.stop:
 			return
@@ -314,13 +345,41 @@ func (p *PeersProvider) greetAll() {
 	}
 }
 
-// greet sends one greeting to addr and records the answer.
+// greet sends one greeting to addr and records the answer. An address
+// that has not answered lately is first probed with a plain TCP connection:
+// Proto.Actor's endpoint to an address where nothing listens holds its
+// messages (and a graceful shutdown) for two seconds, so nothing is sent
+// through it before something answers there.
 func (p *PeersProvider) greet(addr string, pr *peer) {
 	defer p.pings.Done()
+	sent := time.Now()
+	p.mu.Lock()
+	probe := pr.info == nil || sent.Sub(pr.lastSeen) > p.timeout
+	p.mu.Unlock()
+	if probe {
+		conn, err := net.DialTimeout("tcp", addr, p.greetTimeout())
+		if err != nil {
+			// Refused: nothing listens there, the node is not up. A
+			// timeout says nothing: the address is tried again.
+			refused := errors.Is(err, syscall.ECONNREFUSED)
+			p.mu.Lock()
+			pr.pinging = false
+			pr.tried = pr.tried || refused
+			p.mu.Unlock()
+			if refused {
+				p.signal()
+			}
+			return
+		}
+		_ = conn.Close()
+	}
 	f := p.c.ActorSystem.Root.RequestFuture(actor.NewPID(addr, peersActor), &messages.PeerHello{Self: p.self}, p.greetTimeout())
 	res, err := f.Result()
 	p.mu.Lock()
 	pr.pinging = false
+	if err == nil {
+		pr.tried = true
+	}
 	p.mu.Unlock()
 	if err != nil {
 		return
@@ -329,10 +388,111 @@ func (p *PeersProvider) greet(addr string, pr *peer) {
 	if !ok || view.GetSelf() == nil {
 		return
 	}
+	if info := view.GetSelf(); !sameCluster(p.self.GetCluster(), info.GetCluster(), info.GetProtocol()) {
+		p.refuse(addr, info)
+		return
+	}
 	p.heard(view.GetSelf())
+	p.mu.Lock()
+	pr.acked = sent
+	p.updateFence(time.Now())
+	p.mu.Unlock()
 	for _, a := range view.GetKnown() {
 		p.addPeer(a)
 	}
+}
+
+// refuse records and logs (once per address) that the node at addr, which
+// info describes, belongs to another cluster.
+func (p *PeersProvider) refuse(addr string, info *messages.PeerInfo) {
+	err := mismatchError(p.self.GetCluster(), info.GetCluster(), info.GetProtocol(), addr)
+	p.mu.Lock()
+	_, seen := p.mismatch[addr]
+	p.mismatch[addr] = err
+	p.mu.Unlock()
+	if !seen {
+		p.logger.Error("ringactor/cluster: refused a node of another cluster; check the seeds (--peers) and the cluster name",
+			slog.String("address", addr), slog.Any("error", err))
+	}
+}
+
+// checkSettled closes settledCh once every known address has answered or
+// been found dead. A node that is up but slow to answer keeps the node
+// from settling: settling without it could make this node activate
+// identities that node holds.
+func (p *PeersProvider) checkSettled() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.c == nil {
+		return
+	}
+	for _, pr := range p.peers {
+		if !pr.tried {
+			return
+		}
+	}
+	p.settledOnce.Do(func() { close(p.settledCh) })
+}
+
+// settled returns a channel closed once every address the node knew of
+// (its seeds and those they named) has answered or been found dead, and
+// the topology holds every member that answered.
+func (p *PeersProvider) settled() <-chan struct{} { return p.settledCh }
+
+// fenced reports whether a live member of this node's topology has not
+// answered a greeting sent within the last failure timeout less half a
+// heartbeat: that member, which last heard of this node no earlier than
+// that greeting was sent, may drop it from its topology soon (and move its
+// identities), so the node serves nothing until it is answered again or
+// drops that member itself. It is read at every request: one atomic load
+// of the instant computed at each answer and topology change (fenceAt).
+func (p *PeersProvider) fenced() bool {
+	at := p.fenceAt.Load()
+	return at != 0 && time.Now().UnixNano() > at
+}
+
+// updateFence recomputes fenceAt: the earliest instant at which a live
+// member's last answered greeting gets too old. The caller holds mu.
+func (p *PeersProvider) updateFence(now time.Time) {
+	limit := p.timeout - p.heartbeat/2
+	if limit <= 0 {
+		limit = p.timeout / 2
+	}
+	var at int64
+	for _, pr := range p.peers {
+		if p.alive(pr, now) && !pr.acked.IsZero() {
+			if t := pr.acked.Add(limit).UnixNano(); at == 0 || t < at {
+				at = t
+			}
+		}
+	}
+	p.fenceAt.Store(at)
+}
+
+// joinError returns why the node has no member to join: every address it
+// knows answered as a node of another cluster (nil otherwise).
+func (p *PeersProvider) joinError() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.mismatch) == 0 {
+		return nil
+	}
+	now := time.Now()
+	var errs []error
+	for addr, pr := range p.peers {
+		if p.alive(pr, now) {
+			return nil
+		}
+		err, ok := p.mismatch[addr]
+		if !ok {
+			if !pr.tried {
+				return nil // not answered yet
+			}
+			continue
+		}
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
 }
 
 // publish updates Proto.Actor's member list when the live members changed.
@@ -348,6 +508,7 @@ func (p *PeersProvider) publish() {
 			members = append(members, toMember(pr.info))
 		}
 	}
+	p.updateFence(now)
 	ids := make([]string, len(members))
 	for i, m := range members {
 		ids[i] = m.Id
@@ -384,7 +545,8 @@ func (p *PeersProvider) Leave(ctx context.Context) error {
 	}
 	p.stopped = true
 	leaving := &messages.PeerInfo{Id: p.self.GetId(), Host: p.self.GetHost(), Port: p.self.GetPort(),
-		Kinds: p.self.GetKinds(), Client: p.self.GetClient(), Leaving: true}
+		Kinds: p.self.GetKinds(), Client: p.self.GetClient(), Leaving: true,
+		Cluster: p.self.GetCluster(), Protocol: p.self.GetProtocol()}
 	now := time.Now()
 	var addrs []string
 	for addr, pr := range p.peers {

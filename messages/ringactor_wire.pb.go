@@ -46,7 +46,13 @@ type WireEnvelope struct {
 	// nanoseconds, when it sent the message; 0 = not given. The receiver
 	// bounds the handling by it (a duration, not a deadline: members' clocks
 	// need not agree).
-	TimeoutNs     uint64 `protobuf:"varint,7,opt,name=timeout_ns,json=timeoutNs,proto3" json:"timeout_ns,omitempty"`
+	TimeoutNs uint64 `protobuf:"varint,7,opt,name=timeout_ns,json=timeoutNs,proto3" json:"timeout_ns,omitempty"`
+	// cluster is the name of the sender's cluster and protocol the version
+	// of ringactor's cluster protocol it speaks: a member refuses a request
+	// from another cluster or protocol. Empty / 0 = not given (a message
+	// that does not cross the cluster boundary).
+	Cluster       string `protobuf:"bytes,8,opt,name=cluster,proto3" json:"cluster,omitempty"`
+	Protocol      uint32 `protobuf:"varint,9,opt,name=protocol,proto3" json:"protocol,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -126,6 +132,20 @@ func (x *WireEnvelope) GetPayload() []byte {
 func (x *WireEnvelope) GetTimeoutNs() uint64 {
 	if x != nil {
 		return x.TimeoutNs
+	}
+	return 0
+}
+
+func (x *WireEnvelope) GetCluster() string {
+	if x != nil {
+		return x.Cluster
+	}
+	return ""
+}
+
+func (x *WireEnvelope) GetProtocol() uint32 {
+	if x != nil {
+		return x.Protocol
 	}
 	return 0
 }
@@ -221,7 +241,12 @@ type PeerInfo struct {
 	// a member of the topology.
 	Client bool `protobuf:"varint,5,opt,name=client,proto3" json:"client,omitempty"`
 	// leaving is true when the member is shutting down.
-	Leaving       bool `protobuf:"varint,6,opt,name=leaving,proto3" json:"leaving,omitempty"`
+	Leaving bool `protobuf:"varint,6,opt,name=leaving,proto3" json:"leaving,omitempty"`
+	// cluster is the name of the node's cluster; protocol the version of
+	// ringactor's cluster protocol it speaks. A greeting from another
+	// cluster or protocol is refused.
+	Cluster       string `protobuf:"bytes,7,opt,name=cluster,proto3" json:"cluster,omitempty"`
+	Protocol      uint32 `protobuf:"varint,8,opt,name=protocol,proto3" json:"protocol,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -296,6 +321,20 @@ func (x *PeerInfo) GetLeaving() bool {
 		return x.Leaving
 	}
 	return false
+}
+
+func (x *PeerInfo) GetCluster() string {
+	if x != nil {
+		return x.Cluster
+	}
+	return ""
+}
+
+func (x *PeerInfo) GetProtocol() uint32 {
+	if x != nil {
+		return x.Protocol
+	}
+	return 0
 }
 
 // PeerHello is what a peers-provider node sends each peer it knows, at
@@ -399,11 +438,409 @@ func (x *PeerView) GetKnown() []string {
 	return nil
 }
 
+// PlacementRequest asks a member's placement actor for the activation of
+// an identity: the member activates it when it owns the identity by its
+// own topology, and otherwise redirects to the owner it sees.
+type PlacementRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Cluster       string                 `protobuf:"bytes,1,opt,name=cluster,proto3" json:"cluster,omitempty"`
+	Protocol      uint32                 `protobuf:"varint,2,opt,name=protocol,proto3" json:"protocol,omitempty"`
+	Kind          string                 `protobuf:"bytes,3,opt,name=kind,proto3" json:"kind,omitempty"`
+	Identity      string                 `protobuf:"bytes,4,opt,name=identity,proto3" json:"identity,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PlacementRequest) Reset() {
+	*x = PlacementRequest{}
+	mi := &file_ringactor_wire_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PlacementRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PlacementRequest) ProtoMessage() {}
+
+func (x *PlacementRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_ringactor_wire_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PlacementRequest.ProtoReflect.Descriptor instead.
+func (*PlacementRequest) Descriptor() ([]byte, []int) {
+	return file_ringactor_wire_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *PlacementRequest) GetCluster() string {
+	if x != nil {
+		return x.Cluster
+	}
+	return ""
+}
+
+func (x *PlacementRequest) GetProtocol() uint32 {
+	if x != nil {
+		return x.Protocol
+	}
+	return 0
+}
+
+func (x *PlacementRequest) GetKind() string {
+	if x != nil {
+		return x.Kind
+	}
+	return ""
+}
+
+func (x *PlacementRequest) GetIdentity() string {
+	if x != nil {
+		return x.Identity
+	}
+	return ""
+}
+
+// PlacementReply answers a PlacementRequest: the activation's process
+// (pid_address, pid_id), or a redirect to the member that owns the identity,
+// or a failure (error_kind is one of the WireError kinds, or
+// "cluster_mismatch").
+type PlacementReply struct {
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	PidAddress string                 `protobuf:"bytes,1,opt,name=pid_address,json=pidAddress,proto3" json:"pid_address,omitempty"`
+	PidId      string                 `protobuf:"bytes,2,opt,name=pid_id,json=pidId,proto3" json:"pid_id,omitempty"`
+	Redirect   string                 `protobuf:"bytes,3,opt,name=redirect,proto3" json:"redirect,omitempty"`
+	ErrorKind  string                 `protobuf:"bytes,4,opt,name=error_kind,json=errorKind,proto3" json:"error_kind,omitempty"`
+	Error      string                 `protobuf:"bytes,5,opt,name=error,proto3" json:"error,omitempty"`
+	// cluster and protocol are the replying member's.
+	Cluster       string `protobuf:"bytes,6,opt,name=cluster,proto3" json:"cluster,omitempty"`
+	Protocol      uint32 `protobuf:"varint,7,opt,name=protocol,proto3" json:"protocol,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PlacementReply) Reset() {
+	*x = PlacementReply{}
+	mi := &file_ringactor_wire_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PlacementReply) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PlacementReply) ProtoMessage() {}
+
+func (x *PlacementReply) ProtoReflect() protoreflect.Message {
+	mi := &file_ringactor_wire_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PlacementReply.ProtoReflect.Descriptor instead.
+func (*PlacementReply) Descriptor() ([]byte, []int) {
+	return file_ringactor_wire_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *PlacementReply) GetPidAddress() string {
+	if x != nil {
+		return x.PidAddress
+	}
+	return ""
+}
+
+func (x *PlacementReply) GetPidId() string {
+	if x != nil {
+		return x.PidId
+	}
+	return ""
+}
+
+func (x *PlacementReply) GetRedirect() string {
+	if x != nil {
+		return x.Redirect
+	}
+	return ""
+}
+
+func (x *PlacementReply) GetErrorKind() string {
+	if x != nil {
+		return x.ErrorKind
+	}
+	return ""
+}
+
+func (x *PlacementReply) GetError() string {
+	if x != nil {
+		return x.Error
+	}
+	return ""
+}
+
+func (x *PlacementReply) GetCluster() string {
+	if x != nil {
+		return x.Cluster
+	}
+	return ""
+}
+
+func (x *PlacementReply) GetProtocol() uint32 {
+	if x != nil {
+		return x.Protocol
+	}
+	return 0
+}
+
+// HandoffRequest is what a member that is about to activate an identity it
+// owns asks every other member of its topology: passivate the identity if
+// you hold it and give me its state. owner is the asking member's address.
+type HandoffRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Cluster       string                 `protobuf:"bytes,1,opt,name=cluster,proto3" json:"cluster,omitempty"`
+	Protocol      uint32                 `protobuf:"varint,2,opt,name=protocol,proto3" json:"protocol,omitempty"`
+	Kind          string                 `protobuf:"bytes,3,opt,name=kind,proto3" json:"kind,omitempty"`
+	Identity      string                 `protobuf:"bytes,4,opt,name=identity,proto3" json:"identity,omitempty"`
+	Owner         string                 `protobuf:"bytes,5,opt,name=owner,proto3" json:"owner,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HandoffRequest) Reset() {
+	*x = HandoffRequest{}
+	mi := &file_ringactor_wire_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HandoffRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HandoffRequest) ProtoMessage() {}
+
+func (x *HandoffRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_ringactor_wire_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HandoffRequest.ProtoReflect.Descriptor instead.
+func (*HandoffRequest) Descriptor() ([]byte, []int) {
+	return file_ringactor_wire_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *HandoffRequest) GetCluster() string {
+	if x != nil {
+		return x.Cluster
+	}
+	return ""
+}
+
+func (x *HandoffRequest) GetProtocol() uint32 {
+	if x != nil {
+		return x.Protocol
+	}
+	return 0
+}
+
+func (x *HandoffRequest) GetKind() string {
+	if x != nil {
+		return x.Kind
+	}
+	return ""
+}
+
+func (x *HandoffRequest) GetIdentity() string {
+	if x != nil {
+		return x.Identity
+	}
+	return ""
+}
+
+func (x *HandoffRequest) GetOwner() string {
+	if x != nil {
+		return x.Owner
+	}
+	return ""
+}
+
+// HandoffReply answers a HandoffRequest: conflict when the answering member
+// owns the identity by its own topology or is activating it (the asker must
+// not activate it now); otherwise the identity is not active there, and
+// state carries its handed-off state when has_state.
+type HandoffReply struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Conflict      bool                   `protobuf:"varint,1,opt,name=conflict,proto3" json:"conflict,omitempty"`
+	State         []byte                 `protobuf:"bytes,2,opt,name=state,proto3" json:"state,omitempty"`
+	HasState      bool                   `protobuf:"varint,3,opt,name=has_state,json=hasState,proto3" json:"has_state,omitempty"`
+	Error         string                 `protobuf:"bytes,4,opt,name=error,proto3" json:"error,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HandoffReply) Reset() {
+	*x = HandoffReply{}
+	mi := &file_ringactor_wire_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HandoffReply) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HandoffReply) ProtoMessage() {}
+
+func (x *HandoffReply) ProtoReflect() protoreflect.Message {
+	mi := &file_ringactor_wire_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HandoffReply.ProtoReflect.Descriptor instead.
+func (*HandoffReply) Descriptor() ([]byte, []int) {
+	return file_ringactor_wire_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *HandoffReply) GetConflict() bool {
+	if x != nil {
+		return x.Conflict
+	}
+	return false
+}
+
+func (x *HandoffReply) GetState() []byte {
+	if x != nil {
+		return x.State
+	}
+	return nil
+}
+
+func (x *HandoffReply) GetHasState() bool {
+	if x != nil {
+		return x.HasState
+	}
+	return false
+}
+
+func (x *HandoffReply) GetError() string {
+	if x != nil {
+		return x.Error
+	}
+	return ""
+}
+
+// HandoffState gives a member the state of an identity it is to own next:
+// a member that leaves gracefully sends the states of its passivated
+// identities to their next owners. Answered with a HandoffReply.
+type HandoffState struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Cluster       string                 `protobuf:"bytes,1,opt,name=cluster,proto3" json:"cluster,omitempty"`
+	Protocol      uint32                 `protobuf:"varint,2,opt,name=protocol,proto3" json:"protocol,omitempty"`
+	Kind          string                 `protobuf:"bytes,3,opt,name=kind,proto3" json:"kind,omitempty"`
+	Identity      string                 `protobuf:"bytes,4,opt,name=identity,proto3" json:"identity,omitempty"`
+	State         []byte                 `protobuf:"bytes,5,opt,name=state,proto3" json:"state,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HandoffState) Reset() {
+	*x = HandoffState{}
+	mi := &file_ringactor_wire_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HandoffState) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HandoffState) ProtoMessage() {}
+
+func (x *HandoffState) ProtoReflect() protoreflect.Message {
+	mi := &file_ringactor_wire_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HandoffState.ProtoReflect.Descriptor instead.
+func (*HandoffState) Descriptor() ([]byte, []int) {
+	return file_ringactor_wire_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *HandoffState) GetCluster() string {
+	if x != nil {
+		return x.Cluster
+	}
+	return ""
+}
+
+func (x *HandoffState) GetProtocol() uint32 {
+	if x != nil {
+		return x.Protocol
+	}
+	return 0
+}
+
+func (x *HandoffState) GetKind() string {
+	if x != nil {
+		return x.Kind
+	}
+	return ""
+}
+
+func (x *HandoffState) GetIdentity() string {
+	if x != nil {
+		return x.Identity
+	}
+	return ""
+}
+
+func (x *HandoffState) GetState() []byte {
+	if x != nil {
+		return x.State
+	}
+	return nil
+}
+
 var File_ringactor_wire_proto protoreflect.FileDescriptor
 
 const file_ringactor_wire_proto_rawDesc = "" +
 	"\n" +
-	"\x14ringactor_wire.proto\x12\x15ringactor.messages.v1\"\xce\x01\n" +
+	"\x14ringactor_wire.proto\x12\x15ringactor.messages.v1\"\x84\x02\n" +
 	"\fWireEnvelope\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12%\n" +
 	"\x0ecorrelation_id\x18\x02 \x01(\x04R\rcorrelationId\x12\x1a\n" +
@@ -412,25 +849,61 @@ const file_ringactor_wire_proto_rawDesc = "" +
 	"\breply_to\x18\x05 \x01(\tR\areplyTo\x12\x18\n" +
 	"\apayload\x18\x06 \x01(\fR\apayload\x12\x1d\n" +
 	"\n" +
-	"timeout_ns\x18\a \x01(\x04R\ttimeoutNs\"l\n" +
+	"timeout_ns\x18\a \x01(\x04R\ttimeoutNs\x12\x18\n" +
+	"\acluster\x18\b \x01(\tR\acluster\x12\x1a\n" +
+	"\bprotocol\x18\t \x01(\rR\bprotocol\"l\n" +
 	"\tWireError\x12\x12\n" +
 	"\x04code\x18\x01 \x01(\rR\x04code\x12\x12\n" +
 	"\x04kind\x18\x02 \x01(\tR\x04kind\x12\x18\n" +
 	"\amessage\x18\x03 \x01(\tR\amessage\x12\x1d\n" +
 	"\n" +
-	"message_id\x18\x04 \x01(\x04R\tmessageId\"\x8a\x01\n" +
+	"message_id\x18\x04 \x01(\x04R\tmessageId\"\xc0\x01\n" +
 	"\bPeerInfo\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04host\x18\x02 \x01(\tR\x04host\x12\x12\n" +
 	"\x04port\x18\x03 \x01(\x05R\x04port\x12\x14\n" +
 	"\x05kinds\x18\x04 \x03(\tR\x05kinds\x12\x16\n" +
 	"\x06client\x18\x05 \x01(\bR\x06client\x12\x18\n" +
-	"\aleaving\x18\x06 \x01(\bR\aleaving\"@\n" +
+	"\aleaving\x18\x06 \x01(\bR\aleaving\x12\x18\n" +
+	"\acluster\x18\a \x01(\tR\acluster\x12\x1a\n" +
+	"\bprotocol\x18\b \x01(\rR\bprotocol\"@\n" +
 	"\tPeerHello\x123\n" +
 	"\x04self\x18\x01 \x01(\v2\x1f.ringactor.messages.v1.PeerInfoR\x04self\"U\n" +
 	"\bPeerView\x123\n" +
 	"\x04self\x18\x01 \x01(\v2\x1f.ringactor.messages.v1.PeerInfoR\x04self\x12\x14\n" +
-	"\x05known\x18\x02 \x03(\tR\x05knownB)Z'github.com/ringactor/ringactor/messagesb\x06proto3"
+	"\x05known\x18\x02 \x03(\tR\x05known\"x\n" +
+	"\x10PlacementRequest\x12\x18\n" +
+	"\acluster\x18\x01 \x01(\tR\acluster\x12\x1a\n" +
+	"\bprotocol\x18\x02 \x01(\rR\bprotocol\x12\x12\n" +
+	"\x04kind\x18\x03 \x01(\tR\x04kind\x12\x1a\n" +
+	"\bidentity\x18\x04 \x01(\tR\bidentity\"\xcf\x01\n" +
+	"\x0ePlacementReply\x12\x1f\n" +
+	"\vpid_address\x18\x01 \x01(\tR\n" +
+	"pidAddress\x12\x15\n" +
+	"\x06pid_id\x18\x02 \x01(\tR\x05pidId\x12\x1a\n" +
+	"\bredirect\x18\x03 \x01(\tR\bredirect\x12\x1d\n" +
+	"\n" +
+	"error_kind\x18\x04 \x01(\tR\terrorKind\x12\x14\n" +
+	"\x05error\x18\x05 \x01(\tR\x05error\x12\x18\n" +
+	"\acluster\x18\x06 \x01(\tR\acluster\x12\x1a\n" +
+	"\bprotocol\x18\a \x01(\rR\bprotocol\"\x8c\x01\n" +
+	"\x0eHandoffRequest\x12\x18\n" +
+	"\acluster\x18\x01 \x01(\tR\acluster\x12\x1a\n" +
+	"\bprotocol\x18\x02 \x01(\rR\bprotocol\x12\x12\n" +
+	"\x04kind\x18\x03 \x01(\tR\x04kind\x12\x1a\n" +
+	"\bidentity\x18\x04 \x01(\tR\bidentity\x12\x14\n" +
+	"\x05owner\x18\x05 \x01(\tR\x05owner\"s\n" +
+	"\fHandoffReply\x12\x1a\n" +
+	"\bconflict\x18\x01 \x01(\bR\bconflict\x12\x14\n" +
+	"\x05state\x18\x02 \x01(\fR\x05state\x12\x1b\n" +
+	"\thas_state\x18\x03 \x01(\bR\bhasState\x12\x14\n" +
+	"\x05error\x18\x04 \x01(\tR\x05error\"\x8a\x01\n" +
+	"\fHandoffState\x12\x18\n" +
+	"\acluster\x18\x01 \x01(\tR\acluster\x12\x1a\n" +
+	"\bprotocol\x18\x02 \x01(\rR\bprotocol\x12\x12\n" +
+	"\x04kind\x18\x03 \x01(\tR\x04kind\x12\x1a\n" +
+	"\bidentity\x18\x04 \x01(\tR\bidentity\x12\x14\n" +
+	"\x05state\x18\x05 \x01(\fR\x05stateB)Z'github.com/ringactor/ringactor/messagesb\x06proto3"
 
 var (
 	file_ringactor_wire_proto_rawDescOnce sync.Once
@@ -444,13 +917,18 @@ func file_ringactor_wire_proto_rawDescGZIP() []byte {
 	return file_ringactor_wire_proto_rawDescData
 }
 
-var file_ringactor_wire_proto_msgTypes = make([]protoimpl.MessageInfo, 5)
+var file_ringactor_wire_proto_msgTypes = make([]protoimpl.MessageInfo, 10)
 var file_ringactor_wire_proto_goTypes = []any{
-	(*WireEnvelope)(nil), // 0: ringactor.messages.v1.WireEnvelope
-	(*WireError)(nil),    // 1: ringactor.messages.v1.WireError
-	(*PeerInfo)(nil),     // 2: ringactor.messages.v1.PeerInfo
-	(*PeerHello)(nil),    // 3: ringactor.messages.v1.PeerHello
-	(*PeerView)(nil),     // 4: ringactor.messages.v1.PeerView
+	(*WireEnvelope)(nil),     // 0: ringactor.messages.v1.WireEnvelope
+	(*WireError)(nil),        // 1: ringactor.messages.v1.WireError
+	(*PeerInfo)(nil),         // 2: ringactor.messages.v1.PeerInfo
+	(*PeerHello)(nil),        // 3: ringactor.messages.v1.PeerHello
+	(*PeerView)(nil),         // 4: ringactor.messages.v1.PeerView
+	(*PlacementRequest)(nil), // 5: ringactor.messages.v1.PlacementRequest
+	(*PlacementReply)(nil),   // 6: ringactor.messages.v1.PlacementReply
+	(*HandoffRequest)(nil),   // 7: ringactor.messages.v1.HandoffRequest
+	(*HandoffReply)(nil),     // 8: ringactor.messages.v1.HandoffReply
+	(*HandoffState)(nil),     // 9: ringactor.messages.v1.HandoffState
 }
 var file_ringactor_wire_proto_depIdxs = []int32{
 	2, // 0: ringactor.messages.v1.PeerHello.self:type_name -> ringactor.messages.v1.PeerInfo
@@ -473,7 +951,7 @@ func file_ringactor_wire_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_ringactor_wire_proto_rawDesc), len(file_ringactor_wire_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   5,
+			NumMessages:   10,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -31,13 +31,14 @@ type builtinResult struct {
 type failoverResult struct {
 	OK        int64    `json:"ok"`
 	Typed     int64    `json:"typed"`
-	Untyped   []string `json:"untyped"`   // errors that are not the cluster's typed errors
-	Slow      []string `json:"slow"`      // requests that outlived their deadline
-	Victims   int      `json:"victims"`   // identities the killed member hosted
-	Recovered int      `json:"recovered"` // of those, how many answered from a survivor
-	WorstNs   int64    `json:"worst_ns"`  // the last recovery, after the kill
-	After     []string `json:"after"`     // failures of the round after recovery
-	FromDead  int      `json:"from_dead"` // replies of that round from the killed member
+	Untyped   []string `json:"untyped"`    // errors that are not the cluster's typed errors
+	Slow      []string `json:"slow"`       // requests that outlived their deadline
+	Victims   int      `json:"victims"`    // identities the killed member hosted
+	Recovered int      `json:"recovered"`  // of those, how many answered from a survivor
+	WorstNs   int64    `json:"worst_ns"`   // the last recovery, after the kill
+	After     []string `json:"after"`      // failures of the round after recovery
+	FromDead  int      `json:"from_dead"`  // replies of that round from the killed member
+	DroppedNs int64    `json:"dropped_ns"` // when the client's topology dropped the killed member, after the kill; 0 = not seen
 }
 
 // Sizes of the failover scenario.
@@ -50,9 +51,17 @@ const (
 )
 
 func runScenario(mode string) int {
+	if mode == "churn" {
+		return runChurnClient()
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	cl, err := cluster.Start(ctx, clusterName, cluster.Peers(seeds()), nil, cluster.AsClient(), cluster.WithLogger(actors.DiscardLogger()))
+	p, err := provider()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "provider:", err)
+		return 1
+	}
+	cl, err := cluster.Start(ctx, clusterName, p, nil, cluster.AsClient(), cluster.WithLogger(actors.DiscardLogger()))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "start:", err)
 		return 1
@@ -213,11 +222,15 @@ func failoverScenario(ctx context.Context, cl *cluster.Member) (failoverResult, 
 	killedAt.Store(at)
 	victim.Store(&dead)
 	deadline := time.Unix(0, at).Add(recoveryLimit)
+	before := cl.Members()
 	for time.Now().Before(deadline) {
+		if res.DroppedNs == 0 && cl.Members() < before {
+			res.DroppedNs = int64(time.Since(time.Unix(0, at)))
+		}
 		mu.Lock()
 		done := len(recovered) == res.Victims
 		mu.Unlock()
-		if done {
+		if done && res.DroppedNs != 0 {
 			break
 		}
 		time.Sleep(5 * time.Millisecond) // polling the load's progress, not synchronising

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"testing"
 	"time"
+
+	"github.com/ringactor/ringactor/cluster"
 )
 
 // TestBuiltinKindsAcrossProcesses calls echo and add in their JSON form on
@@ -31,8 +33,30 @@ func TestFailover(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts four processes")
 	}
-	members, addrs := startMembers(t, 3)
-	client := startProc(t, "failover", addrs[:1])
+	failover(t, nil)
+}
+
+// TestEtcdLeaseExpiry is TestFailover with the etcd provider: the killed
+// member cannot deregister, so the others drop it from their topology only
+// when its lease (cluster.EtcdLeaseTTL) expires; then its identities
+// activate on the survivors.
+func TestEtcdLeaseExpiry(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts five processes")
+	}
+	res := failover(t, []string{etcdEnv + "=" + startEtcd(t)})
+	dropped := time.Duration(res.DroppedNs)
+	t.Logf("the client's topology dropped the killed member %v after the kill (lease TTL %v)", dropped, cluster.EtcdLeaseTTL)
+	if dropped == 0 || dropped > cluster.EtcdLeaseTTL+3*time.Second {
+		t.Errorf("the killed member was dropped %v after the kill; want once its lease of %v expired", dropped, cluster.EtcdLeaseTTL)
+	}
+}
+
+// failover runs the failover scenario with the members' and client's extra
+// environment env and checks it; it returns the client's result.
+func failover(t *testing.T, env []string) failoverResult {
+	members, addrs := startMembers(t, 3, env...)
+	client := startProc(t, "failover", addrs[:1], env...)
 	var owners map[string]string
 	if err := json.Unmarshal([]byte(client.expect(t, "OWNERS ", 60*time.Second)), &owners); err != nil {
 		t.Fatal(err)
@@ -74,4 +98,5 @@ func TestFailover(t *testing.T) {
 	if res.FromDead > 0 {
 		t.Errorf("after recovery %d replies came from the killed member", res.FromDead)
 	}
+	return res
 }

@@ -7,8 +7,12 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
+
+	pcluster "github.com/asynkron/protoactor-go/cluster"
+	"go.uber.org/goleak"
 
 	"github.com/ringactor/ringactor/actors"
 	"github.com/ringactor/ringactor/cluster"
@@ -32,18 +36,26 @@ func init() {
 }
 
 // memberAddr is the child member's address, set once it has started.
-var memberAddr string
+var memberAddr atomic.Pointer[string]
+
+// self returns memberAddr.
+func self() string {
+	if a := memberAddr.Load(); a != nil {
+		return *a
+	}
+	return ""
+}
 
 func whoami() actors.Handler[Who, Here] {
 	n := 0
 	return func(context.Context, Who) (Here, error) {
 		n++
-		return Here{Addr: memberAddr, Count: n}, nil
+		return Here{Addr: self(), Count: n}, nil
 	}
 }
 
 func testKinds() []*cluster.Kind {
-	return append(demo.Kinds(), cluster.NewKind("whoami", whoami))
+	return append(demo.Kinds(self), cluster.NewKind("whoami", whoami))
 }
 
 const (
@@ -52,7 +64,23 @@ const (
 	// client scenarios of client_test.go.
 	childEnv = "RINGACTOR_MULTIPROC_CHILD"
 	seedsEnv = "RINGACTOR_MULTIPROC_SEEDS"
+	// bindEnv is the address a member binds (default: loopback, any port).
+	bindEnv = "RINGACTOR_MULTIPROC_BIND"
+	// etcdEnv is the etcd endpoint of a node that uses the etcd provider.
+	etcdEnv = "RINGACTOR_MULTIPROC_ETCD"
+	// leakEnv makes a member check, after closing, that it left no
+	// goroutine behind (exit status 3 and "LEAK" on stderr otherwise).
+	leakEnv = "RINGACTOR_MULTIPROC_LEAKCHECK"
 )
+
+// provider returns the provider the environment names: etcd at etcdEnv,
+// or the peers provider with the seeds.
+func provider() (pcluster.ClusterProvider, error) {
+	if e := os.Getenv(etcdEnv); e != "" {
+		return cluster.Etcd([]string{e}, cluster.WithEtcdBaseKey("/ringactor-multiproc"))
+	}
+	return cluster.Peers(seeds()), nil
+}
 
 // seeds returns the addresses in seedsEnv.
 func seeds() []string {
@@ -67,12 +95,22 @@ func seeds() []string {
 func runMember() int {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	m, err := cluster.Start(ctx, clusterName, cluster.Peers(seeds()), testKinds(), cluster.WithLogger(actors.DiscardLogger()))
+	p, err := provider()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "provider:", err)
+		return 1
+	}
+	opts := []cluster.Option{cluster.WithLogger(actors.DiscardLogger())}
+	if b := os.Getenv(bindEnv); b != "" {
+		opts = append(opts, cluster.WithAddress(b))
+	}
+	m, err := cluster.Start(ctx, clusterName, p, testKinds(), opts...)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "start:", err)
 		return 1
 	}
-	memberAddr = m.Address()
+	addr := m.Address()
+	memberAddr.Store(&addr)
 	fmt.Printf("ADDR %s\n", m.Address())
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
@@ -91,5 +129,24 @@ func runMember() int {
 		fmt.Fprintln(os.Stderr, "close:", err)
 		return 1
 	}
+	if os.Getenv(leakEnv) != "" {
+		signal.Stop(sig)
+		if err := goleak.Find(protoActorLeaks...); err != nil {
+			fmt.Fprintln(os.Stderr, "LEAK after close:", err)
+			return 3
+		}
+	}
 	return 0
+}
+
+// protoActorLeaks are goroutines Proto.Actor leaves behind by design (its
+// throttlers' tickers are never stopped; the etcd provider's keep-alive
+// loop sleeps before it sees the shutdown) and the goroutine that drains
+// this child's stdin.
+var protoActorLeaks = []goleak.Option{
+	goleak.IgnoreTopFunction("github.com/asynkron/protoactor-go/cluster.NewGossipActor.NewThrottleWithLogger.func2.1"),
+	goleak.IgnoreTopFunction("github.com/asynkron/protoactor-go/cluster.(*Gossiper).StartGossiping.NewThrottle.func3.1"),
+	goleak.IgnoreTopFunction("github.com/asynkron/protoactor-go/actor.NewDeadLetter.NewThrottle.func4.1"),
+	goleak.IgnoreAnyFunction("github.com/asynkron/protoactor-go/cluster/clusterproviders/etcd.(*Provider).keepAliveForever"),
+	goleak.IgnoreAnyFunction("github.com/ringactor/ringactor/cluster/multiproc.runMember.func1"),
 }

@@ -44,7 +44,7 @@ type proc struct {
 
 // startProc starts this test binary as a child running mode, knowing
 // seeds; it is stopped (SIGTERM) and checked at the end of the test.
-func startProc(t *testing.T, mode string, seeds []string) *proc {
+func startProc(t *testing.T, mode string, seeds []string, env ...string) *proc {
 	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
@@ -54,6 +54,7 @@ func startProc(t *testing.T, mode string, seeds []string) *proc {
 	// A race report does not change the child's exit status; stop reads
 	// the reports (racecheck.DependencyOnly).
 	cmd.Env = append(os.Environ(), childEnv+"="+mode, seedsEnv+"="+strings.Join(seeds, ","), "GORACE=exitcode=0")
+	cmd.Env = append(cmd.Env, env...)
 	p := &proc{name: mode, cmd: cmd, lines: make(chan string, 64), stderr: &testproc.Buffer{}, waited: make(chan error, 1)}
 	cmd.Stderr = p.stderr
 	out, err := cmd.StdoutPipe()
@@ -151,11 +152,11 @@ func (p *proc) stop(t *testing.T) {
 // and returns them with their addresses. They are stopped together at the
 // end of the test (each graceful stop takes seconds: Proto.Actor's
 // shutdown sleeps two).
-func startMembers(t *testing.T, n int) ([]*proc, []string) {
+func startMembers(t *testing.T, n int, env ...string) ([]*proc, []string) {
 	var procs []*proc
 	var addrs []string
 	for range n {
-		p := startProc(t, "member", addrs)
+		p := startProc(t, "member", addrs, env...)
 		a := p.expect(t, "ADDR ", 30*time.Second)
 		p.name = "member " + a
 		procs = append(procs, p)

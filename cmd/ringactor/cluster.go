@@ -11,6 +11,7 @@ import (
 	"net"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	pcluster "github.com/asynkron/protoactor-go/cluster"
@@ -23,17 +24,23 @@ import (
 
 // Help text of the serve and call commands.
 const (
-	serveSynopsis    = "--cluster NAME [--bind HOST:PORT] (--peers HOST:PORT,... | --etcd ENDPOINTS) [-v]"
+	serveSynopsis    = "--cluster NAME [--bind HOST:PORT] [--advertise HOST:PORT] (--peers HOST:PORT,... | --etcd ENDPOINTS) [-v]"
 	serveDescription = `Run a member of the cluster NAME hosting the built-in kinds until SIGINT or
-SIGTERM: echo (replies with the JSON object it is sent) and add
-({"a":[...],"b":[...]} -> {"sum":[...]}). Each activated identity runs its
-own ring kernel. It binds 127.0.0.1 on a free port unless --bind says
-otherwise (a wildcard address is logged as a warning) and prints
-"member HOST:PORT" on stdout once it has joined. Members find one another
-through --peers, the remote addresses of some members (the first member of
-a cluster may give none: --peers ""), or through etcd. On a signal it
-leaves gracefully: tells its peers, passivates its identities (their
-kernels drain and answer what they hold) and stops; the exit status is 0.
+SIGTERM: echo (replies with the JSON object it is sent), add
+({"a":[...],"b":[...]} -> {"sum":[...]}) and counter ({} or {"by":N} ->
+{"count":...,"activation":...}: the identity's count after the request,
+kept when the identity moves). Each activated identity runs its own ring
+kernel, on the one member that owns it. It binds 127.0.0.1 on a free port
+unless --bind says otherwise (a wildcard address is logged as a warning),
+advertises --advertise to the others (default: the bind address; for a
+wildcard bind, the host's first non-loopback address, logged) and prints
+"member HOST:PORT" (the advertised address) on stdout once it has joined.
+Members find one another through --peers, the remote addresses of some
+members (the first member of a cluster may give none: --peers ""), or
+through etcd; nodes of another cluster name are refused (logged as an
+error). On a signal it leaves gracefully: passivates its identities (their
+kernels drain and answer what they hold; counter hands its count to the
+next owner), tells its peers and stops; the exit status is 0.
 `
 	callSynopsis    = "--cluster NAME (--peers HOST:PORT,... | --etcd ENDPOINTS) --kind KIND --identity ID --data '{...}' [--timeout D]"
 	callDescription = `Send one JSON request to the identity ID of kind KIND in the cluster NAME,
@@ -46,7 +53,7 @@ member unavailable, remote decode or execution error).
 // serveCommand is the "serve" subcommand.
 var serveCommand = command{
 	name:    "serve",
-	summary: "run a cluster member hosting the built-in kinds (echo, add) until a signal",
+	summary: "run a cluster member hosting the built-in kinds (echo, add, counter) until a signal",
 	run:     runServeCommand,
 }
 
@@ -160,6 +167,19 @@ func checkHostPort(addr string) error {
 	return nil
 }
 
+// checkAdvertise reports whether addr is HOST:PORT with a host other
+// nodes can reach: not empty, not a wildcard.
+func checkAdvertise(addr string) error {
+	if err := checkHostPort(addr); err != nil {
+		return err
+	}
+	host, _, _ := net.SplitHostPort(addr)
+	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
+		return fmt.Errorf("%q: a wildcard address cannot be reached by other nodes; give this host's address", addr)
+	}
+	return nil
+}
+
 // splitList splits a comma-separated list, dropping blank entries.
 func splitList(s string) []string {
 	var out []string
@@ -177,6 +197,7 @@ func runServeCommand(ctx context.Context, args []string, stdout, stderr io.Write
 	fs := newFlagSet("serve", serveSynopsis, serveDescription, stderr)
 	disc := addDiscoveryFlags(fs)
 	bind := fs.String("bind", cluster.DefaultAddress, "HOST:PORT the member's remote binds to")
+	adv := fs.String("advertise", "", "HOST:PORT other nodes reach this member at (default: the bind address; never a wildcard)")
 	verbose := fs.Bool("v", false, "log at debug level")
 	benchKinds := fs.Bool("bench-kinds", false, "also host the plain Proto.Actor echo kind that `ringactor bench --cluster` compares with")
 	if code, ok := parseFlags(fs, args); !ok {
@@ -188,6 +209,11 @@ func runServeCommand(ctx context.Context, args []string, stdout, stderr io.Write
 	if err := checkHostPort(*bind); err != nil {
 		return usageError(fs, "--bind: %v", err)
 	}
+	if *adv != "" {
+		if err := checkAdvertise(*adv); err != nil {
+			return usageError(fs, "--advertise: %v", err)
+		}
+	}
 	tlsOpts, err := disc.tlsOptions()
 	if err != nil {
 		return failure(stderr, "serve", err)
@@ -197,8 +223,20 @@ func runServeCommand(ctx context.Context, args []string, stdout, stderr io.Write
 		return failure(stderr, "serve", err)
 	}
 	log := newLogger(stderr, *verbose)
-	kinds := demo.Kinds()
+	var self atomic.Pointer[string] // the member's address, for the counter's replies
+	kinds := demo.Kinds(func() string {
+		if a := self.Load(); a != nil {
+			return *a
+		}
+		return ""
+	})
 	opts := append([]cluster.Option{cluster.WithAddress(*bind), cluster.WithLogger(log)}, tlsOpts...)
+	if *adv != "" {
+		opts = append(opts, cluster.WithAdvertise(*adv))
+	}
+	if *verbose {
+		opts = append(opts, cluster.WithProtoActorLogLevel(slog.LevelDebug))
+	}
 	if *benchKinds {
 		bk, echo := bench.ClusterKinds()
 		kinds = append(kinds, bk...)
@@ -210,8 +248,10 @@ func runServeCommand(ctx context.Context, args []string, stdout, stderr io.Write
 	if err != nil {
 		return failure(stderr, "serve", err)
 	}
+	addr := m.Address()
+	self.Store(&addr)
 	fmt.Fprintf(stdout, "member %s\n", m.Address())
-	log.Info("serving", slog.String("cluster", *disc.name), slog.String("address", m.Address()), slog.String("kinds", "echo,add"))
+	log.Info("serving", slog.String("cluster", *disc.name), slog.String("address", m.Address()), slog.String("kinds", "echo,add,counter"))
 	<-ctx.Done()
 	log.Info("leaving the cluster", slog.String("address", m.Address()))
 	cctx, ccancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -249,11 +289,7 @@ func runCallCommand(ctx context.Context, args []string, stdout, stderr io.Writer
 	if err != nil {
 		return failure(stderr, "call", fmt.Errorf("joining the cluster: %w", err))
 	}
-	defer func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = client.Close(ctx)
-	}()
+	defer closeWithin(cctx, client)
 	demo.Register() // the JSON forms of the demo kinds echo and add
 	out, err := cluster.RequestJSON(cctx, client, c.kind, c.identity, []byte(c.body))
 	if err != nil {
@@ -261,6 +297,31 @@ func runCallCommand(ctx context.Context, args []string, stdout, stderr io.Writer
 	}
 	fmt.Fprintf(stdout, "%s\n", out)
 	return exitOK
+}
+
+// closeWithin closes a one-shot client, waiting for it at most until ctx's
+// deadline (and at least a moment): Proto.Actor's remote can hold its
+// shutdown for seconds for a connection to a member that died, and the
+// call's deadline covers the whole command. What is left ends with the
+// process.
+func closeWithin(ctx context.Context, client *cluster.Member) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		cctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = client.Close(cctx)
+	}()
+	wait := 100 * time.Millisecond
+	if d, ok := ctx.Deadline(); ok {
+		wait = max(wait, time.Until(d))
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+	}
 }
 
 // callConfig is the call command's parsed command line.

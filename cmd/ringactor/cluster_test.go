@@ -38,6 +38,13 @@ func commandProcess(t *testing.T, args ...string) *exec.Cmd {
 // test, which must make it leave and exit 0.
 func startServe(t *testing.T, args ...string) string {
 	t.Helper()
+	a, _ := startServeLog(t, args...)
+	return a
+}
+
+// startServeLog is startServe that also returns the member's stderr.
+func startServeLog(t *testing.T, args ...string) (string, *testproc.Buffer) {
+	t.Helper()
 	cmd := commandProcess(t, append([]string{"serve"}, args...)...)
 	stderr := &testproc.Buffer{}
 	cmd.Stderr = stderr
@@ -83,11 +90,11 @@ func startServe(t *testing.T, args ...string) string {
 		if !ok {
 			t.Fatalf("serve exited before joining:\n%s", stderr)
 		}
-		return a
+		return a, stderr
 	case <-time.After(30 * time.Second):
 		t.Fatalf("serve did not join in 30s:\n%s", stderr)
 	}
-	return ""
+	return "", stderr
 }
 
 // call runs `ringactor call` in a child process.
@@ -152,6 +159,8 @@ func TestServeCallUsage(t *testing.T) {
 		{"serve", "--cluster", "c", "--peers", "", "--etcd", "http://127.0.0.1:2379"},
 		{"serve", "--cluster", "c", "--peers", "", "--tls-ca", "ca.pem"},
 		{"serve", "--cluster", "c", "--peers", "", "extra"},
+		{"serve", "--cluster", "c", "--peers", "", "--advertise", "0.0.0.0:7000"},
+		{"serve", "--cluster", "c", "--peers", "", "--advertise", "no-port"},
 		{"call", "--cluster", "c", "--peers", "127.0.0.1:1", "--identity", "i", "--json", "{}"},
 		{"call", "--cluster", "c", "--peers", "127.0.0.1:1", "--kind", "k", "--json", "{}"},
 		{"call", "--cluster", "c", "--peers", "127.0.0.1:1", "--kind", "k", "--identity", "i", "--json", "{nope"},
@@ -164,5 +173,46 @@ func TestServeCallUsage(t *testing.T) {
 		if out.Len() != 0 {
 			t.Errorf("%q printed %q on stdout", args, out.String())
 		}
+	}
+}
+
+// TestServeCounterAndIsolation: the counter kind counts per identity
+// whichever member a call goes through (one activation); a call of another
+// cluster through a member is refused, naming both clusters, on both
+// sides; a call with a dead seed before the live one answers; members log
+// no error for the clients that came and went.
+func TestServeCounterAndIsolation(t *testing.T) {
+	a, logA := startServeLog(t, "--cluster", "count", "--peers", "")
+	b, logB := startServeLog(t, "--cluster", "count", "--peers", a)
+	for i, via := range []string{a, b, a, b} {
+		out, errs, code := call(t, "--cluster", "count", "--peers", via, "--kind", "counter", "--identity", "carol", "--data", `{}`)
+		var got struct {
+			Count      int64
+			Activation string
+		}
+		if code != 0 || json.Unmarshal([]byte(out), &got) != nil || got.Count != int64(i+1) {
+			t.Fatalf("counter call %d via %s: exit %d, stdout %q, stderr %s", i+1, via, code, out, errs)
+		}
+	}
+	_, errs, code := call(t, "--cluster", "other", "--peers", a, "--kind", "counter", "--identity", "carol", "--data", `{}`, "--timeout", "5s")
+	if code != 1 || !strings.Contains(errs, "cluster mismatch") || !strings.Contains(errs, `"count"`) || !strings.Contains(errs, `"other"`) {
+		t.Errorf("call of another cluster: exit %d, stderr %s", code, errs)
+	}
+	dead := "127.0.0.1:1" // nothing listens on port 1
+	start := time.Now()
+	out, errs, code := call(t, "--cluster", "count", "--peers", dead+","+b, "--kind", "counter", "--identity", "dave", "--data", `{}`, "--timeout", "3s")
+	if code != 0 || !strings.Contains(out, `"count":1`) {
+		t.Errorf("call with a dead seed: exit %d, stdout %q, stderr %s", code, out, errs)
+	}
+	t.Logf("call with a dead and a live seed took %v (process start included)", time.Since(start))
+	for name, l := range map[string]*testproc.Buffer{"a": logA, "b": logB} {
+		for _, line := range strings.Split(l.String(), "\n") {
+			if strings.Contains(line, "level=ERROR") && !strings.Contains(line, "another cluster") {
+				t.Errorf("member %s logged an error: %s", name, line)
+			}
+		}
+	}
+	if !strings.Contains(logA.String(), "another cluster") {
+		t.Errorf("member a did not log the refused client of another cluster:\n%s", logA)
 	}
 }

@@ -1,7 +1,10 @@
 // Package demo declares the demo cluster kinds that every `ringactor serve`
-// member hosts: echo (replies with the JSON object it is sent) and add
-// ({"a":[…],"b":[…]} → {"sum":[…]}). The CLI and the multi-process cluster
-// tests use them; library packages register nothing at init.
+// member hosts: echo (replies with the JSON object it is sent), add
+// ({"a":[…],"b":[…]} → {"sum":[…]}) and counter ({} or {"by":n} →
+// {"count":…,"activation":…}, the identity's count after the request; a
+// stateful kind whose count moves with the identity). The CLI and the
+// multi-process cluster tests use them; library packages register nothing
+// at init.
 package demo
 
 import (
@@ -20,14 +23,21 @@ func Register() {
 	messages.MustRegister[demomsg.AddReply](demomsg.AddReplyName)
 	cluster.RegisterJSON[demomsg.Object, demomsg.Object]("echo")
 	cluster.RegisterJSON[demomsg.AddRequest, demomsg.AddReply]("add")
+	messages.MustRegister[demomsg.CounterRequest](demomsg.CounterRequestName)
+	messages.MustRegister[demomsg.CounterReply](demomsg.CounterReplyName)
+	cluster.RegisterJSON[demomsg.CounterRequest, demomsg.CounterReply]("counter")
 }
 
 // Kinds registers the demo kinds (Register) and returns fresh declarations
-// of them.
-func Kinds() []*cluster.Kind {
+// of them. member names the member in the counter's replies (its address);
+// it is called at each activation.
+func Kinds(member func() string) []*cluster.Kind {
 	Register()
 	return []*cluster.Kind{
 		cluster.NewKind("echo", func() actors.Handler[demomsg.Object, demomsg.Object] { return demomsg.Echo }),
 		cluster.NewKind("add", func() actors.Handler[demomsg.AddRequest, demomsg.AddReply] { return demomsg.Add }),
+		cluster.NewStatefulKind("counter", func(_ string, state []byte) (cluster.Stateful[demomsg.CounterRequest, demomsg.CounterReply], error) {
+			return demomsg.NewCounter(member(), state)
+		}),
 	}
 }

@@ -1,0 +1,54 @@
+//go:build !race
+
+package cluster_test
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+
+	"github.com/ringactor/ringactor/actors"
+	"github.com/ringactor/ringactor/cluster"
+	"github.com/ringactor/ringactor/messages"
+)
+
+// Visit and Visits are the messages of the example's stateful kind.
+type Visit struct{}
+type Visits struct{ N int64 }
+
+// visits is one activation of an identity: its count moves with the
+// identity (Passivate's bytes reach the identity's next activation).
+type visits struct{ n int64 }
+
+func (v *visits) Handle(context.Context, Visit) (Visits, error) { v.n++; return Visits{v.n}, nil }
+func (v *visits) Passivate() ([]byte, error)                    { return binary.AppendVarint(nil, v.n), nil }
+
+// A stateful kind: each identity counts its visits, and the count survives
+// the identity's passivation and moves between members.
+func ExampleNewStatefulKind() {
+	messages.MustRegister[Visit]("example.Visit")
+	messages.MustRegister[Visits]("example.Visits")
+	kind := cluster.NewStatefulKind("visits", func(identity string, state []byte) (cluster.Stateful[Visit, Visits], error) {
+		v := &visits{}
+		if state != nil { // handed over by the identity's previous activation
+			n, _ := binary.Varint(state)
+			v.n = n
+		}
+		return v, nil
+	})
+	ctx := context.Background()
+	m, err := cluster.Start(ctx, "example", cluster.Peers(nil), []*cluster.Kind{kind}, cluster.WithLogger(actors.DiscardLogger()))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer m.Close(ctx)
+	for range 3 {
+		r, err := cluster.Request[Visits](ctx, m, "visits", "home", Visit{})
+		fmt.Println(r.N, err)
+	}
+	// Output:
+	// 1 <nil>
+	// 2 <nil>
+	// 3 <nil>
+}
