@@ -37,6 +37,15 @@ type KernelStats struct {
 
 	// LastActivity is when the kernel last processed a message.
 	LastActivity time.Time
+
+	// Latency is the histogram of the time from a message's admission to
+	// its handler's return (empty when the runtime's telemetry is off).
+	Latency HistogramSnapshot
+	// QueueDelay is the histogram of the time messages waited before their
+	// handler started.
+	QueueDelay HistogramSnapshot
+	// HandlerTime is the histogram of the handler's duration per message.
+	HandlerTime HistogramSnapshot
 }
 
 // Source returns the current stats of every live kernel. It is called once
