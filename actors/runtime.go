@@ -61,6 +61,7 @@ type runtimeConfig struct {
 	telemetry  bool
 	meterProv  metric.MeterProvider
 	tracerProv trace.TracerProvider
+	producer   *telemetry.Producer
 	compute    computeConfig
 	logLevel   *slog.Level
 }
@@ -101,6 +102,24 @@ func WithTracerProvider(p trace.TracerProvider) Option {
 	return func(c *runtimeConfig) { c.tracerProv = p }
 }
 
+// WithTelemetryProducer makes the runtime's kernels' latency histograms
+// (message latency, queueing delay, handler duration) exported through p, an
+// OpenTelemetry sdk/metric Producer attached to the meter provider's readers
+// (telemetry.Setup does both: pass its Producer).
+func WithTelemetryProducer(p *telemetry.Producer) Option {
+	return func(c *runtimeConfig) { c.producer = p }
+}
+
+// WithProviders uses the providers telemetry.Setup built: their meter and
+// tracer providers and their histogram Producer.
+func WithProviders(p *telemetry.Providers) Option {
+	return func(c *runtimeConfig) {
+		if p != nil {
+			c.meterProv, c.tracerProv, c.producer = p.MeterProvider, p.TracerProvider, p.Producer
+		}
+	}
+}
+
 // NewRuntime starts a runtime: its actor system (unless one is given) and
 // its orchestrator.
 func NewRuntime(opts ...Option) (*Runtime, error) {
@@ -116,6 +135,12 @@ func NewRuntime(opts ...Option) (*Runtime, error) {
 	}
 	if cfg.strategy == nil {
 		cfg.strategy = supervision.NewStrategy(supervision.WithLogger(cfg.logger))
+	} else if s, ok := cfg.strategy.(*supervision.Strategy); ok && s.Logger == nil {
+		// A strategy without a logger logs through the runtime's, even
+		// when the runtime is attached to a system with another logger.
+		c := *s
+		c.Logger = cfg.logger
+		cfg.strategy = &c
 	}
 	rt := &Runtime{system: cfg.system, logger: cfg.logger}
 	if rt.system == nil {
@@ -131,6 +156,7 @@ func NewRuntime(opts ...Option) (*Runtime, error) {
 		if cfg.tracerProv != nil {
 			topts = append(topts, telemetry.WithTracerProvider(cfg.tracerProv))
 		}
+		topts = append(topts, telemetry.WithProducer(cfg.producer))
 		ins, err := telemetry.New(rt.allStats, topts...)
 		if err != nil {
 			rt.shutdownSystem()

@@ -173,7 +173,8 @@ func TestBenchJSON(t *testing.T) {
 		}
 	}
 	for _, key := range []string{"go_version", "gomaxprocs", "chan_rtt_p99_ns", "ring_allocs_per_request",
-		"rtt_p50_ratio_ring_vs_protoactor", "pipelined_ratio_ring_vs_chan", "execute_allocs_per_call"} {
+		"rtt_p50_ratio_ring_vs_protoactor", "pipelined_ratio_ring_vs_chan", "execute_allocs_per_call",
+		"ring_rtt_telemetry_off_p50_ns", "rtt_p50_ratio_telemetry_on_vs_off"} {
 		if _, ok := res[key]; !ok {
 			t.Errorf("JSON lacks %q: %s", key, out.String())
 		}
