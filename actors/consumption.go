@@ -148,6 +148,7 @@ func (k *kernel[Req, Resp]) endBatch() {
 		return
 	}
 	now := monoNow()
+	k.hist.finish(now)
 	k.cb.RecordBatch(&k.batch, now, epochUnix+now)
 	k.batchStart.Store(k.cb.Processed.Load())
 }

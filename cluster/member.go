@@ -40,6 +40,10 @@ type memberConfig struct {
 	remoteOptions []remote.ConfigOption
 	client        bool
 	protoKinds    []*pcluster.Kind
+	// systemOptions configure the actor system Start creates, and
+	// runtimeOptions the member's runtime (WithTelemetry).
+	systemOptions  []actor.ConfigOption
+	runtimeOptions []actors.Option
 }
 
 // WithProtoKinds makes the member also host plain Proto.Actor cluster kinds,
@@ -129,7 +133,7 @@ func Start(ctx context.Context, name string, provider pcluster.ClusterProvider, 
 		return nil, err
 	}
 	logger := cfg.logger
-	sys := actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger { return logger }))
+	sys := actor.NewActorSystem(append(cfg.systemOptions, actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger { return logger }))...)
 	m, pkinds, err := newMember(sys, name, kinds, cfg)
 	if err != nil {
 		sys.Shutdown()
@@ -234,7 +238,7 @@ func configure(kinds []*Kind, opts []Option) (cfg memberConfig, host string, por
 // newMember makes the member's runtime on sys, its Proto.Actor kinds and its
 // topology subscription.
 func newMember(sys *actor.ActorSystem, name string, kinds []*Kind, cfg memberConfig) (*Member, []*pcluster.Kind, error) {
-	rt, err := actors.NewRuntime(actors.WithActorSystem(sys), actors.WithName("ringactor-cluster-"+name), actors.WithLogger(cfg.logger))
+	rt, err := actors.NewRuntime(append(cfg.runtimeOptions, actors.WithActorSystem(sys), actors.WithName("ringactor-cluster-"+name), actors.WithLogger(cfg.logger))...)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -36,15 +36,17 @@ const (
 	// latency in seconds; attributes AttrKernel and AttrStat.
 	KernelLatency = "ringactor.kernel.latency"
 	// MessageLatency is a histogram, in seconds, of the time from a
-	// message's admission to its handler's return; attribute AttrKernel.
-	// The Producer exports it from the kernel loop's bucket counters.
+	// message's admission to the end of its handling (handler and reply
+	// hand-off); attribute AttrKernel. The Producer exports it from the
+	// kernel loop's bucket counters.
 	MessageLatency = "ringactor.message.latency"
 	// QueueDelay is a histogram, in seconds, of the time a message waited in
 	// its kernel's ring (overflow included) before its handler started;
 	// attribute AttrKernel. Exported by the Producer.
 	QueueDelay = "ringactor.message.queue_delay"
-	// HandlerDuration is a histogram, in seconds, of one handler call;
-	// attribute AttrKernel. Exported by the Producer.
+	// HandlerDuration is a histogram, in seconds, of one message's
+	// handling: its handler call and its reply's hand-off; attribute
+	// AttrKernel. Exported by the Producer.
 	HandlerDuration = "ringactor.handler.duration"
 	// ClusterRequestDuration is a Float64Histogram, in seconds, of a cluster
 	// request as the caller sees it; attributes AttrKind and AttrOutcome.

@@ -105,9 +105,9 @@ func (p *Producer) Produce(context.Context) ([]metricdata.ScopeMetrics, error) {
 		ms = append(ms, metricdata.Metrics{Name: name, Description: desc, Unit: unitSeconds,
 			Data: metricdata.Histogram[float64]{DataPoints: pts, Temporality: metricdata.CumulativeTemporality}})
 	}
-	add(MessageLatency, "Time from a message's admission to its handler's return.", lat)
+	add(MessageLatency, "Time from a message's admission to the end of its handling (handler and reply hand-off).", lat)
 	add(QueueDelay, "Time a message waited in a kernel's ring before its handler started.", queue)
-	add(HandlerDuration, "Time a kernel's handler took for one message.", handler)
+	add(HandlerDuration, "Time a kernel took to handle one message: its handler and its reply's hand-off.", handler)
 	if len(ms) == 0 {
 		return nil, nil
 	}

@@ -39,12 +39,13 @@ type KernelStats struct {
 	LastActivity time.Time
 
 	// Latency is the histogram of the time from a message's admission to
-	// its handler's return (empty when the runtime's telemetry is off).
+	// the end of its handling (empty when the runtime's telemetry is off).
 	Latency HistogramSnapshot
 	// QueueDelay is the histogram of the time messages waited before their
 	// handler started.
 	QueueDelay HistogramSnapshot
-	// HandlerTime is the histogram of the handler's duration per message.
+	// HandlerTime is the histogram of each message's handling: its handler
+	// and its reply's hand-off.
 	HandlerTime HistogramSnapshot
 }
 

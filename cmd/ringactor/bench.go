@@ -75,7 +75,7 @@ func runBenchCommand(ctx context.Context, args []string, stdout, stderr io.Write
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
-	log := newLogger(stderr, *verbose)
+	log := fs.newLogger(*verbose)
 	cfg, label := bench.Full, "full"
 	ccfg := bench.FullCluster
 	if *quick {

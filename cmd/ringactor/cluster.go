@@ -179,8 +179,12 @@ func runServeCommand(ctx context.Context, args []string, stdout, stderr io.Write
 	bind := fs.String("bind", cluster.DefaultAddress, "HOST:PORT the member's remote binds to")
 	verbose := fs.Bool("v", false, "log at debug level")
 	benchKinds := fs.Bool("bench-kinds", false, "also host the plain Proto.Actor echo kind that `ringactor bench --cluster` compares with")
+	adm := addAdminFlags(fs)
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
+	}
+	if err := adm.check(); err != nil {
+		return usageError(fs, "%v", err)
 	}
 	if err := disc.check(fs); err != nil {
 		return usageError(fs, "%v", err)
@@ -196,9 +200,19 @@ func runServeCommand(ctx context.Context, args []string, stdout, stderr io.Write
 	if err != nil {
 		return failure(stderr, "serve", err)
 	}
-	log := newLogger(stderr, *verbose)
+	log := fs.newLogger(*verbose)
+	ops, err := startOps(ctx, adm, *disc.name, *bind, log)
+	if err != nil {
+		return failure(stderr, "serve", err)
+	}
+	ops.prov.SetGlobal() // Proto.Actor's actor metrics use the global meter provider
+	defer func() {
+		if err := ops.close(); err != nil {
+			log.Warn("stopping the admin endpoint and telemetry", slog.Any("error", err))
+		}
+	}()
 	kinds := demo.Kinds()
-	opts := append([]cluster.Option{cluster.WithAddress(*bind), cluster.WithLogger(log)}, tlsOpts...)
+	opts := append([]cluster.Option{cluster.WithAddress(*bind), cluster.WithLogger(log), cluster.WithTelemetry(ops.prov), cluster.WithActorMetrics(ops.prov.MeterProvider)}, tlsOpts...)
 	if *benchKinds {
 		bk, echo := bench.ClusterKinds()
 		kinds = append(kinds, bk...)
@@ -206,6 +220,12 @@ func runServeCommand(ctx context.Context, args []string, stdout, stderr io.Write
 	}
 	sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	m, err := cluster.Start(sctx, *disc.name, provider, kinds, opts...)
+	if err == nil {
+		ops.member.Store(m)
+		if err = m.WaitReady(sctx); err != nil {
+			err = errors.Join(fmt.Errorf("joining: %w", err), m.Close(context.Background()))
+		}
+	}
 	cancel()
 	if err != nil {
 		return failure(stderr, "serve", err)
@@ -240,8 +260,8 @@ func runCallCommand(ctx context.Context, args []string, stdout, stderr io.Writer
 	// client's own logs (Proto.Actor reports every connection it closes at
 	// error level) only with -v.
 	log := actors.DiscardLogger()
-	if c.verbose {
-		log = newLogger(stderr, true)
+	if c.verbose || c.logs.set {
+		log = c.logs.logger(stderr, slog.LevelInfo, c.verbose)
 	}
 	cctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
@@ -270,6 +290,7 @@ type callConfig struct {
 	body           string // the request, a JSON value
 	timeout        time.Duration
 	verbose        bool
+	logs           logFlags // --log-level, --log-format
 }
 
 // parseCall parses the call command's flags. --data is the request body;
@@ -288,6 +309,7 @@ func parseCall(args []string, stderr io.Writer) (c callConfig, code int, ok bool
 	if code, ok := parseFlags(fs, args); !ok {
 		return c, code, false
 	}
+	c.logs = fs.log
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	if set["json"] {

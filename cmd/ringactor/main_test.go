@@ -40,7 +40,10 @@ func TestMain(m *testing.M) {
 	}
 	// Proto.Actor's dead-letter log throttle goroutine ends by itself a
 	// second after a dead letter; a short run can finish before it.
-	goleak.VerifyTestMain(m, goleak.IgnoreTopFunction("github.com/asynkron/protoactor-go/actor.NewDeadLetter.NewThrottle.func4.1"))
+	// Likewise the gossip throttle of an in-process member (the readiness
+	// test's) ends by itself after its interval.
+	goleak.VerifyTestMain(m, goleak.IgnoreTopFunction("github.com/asynkron/protoactor-go/actor.NewDeadLetter.NewThrottle.func4.1"),
+		goleak.IgnoreTopFunction("github.com/asynkron/protoactor-go/cluster.(*Gossiper).StartGossiping.NewThrottle.func3.1"))
 }
 
 // testCtx is a context that ends with the test or after a minute.
