@@ -36,13 +36,13 @@ func newKernelHistograms() *kernelHistograms {
 func (k *kernel[Req, Resp]) invokeTimed(h Handler[Req, Resp], s *slot[Req, Resp]) (Resp, *gpu.ExecutionError) {
 	t := k.hist
 	if t == nil {
-		return k.invoke(h, s)
+		return k.invokeSpan(h, s)
 	}
 	now := monoNow()
 	t.finish(now)
 	t.queue.Observe(time.Duration(now - s.enq))
 	t.start, t.enq, t.open = now, s.enq, true
-	return k.invoke(h, s)
+	return k.invokeSpan(h, s)
 }
 
 // finish ends the open message's handler duration and latency at now.

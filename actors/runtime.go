@@ -41,6 +41,7 @@ type Runtime struct {
 	pool     *gpu.Pool
 	tracer   trace.Tracer
 	tracing  bool // telemetry on: spans around executions
+	spans    bool // telemetry on with a tracer provider given: message spans (tracing.go)
 	profiler profiler
 
 	backendsReported sync.Once
@@ -164,6 +165,7 @@ func NewRuntime(opts ...Option) (*Runtime, error) {
 		}
 		rt.telemetry = ins
 		rt.tracing = true
+		rt.spans = spansWanted(cfg.tracerProv)
 	} else {
 		rt.telemetry = telemetry.Disabled()
 	}

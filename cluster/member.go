@@ -18,6 +18,7 @@ import (
 
 	"github.com/ringactor/ringactor/actors"
 	"github.com/ringactor/ringactor/messages"
+	"github.com/ringactor/ringactor/telemetry"
 )
 
 // DefaultRequestTimeout is the deadline of a request whose context has none.
@@ -44,6 +45,7 @@ type memberConfig struct {
 	// runtimeOptions the member's runtime (WithTelemetry).
 	systemOptions  []actor.ConfigOption
 	runtimeOptions []actors.Option
+	providers      *telemetry.Providers
 }
 
 // WithProtoKinds makes the member also host plain Proto.Actor cluster kinds,
@@ -94,6 +96,7 @@ type Member struct {
 	cluster        *pcluster.Cluster
 	rt             *actors.Runtime
 	logger         *slog.Logger
+	tel            *memberTelemetry // tracer and request histogram; nil without WithTelemetry
 	requestTimeout time.Duration
 	maxPayload     int
 	sub            *eventstream.Subscription
@@ -243,7 +246,7 @@ func newMember(sys *actor.ActorSystem, name string, kinds []*Kind, cfg memberCon
 		return nil, nil, err
 	}
 	m := &Member{
-		name: name, sys: sys, rt: rt, logger: cfg.logger,
+		name: name, sys: sys, rt: rt, logger: cfg.logger, tel: newMemberTelemetry(cfg.providers),
 		requestTimeout: cfg.requestTimeout, maxPayload: cfg.maxPayload,
 		topoKinds: map[string]int{}, topoCh: make(chan struct{}), closed: make(chan struct{}),
 		addrs: map[string]bool{}, departed: map[string]chan struct{}{},

@@ -8,14 +8,19 @@ import (
 	"github.com/ringactor/ringactor/telemetry"
 )
 
-// WithTelemetry makes the member's runtime report through the providers
-// telemetry.Setup built: its instruments and its kernels' latency
-// histograms. A nil p changes nothing. Proto.Actor's own actor metrics are
+// WithTelemetry makes the member report through the providers
+// telemetry.Setup built: its runtime's instruments and its kernels' latency
+// histograms, the cluster request duration histogram
+// (telemetry.ClusterRequestDuration) and spans: SpanRequest around each
+// request or send, whose W3C trace context travels in the wire envelope to
+// the hosting member, which continues the trace with SpanHandle and the
+// kernel's handler span, in the handler's context. A nil p changes nothing. Proto.Actor's own actor metrics are
 // WithActorMetrics.
 func WithTelemetry(p *telemetry.Providers) Option {
 	return func(c *memberConfig) {
 		if p != nil {
 			c.runtimeOptions = append(c.runtimeOptions, actors.WithProviders(p))
+			c.providers = p
 		}
 	}
 }

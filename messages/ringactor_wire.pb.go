@@ -46,7 +46,12 @@ type WireEnvelope struct {
 	// nanoseconds, when it sent the message; 0 = not given. The receiver
 	// bounds the handling by it (a duration, not a deadline: members' clocks
 	// need not agree).
-	TimeoutNs     uint64 `protobuf:"varint,7,opt,name=timeout_ns,json=timeoutNs,proto3" json:"timeout_ns,omitempty"`
+	TimeoutNs uint64 `protobuf:"varint,7,opt,name=timeout_ns,json=timeoutNs,proto3" json:"timeout_ns,omitempty"`
+	// traceparent and tracestate are the W3C trace context of the request
+	// (https://www.w3.org/TR/trace-context/), so that a trace continues on
+	// the member that handles it; empty = none.
+	Traceparent   string `protobuf:"bytes,8,opt,name=traceparent,proto3" json:"traceparent,omitempty"`
+	Tracestate    string `protobuf:"bytes,9,opt,name=tracestate,proto3" json:"tracestate,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -128,6 +133,20 @@ func (x *WireEnvelope) GetTimeoutNs() uint64 {
 		return x.TimeoutNs
 	}
 	return 0
+}
+
+func (x *WireEnvelope) GetTraceparent() string {
+	if x != nil {
+		return x.Traceparent
+	}
+	return ""
+}
+
+func (x *WireEnvelope) GetTracestate() string {
+	if x != nil {
+		return x.Tracestate
+	}
+	return ""
 }
 
 // WireError reports a failure on the remote side.
@@ -403,7 +422,7 @@ var File_ringactor_wire_proto protoreflect.FileDescriptor
 
 const file_ringactor_wire_proto_rawDesc = "" +
 	"\n" +
-	"\x14ringactor_wire.proto\x12\x15ringactor.messages.v1\"\xce\x01\n" +
+	"\x14ringactor_wire.proto\x12\x15ringactor.messages.v1\"\x90\x02\n" +
 	"\fWireEnvelope\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12%\n" +
 	"\x0ecorrelation_id\x18\x02 \x01(\x04R\rcorrelationId\x12\x1a\n" +
@@ -412,7 +431,11 @@ const file_ringactor_wire_proto_rawDesc = "" +
 	"\breply_to\x18\x05 \x01(\tR\areplyTo\x12\x18\n" +
 	"\apayload\x18\x06 \x01(\fR\apayload\x12\x1d\n" +
 	"\n" +
-	"timeout_ns\x18\a \x01(\x04R\ttimeoutNs\"l\n" +
+	"timeout_ns\x18\a \x01(\x04R\ttimeoutNs\x12 \n" +
+	"\vtraceparent\x18\b \x01(\tR\vtraceparent\x12\x1e\n" +
+	"\n" +
+	"tracestate\x18\t \x01(\tR\n" +
+	"tracestate\"l\n" +
 	"\tWireError\x12\x12\n" +
 	"\x04code\x18\x01 \x01(\rR\x04code\x12\x12\n" +
 	"\x04kind\x18\x02 \x01(\tR\x04kind\x12\x18\n" +

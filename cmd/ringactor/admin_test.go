@@ -25,9 +25,10 @@ import (
 // Proto.Actor's own code: see racecheck) and returns the member's address
 // and the admin endpoint's, read from its JSON log. The member is stopped
 // with SIGTERM at the end of the test and must exit 0.
-func startServeAdmin(t *testing.T, args ...string) (member, adminAddr string) {
+func startServeAdmin(t *testing.T, env []string, args ...string) (member, adminAddr string) {
 	t.Helper()
 	cmd := commandProcess(t, append([]string{"serve", "--admin", "127.0.0.1:0", "--log-format", "json"}, args...)...)
+	cmd.Env = append(cmd.Env, env...)
 	stderr := &testproc.Buffer{}
 	cmd.Stderr = stderr
 	out, err := cmd.StdoutPipe()
@@ -104,7 +105,7 @@ func get(t *testing.T, url string) (int, string) {
 // and /healthz, /readyz up.
 func TestServeAdminMetricsAfterRequests(t *testing.T) {
 	name := fmt.Sprintf("admin-metrics-%d", time.Now().UnixNano())
-	member, adminAddr := startServeAdmin(t, "--cluster", name, "--peers", "")
+	member, adminAddr := startServeAdmin(t, nil, "--cluster", name, "--peers", "")
 	base := "http://" + adminAddr
 	ctx := testCtx(t)
 	client, err := cluster.Start(ctx, name, cluster.Peers([]string{member}), nil, cluster.AsClient(), cluster.WithLogger(actors.DiscardLogger()))

@@ -19,6 +19,7 @@ import (
 	"github.com/ringactor/ringactor/cluster"
 	"github.com/ringactor/ringactor/internal/bench"
 	"github.com/ringactor/ringactor/internal/demo"
+	"github.com/ringactor/ringactor/telemetry"
 )
 
 // Help text of the serve and call commands.
@@ -265,7 +266,20 @@ func runCallCommand(ctx context.Context, args []string, stdout, stderr io.Writer
 	}
 	cctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
-	client, err := cluster.Start(cctx, *c.disc.name, provider, nil, append(tlsOpts, cluster.AsClient(), cluster.WithLogger(log))...)
+	// Spans and the request duration go where the OTEL_* environment says
+	// (nowhere by default); they are flushed before the command exits.
+	prov, err := telemetry.Setup(cctx, telemetry.WithCluster(*c.disc.name))
+	if err != nil {
+		return failure(stderr, "call", err)
+	}
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := prov.Shutdown(ctx); err != nil {
+			log.Warn("flushing telemetry", slog.Any("error", err))
+		}
+	}()
+	client, err := cluster.Start(cctx, *c.disc.name, provider, nil, append(tlsOpts, cluster.AsClient(), cluster.WithLogger(log), cluster.WithTelemetry(prov))...)
 	if err != nil {
 		return failure(stderr, "call", fmt.Errorf("joining the cluster: %w", err))
 	}
