@@ -45,6 +45,10 @@
 //	call   send one JSON request to a cluster identity as a client and
 //	       print the JSON reply: --kind, --identity, --data, --timeout
 //	       (--json, the old name of --data, is deprecated).
+//	top    live view of a member's ring kernels from its admin endpoint
+//	       (--admin ADDR): state, placement, processed/s, errors,
+//	       dropped, depth, p50/p99 latency, restarts, redrawn in place;
+//	       --once --json for scripts.
 //	version
 //	       print the module version ("(devel)" for a work tree build) and
 //	       the Go version; "ringactor --version" is the same.
@@ -118,6 +122,7 @@ var commands = map[string]command{
 	pipelineCommand.name: pipelineCommand,
 	serveCommand.name:    serveCommand,
 	callCommand.name:     callCommand,
+	topCommand.name:      topCommand,
 	versionCommand.name:  versionCommand,
 }
 
