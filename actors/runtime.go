@@ -29,6 +29,7 @@ type Runtime struct {
 	orch      *orchestratorRef
 	logger    *slog.Logger
 	telemetry *telemetry.Instruments
+	devices   *deviceGauges // NVML gauges; nil without telemetry or device
 
 	mu      sync.Mutex // registration
 	kernels sync.Map   // id → anyKernel: lock-free lookups on the hot path
@@ -63,8 +64,12 @@ type runtimeConfig struct {
 	meterProv  metric.MeterProvider
 	tracerProv trace.TracerProvider
 	producer   *telemetry.Producer
-	compute    computeConfig
-	logLevel   *slog.Level
+	// deviceMonitor opens the device monitor (WithDeviceMonitor; default
+	// NVML unless set)
+	deviceMonitor    func() (DeviceMonitor, error)
+	deviceMonitorSet bool
+	compute          computeConfig
+	logLevel         *slog.Level
 }
 
 // WithActorSystem attaches the runtime to an existing actor system instead of
@@ -166,10 +171,15 @@ func NewRuntime(opts ...Option) (*Runtime, error) {
 		rt.telemetry = ins
 		rt.tracing = true
 		rt.spans = spansWanted(cfg.tracerProv)
+		if !cfg.deviceMonitorSet {
+			cfg.deviceMonitor = openNVML
+		}
+		rt.devices = rt.startDeviceGauges(cfg.deviceMonitor, ins.Meter())
 	} else {
 		rt.telemetry = telemetry.Disabled()
 	}
 	if err := rt.initCompute(cfg.compute); err != nil {
+		_ = rt.devices.close()
 		_ = rt.telemetry.Close()
 		rt.shutdownSystem()
 		return nil, err
@@ -177,6 +187,7 @@ func NewRuntime(opts ...Option) (*Runtime, error) {
 	props := actor.PropsFromProducer(func() actor.Actor { return &Orchestrator{rt: rt} }, actor.WithSupervisor(cfg.strategy))
 	pid, err := rt.system.Root.SpawnNamed(props, cfg.name)
 	if err != nil {
+		_ = rt.devices.close()
 		_ = rt.telemetry.Close()
 		rt.shutdownSystem()
 		return nil, fmt.Errorf("ringactor: spawning orchestrator: %w", err)
@@ -440,7 +451,7 @@ func (rt *Runtime) Close(ctx context.Context) error {
 	if err := rt.system.Root.StopFuture(rt.orch.pid).Wait(); err != nil {
 		errs = append(errs, fmt.Errorf("stopping orchestrator: %w", err))
 	}
-	errs = append(errs, rt.telemetry.Close())
+	errs = append(errs, rt.devices.close(), rt.telemetry.Close())
 	for _, b := range rt.ownBackends {
 		if c, ok := b.(interface{ Close() error }); ok {
 			if err := c.Close(); err != nil {
