@@ -150,7 +150,7 @@ func Start(ctx context.Context, name string, provider pcluster.ClusterProvider, 
 	// a dead member (and a graceful shutdown) for ten seconds; one attempt
 	// is enough, as the next message to that address makes a new endpoint.
 	ropts := append([]remote.ConfigOption{singleConnectAttempt}, cfg.remoteOptions...)
-	rcfg := remote.Configure(host, port, append(ropts, closeFailedConnects())...)
+	rcfg := remote.Configure(host, port, append(ropts, closeFailedConnects(), healthService(m))...)
 	ccfg := pcluster.Configure(name, provider, disthash.New(), rcfg,
 		pcluster.WithKinds(append(pkinds, cfg.protoKinds...)...), pcluster.WithRequestTimeout(cfg.requestTimeout))
 	m.cluster = pcluster.New(sys, ccfg)
