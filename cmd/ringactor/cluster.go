@@ -24,7 +24,7 @@ import (
 
 // Help text of the serve and call commands.
 const (
-	serveSynopsis    = "--cluster NAME [--bind HOST:PORT] (--peers HOST:PORT,... | --etcd ENDPOINTS) [-v]"
+	serveSynopsis    = "--cluster NAME [--bind HOST:PORT] (--peers HOST:PORT,... | --etcd ENDPOINTS) [--admin ADDR [--pprof]] [-v]"
 	serveDescription = `Run a member of the cluster NAME hosting the built-in kinds until SIGINT or
 SIGTERM: echo (replies with the JSON object it is sent) and add
 ({"a":[...],"b":[...]} -> {"sum":[...]}). Each activated identity runs its
@@ -35,6 +35,13 @@ through --peers, the remote addresses of some members (the first member of
 a cluster may give none: --peers ""), or through etcd. On a signal it
 leaves gracefully: tells its peers, passivates its identities (their
 kernels drain and answer what they hold) and stops; the exit status is 0.
+
+Operations: --admin ADDR (PORT alone means 127.0.0.1:PORT) serves /metrics
+(Prometheus), /healthz, /readyz (503 until joined, 503 again while
+leaving), /kernels (JSON) and, with --pprof, /debug/pprof/; the admin
+endpoint starts before the member joins. The remote port also answers
+grpc.health.v1. Metrics and traces are also pushed where the standard
+OTEL_* environment says (OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_*_EXPORTER, ...).
 `
 	callSynopsis    = "--cluster NAME (--peers HOST:PORT,... | --etcd ENDPOINTS) --kind KIND --identity ID --data '{...}' [--timeout D]"
 	callDescription = `Send one JSON request to the identity ID of kind KIND in the cluster NAME,

@@ -41,7 +41,9 @@
 //	serve  run a cluster member hosting the built-in kinds (echo, add)
 //	       until SIGINT or SIGTERM: --cluster NAME, --bind HOST:PORT,
 //	       --peers HOST:PORT,... or --etcd ENDPOINTS, optional mutual TLS
-//	       (--tls-ca, --tls-cert, --tls-key).
+//	       (--tls-ca, --tls-cert, --tls-key); --admin ADDR serves
+//	       /metrics, /healthz, /readyz, /kernels (--pprof adds
+//	       /debug/pprof); OTEL_* configures metric and trace export.
 //	call   send one JSON request to a cluster identity as a client and
 //	       print the JSON reply: --kind, --identity, --data, --timeout
 //	       (--json, the old name of --data, is deprecated).
@@ -53,6 +55,9 @@
 //	       print the module version ("(devel)" for a work tree build) and
 //	       the Go version; "ringactor --version" is the same.
 //	help   print the usage, or a command's usage and flags.
+//
+// Every command takes --log-level (debug, info, warn, error) and
+// --log-format (text, json) for its logs on stderr.
 //
 // Flags follow the standard library's flag package: -name and --name are the
 // same, and each command has its own flags after its name.
