@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"log/slog"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -39,6 +40,12 @@ func TestKernelLatencyHistograms(t *testing.T) {
 		if _, err := k.Request(ctx, num{V: i}); err != nil {
 			t.Fatal(err)
 		}
+	}
+	// A message's handler duration and latency end where the loop reads
+	// the clock next: at the next message's start or at its batch's end,
+	// just after its reply left. Wait for the last batch's end.
+	for k.Telemetry().Latency.Count < n && ctx.Err() == nil {
+		runtime.Gosched()
 	}
 	var rm metricdata.ResourceMetrics
 	if err := reader.Collect(ctx, &rm); err != nil {

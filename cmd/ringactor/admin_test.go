@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -87,6 +88,28 @@ func startServeAdmin(t *testing.T, env []string, args ...string) (member, adminA
 	return member, adminAddr
 }
 
+// waitLatencies waits until /kernels at base reports n latencies of kernel:
+// a message's latency is recorded when the member's loop next reads its
+// clock (the next message or its batch's end, just after the reply left).
+func waitLatencies(t *testing.T, base, kernel string, n uint64) {
+	t.Helper()
+	ctx := testCtx(t)
+	for ctx.Err() == nil {
+		_, body := get(t, base+"/kernels")
+		var snap admin.Snapshot
+		if err := json.Unmarshal([]byte(body), &snap); err != nil {
+			t.Fatalf("/kernels: %v", err)
+		}
+		for _, k := range snap.Kernels {
+			if k.Name == kernel && k.Latency.Count >= n {
+				return
+			}
+		}
+		runtime.Gosched()
+	}
+	t.Fatalf("%s never reported %d latencies", kernel, n)
+}
+
 // get fetches url and returns the status and body.
 func get(t *testing.T, url string) (int, string) {
 	t.Helper()
@@ -120,6 +143,7 @@ func TestServeAdminMetricsAfterRequests(t *testing.T) {
 			t.Fatalf("request %d: %v", i, err)
 		}
 	}
+	waitLatencies(t, base, "echo/m1", n)
 	if code, body := get(t, base+"/healthz"); code != 200 {
 		t.Errorf("/healthz = %d %q", code, body)
 	}

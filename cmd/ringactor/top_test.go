@@ -36,6 +36,7 @@ func memberWithTraffic(t *testing.T, id string, n int) string {
 			t.Fatal(err)
 		}
 	}
+	waitLatencies(t, "http://"+adminAddr, "echo/"+id, uint64(n))
 	return adminAddr
 }
 
