@@ -69,6 +69,9 @@ func (h *Kernel[Req, Resp]) PID() *actor.PID { return h.k.pid() }
 // wait for the reply.
 func (h *Kernel[Req, Resp]) Request(ctx context.Context, msg Req) (Resp, error) {
 	if h.k.down == nil {
+		if h.rt.spans {
+			return h.k.tracedRequest(ctx, msg)
+		}
 		return h.k.request(ctx, msg)
 	}
 	var zero Resp
@@ -97,6 +100,9 @@ func (h *Kernel[Req, Resp]) RequestAsync(ctx context.Context, msg Req, done func
 // the receive stream; it waits (under ctx) only for room. It returns the
 // message id, which the receive stream's errors carry.
 func (h *Kernel[Req, Resp]) Send(ctx context.Context, msg Req) (uint64, error) {
+	if h.rt.spans {
+		return h.k.tracedSend(ctx, msg)
+	}
 	return h.k.send(ctx, msg)
 }
 

@@ -124,3 +124,18 @@ func BenchmarkChanPingPong(b *testing.B) {
 	b.StopTimer()
 	close(req)
 }
+
+// BenchmarkRequestTelemetryOn is BenchmarkRequest (telemetry off) with the
+// runtime's telemetry on: the loop bumps the latency histograms.
+func BenchmarkRequestTelemetryOn(b *testing.B) {
+	rt := newTestRuntime(b, WithTelemetry(true))
+	k := mustLaunch(b, rt, NewStatelessKernel("echo", echoNum), true)
+	ctx := context.Background()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := k.Request(ctx, num{V: i}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

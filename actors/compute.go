@@ -63,7 +63,7 @@ func (rt *Runtime) reportBackends() {
 	rt.backendsReported.Do(func() {
 		for _, b := range rt.selector.Backends() {
 			if err := b.Available(); err != nil {
-				rt.logger.Info("ringactor: backend unavailable, computing without it", "backend", b.Name(), "reason", err)
+				rt.logger.Info("ringactor: backend unavailable, computing without it", "backend", b.Name(), "error", err)
 			}
 		}
 	})

@@ -79,7 +79,7 @@ func (k *kernel[Req, Resp]) handle(h Handler[Req, Resp], s *slot[Req, Resp], dra
 		k.finish(s, zero, err, false)
 		return nil
 	}
-	resp, ee := k.invoke(h, s)
+	resp, ee := k.invokeTimed(h, s)
 	if ee == nil {
 		k.finish(s, resp, nil, false)
 		return nil
@@ -148,6 +148,7 @@ func (k *kernel[Req, Resp]) endBatch() {
 		return
 	}
 	now := monoNow()
+	k.hist.finish(now)
 	k.cb.RecordBatch(&k.batch, now, epochUnix+now)
 	k.batchStart.Store(k.cb.Processed.Load())
 }

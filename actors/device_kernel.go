@@ -82,7 +82,7 @@ func (k *kernel[Req, Resp]) setPlacement(where string, why error) {
 		return
 	}
 	if why != nil {
-		k.rt.logger.Info("ringactor: device kernel runs on the CPU", "kernel", k.def.id, "op", k.def.device.String(), "reason", why)
+		k.rt.logger.Info("ringactor: device kernel runs on the CPU", "kernel", k.def.id, "op", k.def.device.String(), "error", why)
 		return
 	}
 	k.rt.logger.Info("ringactor: device kernel runs on the device", "kernel", k.def.id, "op", k.def.device.String(), "backend", where)

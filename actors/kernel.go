@@ -101,6 +101,9 @@ type kernel[Req, Resp any] struct {
 	// last endBatch): the messages of a batch stay in the ring until the
 	// batch ends, and stats does not count those already answered.
 	batchStart atomic.Uint64
+	// hist holds the latency histograms the consumer bumps per message;
+	// nil when the runtime's telemetry is off.
+	hist *kernelHistograms
 
 	// firstHandler is the handler launch built for the first incarnation
 	// (nil for a device kernel); the actor takes it at its first start.
@@ -122,6 +125,9 @@ func newKernel[Req, Resp any](rt *Runtime, def *KernelDef[Req, Resp]) *kernel[Re
 	k.ctx, k.cancel = context.WithCancel(context.Background())
 	k.waiters.New = func() any { return newWaiter[Resp]() }
 	k.term = reflect.TypeFor[Resp]()
+	if rt.tracing {
+		k.hist = newKernelHistograms()
+	}
 	switch reflect.TypeFor[Req]().Kind() {
 	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Func, reflect.Chan, reflect.Interface:
 		k.nilable = true
@@ -247,13 +253,15 @@ func (k *kernel[Req, Resp]) stats() telemetry.KernelStats {
 	if p := k.placement.Load(); p != nil {
 		backend = *p
 	}
-	return telemetry.KernelStats{
+	st := telemetry.KernelStats{
 		Kernel: k.def.id, Backend: backend, State: k.state().String(),
 		Processed: s.Processed, Dropped: s.Dropped, Errors: s.Errors, Restarts: s.Restarts,
 		Depth: depth, Capacity: capacity, MemoryBytes: mem,
 		LatencyMin: s.LatencyMin, LatencyAvg: s.LatencyAvg, LatencyMax: s.LatencyMax,
 		LastActivity: s.LastActivity,
 	}
+	k.hist.snapshot(&st)
+	return st
 }
 
 // nextID returns a new message id, unique in the process.

@@ -29,6 +29,7 @@ type Runtime struct {
 	orch      *orchestratorRef
 	logger    *slog.Logger
 	telemetry *telemetry.Instruments
+	devices   *deviceGauges // NVML gauges; nil without telemetry or device
 
 	mu      sync.Mutex // registration
 	kernels sync.Map   // id → anyKernel: lock-free lookups on the hot path
@@ -41,6 +42,7 @@ type Runtime struct {
 	pool     *gpu.Pool
 	tracer   trace.Tracer
 	tracing  bool // telemetry on: spans around executions
+	spans    bool // telemetry on with a tracer provider given: message spans (tracing.go)
 	profiler profiler
 
 	backendsReported sync.Once
@@ -61,8 +63,13 @@ type runtimeConfig struct {
 	telemetry  bool
 	meterProv  metric.MeterProvider
 	tracerProv trace.TracerProvider
-	compute    computeConfig
-	logLevel   *slog.Level
+	producer   *telemetry.Producer
+	// deviceMonitor opens the device monitor (WithDeviceMonitor; default
+	// NVML unless set)
+	deviceMonitor    func() (DeviceMonitor, error)
+	deviceMonitorSet bool
+	compute          computeConfig
+	logLevel         *slog.Level
 }
 
 // WithActorSystem attaches the runtime to an existing actor system instead of
@@ -101,6 +108,24 @@ func WithTracerProvider(p trace.TracerProvider) Option {
 	return func(c *runtimeConfig) { c.tracerProv = p }
 }
 
+// WithTelemetryProducer makes the runtime's kernels' latency histograms
+// (message latency, queueing delay, handler duration) exported through p, an
+// OpenTelemetry sdk/metric Producer attached to the meter provider's readers
+// (telemetry.Setup does both: pass its Producer).
+func WithTelemetryProducer(p *telemetry.Producer) Option {
+	return func(c *runtimeConfig) { c.producer = p }
+}
+
+// WithProviders uses the providers telemetry.Setup built: their meter and
+// tracer providers and their histogram Producer.
+func WithProviders(p *telemetry.Providers) Option {
+	return func(c *runtimeConfig) {
+		if p != nil {
+			c.meterProv, c.tracerProv, c.producer = p.MeterProvider, p.TracerProvider, p.Producer
+		}
+	}
+}
+
 // NewRuntime starts a runtime: its actor system (unless one is given) and
 // its orchestrator.
 func NewRuntime(opts ...Option) (*Runtime, error) {
@@ -116,6 +141,12 @@ func NewRuntime(opts ...Option) (*Runtime, error) {
 	}
 	if cfg.strategy == nil {
 		cfg.strategy = supervision.NewStrategy(supervision.WithLogger(cfg.logger))
+	} else if s, ok := cfg.strategy.(*supervision.Strategy); ok && s.Logger == nil {
+		// A strategy without a logger logs through the runtime's, even
+		// when the runtime is attached to a system with another logger.
+		c := *s
+		c.Logger = cfg.logger
+		cfg.strategy = &c
 	}
 	rt := &Runtime{system: cfg.system, logger: cfg.logger}
 	if rt.system == nil {
@@ -131,6 +162,7 @@ func NewRuntime(opts ...Option) (*Runtime, error) {
 		if cfg.tracerProv != nil {
 			topts = append(topts, telemetry.WithTracerProvider(cfg.tracerProv))
 		}
+		topts = append(topts, telemetry.WithProducer(cfg.producer))
 		ins, err := telemetry.New(rt.allStats, topts...)
 		if err != nil {
 			rt.shutdownSystem()
@@ -138,10 +170,16 @@ func NewRuntime(opts ...Option) (*Runtime, error) {
 		}
 		rt.telemetry = ins
 		rt.tracing = true
+		rt.spans = spansWanted(cfg.tracerProv)
+		if !cfg.deviceMonitorSet {
+			cfg.deviceMonitor = openNVML
+		}
+		rt.devices = rt.startDeviceGauges(cfg.deviceMonitor, ins.Meter())
 	} else {
 		rt.telemetry = telemetry.Disabled()
 	}
 	if err := rt.initCompute(cfg.compute); err != nil {
+		_ = rt.devices.close()
 		_ = rt.telemetry.Close()
 		rt.shutdownSystem()
 		return nil, err
@@ -149,6 +187,7 @@ func NewRuntime(opts ...Option) (*Runtime, error) {
 	props := actor.PropsFromProducer(func() actor.Actor { return &Orchestrator{rt: rt} }, actor.WithSupervisor(cfg.strategy))
 	pid, err := rt.system.Root.SpawnNamed(props, cfg.name)
 	if err != nil {
+		_ = rt.devices.close()
 		_ = rt.telemetry.Close()
 		rt.shutdownSystem()
 		return nil, fmt.Errorf("ringactor: spawning orchestrator: %w", err)
@@ -412,7 +451,7 @@ func (rt *Runtime) Close(ctx context.Context) error {
 	if err := rt.system.Root.StopFuture(rt.orch.pid).Wait(); err != nil {
 		errs = append(errs, fmt.Errorf("stopping orchestrator: %w", err))
 	}
-	errs = append(errs, rt.telemetry.Close())
+	errs = append(errs, rt.devices.close(), rt.telemetry.Close())
 	for _, b := range rt.ownBackends {
 		if c, ok := b.(interface{ Close() error }); ok {
 			if err := c.Close(); err != nil {

@@ -37,7 +37,7 @@ func Request[Resp, Req any](ctx context.Context, m *Member, kind, identity strin
 	if err != nil {
 		return zero, err
 	}
-	reply, err := m.call(ctx, kind, identity, w, true)
+	reply, err := m.tracedCall(ctx, kind, identity, w, true)
 	if err != nil {
 		return zero, err
 	}
@@ -69,7 +69,7 @@ func Send[Req any](ctx context.Context, m *Member, kind, identity string, msg Re
 	if err != nil {
 		return err
 	}
-	_, err = m.call(ctx, kind, identity, w, false)
+	_, err = m.tracedCall(ctx, kind, identity, w, false)
 	return err
 }
 

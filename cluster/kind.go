@@ -245,8 +245,10 @@ func (g *grain[Req, Resp]) handle(c actor.Context, w *messages.WireEnvelope) {
 		timeout, remote = t, true
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	ctx, span := g.member.startHandleSpan(ctx, w, g.kind.name, g.kernelID)
 	err = g.kernel.RequestAsync(ctx, req, func(resp Resp, err error) {
 		cancel()
+		endHandleSpan(span, err)
 		if err != nil {
 			if remote && errors.Is(err, context.DeadlineExceeded) {
 				// The requester's own deadline passed here.
@@ -260,6 +262,7 @@ func (g *grain[Req, Resp]) handle(c actor.Context, w *messages.WireEnvelope) {
 	})
 	if err != nil {
 		cancel()
+		endHandleSpan(span, err)
 		g.answer(sender, messages.NewWireError(err, id))
 	}
 }

@@ -19,6 +19,7 @@ import (
 
 	"github.com/ringactor/ringactor/actors"
 	"github.com/ringactor/ringactor/messages"
+	"github.com/ringactor/ringactor/telemetry"
 )
 
 // DefaultRequestTimeout is the deadline of a request whose context has none.
@@ -44,6 +45,11 @@ type memberConfig struct {
 	advertise      string
 	handoffTimeout time.Duration
 	protoLogLevel  *slog.Level
+	// systemOptions configure the actor system Start creates, and
+	// runtimeOptions the member's runtime (WithTelemetry).
+	systemOptions  []actor.ConfigOption
+	runtimeOptions []actors.Option
+	providers      *telemetry.Providers
 }
 
 // WithProtoKinds makes the member also host plain Proto.Actor cluster kinds,
@@ -103,6 +109,7 @@ type Member struct {
 	cluster        *pcluster.Cluster
 	rt             *actors.Runtime
 	logger         *slog.Logger
+	tel            *memberTelemetry // tracer and request histogram; nil without WithTelemetry
 	requestTimeout time.Duration
 	maxPayload     int
 	sub            *eventstream.Subscription
@@ -162,7 +169,7 @@ func Start(ctx context.Context, name string, provider pcluster.ClusterProvider, 
 	}
 	logger := cfg.logger
 	plog := protoLogger(logger, cfg.protoLogLevel)
-	sys := actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger { return plog }))
+	sys := actor.NewActorSystem(append(cfg.systemOptions, actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger { return plog }))...)
 	m, pkinds, err := newMember(sys, name, kinds, cfg)
 	if err != nil {
 		sys.Shutdown()
@@ -180,7 +187,7 @@ func Start(ctx context.Context, name string, provider pcluster.ClusterProvider, 
 		ropts = append(ropts, remote.WithAdvertisedHost(advertised))
 		resolveAliases(sys, aliases(host, port))
 	}
-	rcfg := remote.Configure(host, port, append(ropts, closeFailedConnects())...)
+	rcfg := remote.Configure(host, port, append(ropts, closeFailedConnects(), healthService(m))...)
 	ccfg := pcluster.Configure(name, provider, disthash.New(), rcfg,
 		pcluster.WithKinds(append(pkinds, cfg.protoKinds...)...), pcluster.WithRequestTimeout(cfg.requestTimeout))
 	m.cluster = pcluster.New(sys, ccfg)
@@ -299,12 +306,12 @@ func configure(kinds []*Kind, opts []Option) (cfg memberConfig, host string, por
 // newMember makes the member's runtime on sys, its Proto.Actor kinds and its
 // topology subscription.
 func newMember(sys *actor.ActorSystem, name string, kinds []*Kind, cfg memberConfig) (*Member, []*pcluster.Kind, error) {
-	rt, err := actors.NewRuntime(actors.WithActorSystem(sys), actors.WithName("ringactor-cluster-"+name), actors.WithLogger(cfg.logger))
+	rt, err := actors.NewRuntime(append(cfg.runtimeOptions, actors.WithActorSystem(sys), actors.WithName("ringactor-cluster-"+name), actors.WithLogger(cfg.logger))...)
 	if err != nil {
 		return nil, nil, err
 	}
 	m := &Member{
-		name: name, sys: sys, rt: rt, logger: cfg.logger,
+		name: name, sys: sys, rt: rt, logger: cfg.logger, tel: newMemberTelemetry(cfg.providers),
 		requestTimeout: cfg.requestTimeout, maxPayload: cfg.maxPayload,
 		topoKinds: map[string]int{}, topoCh: make(chan struct{}), closed: make(chan struct{}),
 		addrs: map[string]bool{}, departed: map[string]chan struct{}{},

@@ -51,8 +51,13 @@ type WireEnvelope struct {
 	// of ringactor's cluster protocol it speaks: a member refuses a request
 	// from another cluster or protocol. Empty / 0 = not given (a message
 	// that does not cross the cluster boundary).
-	Cluster       string `protobuf:"bytes,8,opt,name=cluster,proto3" json:"cluster,omitempty"`
-	Protocol      uint32 `protobuf:"varint,9,opt,name=protocol,proto3" json:"protocol,omitempty"`
+	Cluster  string `protobuf:"bytes,8,opt,name=cluster,proto3" json:"cluster,omitempty"`
+	Protocol uint32 `protobuf:"varint,9,opt,name=protocol,proto3" json:"protocol,omitempty"`
+	// traceparent and tracestate are the W3C trace context of the request
+	// (https://www.w3.org/TR/trace-context/), so that a trace continues on
+	// the member that handles it; empty = none.
+	Traceparent   string `protobuf:"bytes,10,opt,name=traceparent,proto3" json:"traceparent,omitempty"`
+	Tracestate    string `protobuf:"bytes,11,opt,name=tracestate,proto3" json:"tracestate,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -148,6 +153,20 @@ func (x *WireEnvelope) GetProtocol() uint32 {
 		return x.Protocol
 	}
 	return 0
+}
+
+func (x *WireEnvelope) GetTraceparent() string {
+	if x != nil {
+		return x.Traceparent
+	}
+	return ""
+}
+
+func (x *WireEnvelope) GetTracestate() string {
+	if x != nil {
+		return x.Tracestate
+	}
+	return ""
 }
 
 // WireError reports a failure on the remote side.
@@ -840,7 +859,7 @@ var File_ringactor_wire_proto protoreflect.FileDescriptor
 
 const file_ringactor_wire_proto_rawDesc = "" +
 	"\n" +
-	"\x14ringactor_wire.proto\x12\x15ringactor.messages.v1\"\x84\x02\n" +
+	"\x14ringactor_wire.proto\x12\x15ringactor.messages.v1\"\xc6\x02\n" +
 	"\fWireEnvelope\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12%\n" +
 	"\x0ecorrelation_id\x18\x02 \x01(\x04R\rcorrelationId\x12\x1a\n" +
@@ -851,7 +870,12 @@ const file_ringactor_wire_proto_rawDesc = "" +
 	"\n" +
 	"timeout_ns\x18\a \x01(\x04R\ttimeoutNs\x12\x18\n" +
 	"\acluster\x18\b \x01(\tR\acluster\x12\x1a\n" +
-	"\bprotocol\x18\t \x01(\rR\bprotocol\"l\n" +
+	"\bprotocol\x18\t \x01(\rR\bprotocol\x12 \n" +
+	"\vtraceparent\x18\n" +
+	" \x01(\tR\vtraceparent\x12\x1e\n" +
+	"\n" +
+	"tracestate\x18\v \x01(\tR\n" +
+	"tracestate\"l\n" +
 	"\tWireError\x12\x12\n" +
 	"\x04code\x18\x01 \x01(\rR\x04code\x12\x12\n" +
 	"\x04kind\x18\x02 \x01(\tR\x04kind\x12\x18\n" +

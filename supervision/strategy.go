@@ -17,7 +17,9 @@ type Strategy struct {
 	Backoff     Backoff
 	Window      time.Duration
 	MaxRestarts int
-	Logger      *slog.Logger
+	// Logger receives restarts (debug) and stops (warn); nil logs through
+	// the actor system's logger (ActorSystem.Logger), never slog.Default.
+	Logger *slog.Logger
 }
 
 // Option configures a Strategy.
@@ -36,13 +38,15 @@ func WithMaxRestarts(n int, window time.Duration) Option {
 	return func(s *Strategy) { s.MaxRestarts, s.Window = n, window }
 }
 
-// WithLogger sets the logger restarts and stops are reported to.
+// WithLogger sets the logger restarts and stops are reported to (default:
+// the supervising actor system's logger, which a ringactor runtime makes
+// from its own).
 func WithLogger(l *slog.Logger) Option { return func(s *Strategy) { s.Logger = l } }
 
 // NewStrategy returns the default strategy (exponential backoff, never give
 // up, failure count reset after 10 s without failures) with opts applied.
 func NewStrategy(opts ...Option) *Strategy {
-	s := &Strategy{Decider: DefaultDecider, Backoff: DefaultBackoff, Window: 10 * time.Second, Logger: slog.Default()}
+	s := &Strategy{Decider: DefaultDecider, Backoff: DefaultBackoff, Window: 10 * time.Second}
 	for _, o := range opts {
 		o(s)
 	}
@@ -82,6 +86,10 @@ func (s *Strategy) HandleFailure(system *actor.ActorSystem, sup actor.Supervisor
 			directive = Stop
 		}
 	}
+	logger := s.Logger
+	if logger == nil {
+		logger = system.Logger()
+	}
 	publish := func() {
 		system.EventStream.Publish(&actor.SupervisorEvent{Child: child, Reason: reason, Directive: directive})
 	}
@@ -91,13 +99,13 @@ func (s *Strategy) HandleFailure(system *actor.ActorSystem, sup actor.Supervisor
 		sup.ResumeChildren(child)
 	case Restart:
 		delay := s.Backoff.Delay(rs.NumberOfFailures(s.Window))
-		s.Logger.Debug("ringactor: restarting kernel actor", "actor", child.Id, "after", delay, "reason", reason)
+		logger.Debug("ringactor: restarting kernel actor", "actor", child.Id, "after", delay, "error", reason)
 		time.AfterFunc(delay, func() {
 			publish()
 			sup.RestartChildren(child)
 		})
 	case Stop:
-		s.Logger.Warn("ringactor: stopping kernel actor", "actor", child.Id, "reason", reason)
+		logger.Warn("ringactor: stopping kernel actor", "actor", child.Id, "error", reason)
 		publish()
 		sup.StopChildren(child)
 	default:

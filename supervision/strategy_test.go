@@ -129,7 +129,7 @@ func quietLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
 
 func TestNewStrategyDefaultsAndOptions(t *testing.T) {
 	s := supervision.NewStrategy()
-	if s.Decider == nil || s.Backoff != supervision.DefaultBackoff || s.Window != 10*time.Second || s.MaxRestarts != 0 || s.Logger == nil {
+	if s.Decider == nil || s.Backoff != supervision.DefaultBackoff || s.Window != 10*time.Second || s.MaxRestarts != 0 || s.Logger != nil {
 		t.Errorf("NewStrategy() = %+v", s)
 	}
 	if s.Decider(&gpu.ExecutionError{Err: errors.New("x")}) != supervision.Resume {

@@ -3,7 +3,9 @@ package telemetry_test
 import (
 	"context"
 	"fmt"
+	"net/http/httptest"
 	"slices"
+	"strings"
 	"time"
 
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
@@ -65,4 +67,35 @@ func Example() {
 	// ringactor.messages.dropped 0
 	// ringactor.messages.processed 128
 	// ringactor.ring.depth 4
+}
+
+// ExampleSetup builds the SDK providers from the OTEL_* environment with a
+// Prometheus reader, and hands them to the code that reports.
+func ExampleSetup() {
+	ctx := context.Background()
+	p, err := telemetry.Setup(ctx, telemetry.WithServiceName("my-service"), telemetry.WithPrometheus())
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer p.Shutdown(ctx) // flushes the exporters
+
+	// A runtime takes them with actors.WithProviders(p), a member with
+	// cluster.WithTelemetry(p); here, the instruments directly.
+	inst, err := telemetry.New(func() []telemetry.KernelStats {
+		return []telemetry.KernelStats{{Kernel: "k", Processed: 3}}
+	}, p.InstrumentOptions()...)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer inst.Close()
+	rec := httptest.NewRecorder()
+	p.PrometheusHandler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	for _, l := range strings.Split(rec.Body.String(), "\n") {
+		if strings.HasPrefix(l, "ringactor_messages_processed_total{") {
+			fmt.Println(l[strings.LastIndex(l, " ")+1:])
+		}
+	}
+	// Output: 3
 }

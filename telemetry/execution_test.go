@@ -25,8 +25,20 @@ func transferSet(kernel, backend, dir string) attribute.Set {
 		attribute.String(AttrDirection, dir))
 }
 
-// defaultBounds are the SDK's default explicit histogram boundaries.
-var defaultBounds = []float64{0, 5, 10, 25, 50, 75, 100, 250, 500, 750, 1000, 2500, 5000, 7500, 10000}
+// countsOf returns the bucket counts of vals over DurationBounds (a value
+// equal to a bound belongs to that bound's bucket, as in the SDK).
+func countsOf(vals ...float64) []uint64 {
+	b := DurationBounds()
+	c := make([]uint64, len(b)+1)
+	for _, v := range vals {
+		i := 0
+		for i < len(b) && v > b[i] {
+			i++
+		}
+		c[i]++
+	}
+	return c
+}
 
 func TestRecordExecution(t *testing.T) {
 	inst, r := newTest(t, nil)
@@ -53,7 +65,7 @@ func TestRecordExecution(t *testing.T) {
 		return metricdata.HistogramDataPoint[float64]{
 			Attributes:   set,
 			Count:        n,
-			Bounds:       defaultBounds,
+			Bounds:       DurationBounds(),
 			BucketCounts: counts,
 			Sum:          sum,
 			Min:          metricdata.NewExtrema(lo),
@@ -63,9 +75,9 @@ func TestRecordExecution(t *testing.T) {
 	assertMetric(t, got, KernelDuration, "s", metricdata.Histogram[float64]{
 		Temporality: metricdata.CumulativeTemporality,
 		DataPoints: []metricdata.HistogramDataPoint[float64]{
-			hist(execSet("vector_add", "cuda"), []uint64{0, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, 2, 2.0, 0.5, 1.5),
-			hist(execSet("vector_add", "cpu"), []uint64{0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, 1, 7.0, 7.0, 7.0),
-			hist(execSet("reduce", "cuda"), []uint64{0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, 1, 0.25, 0.25, 0.25),
+			hist(execSet("vector_add", "cuda"), countsOf(0.5, 1.5), 2, 2.0, 0.5, 1.5),
+			hist(execSet("vector_add", "cpu"), countsOf(7), 1, 7.0, 7.0, 7.0),
+			hist(execSet("reduce", "cuda"), countsOf(0.25), 1, 0.25, 0.25, 0.25),
 		},
 	})
 

@@ -30,7 +30,8 @@ type Instruments struct {
 	errs         metric.Int64ObservableCounter
 	latency      metric.Float64ObservableGauge
 
-	src Source
+	src      Source
+	producer *Producer
 
 	// execAttrs maps an execKey to its *execAttrs.
 	execAttrs sync.Map
@@ -64,6 +65,10 @@ func New(src Source, opts ...Option) (*Instruments, error) {
 		return nil, err
 	}
 	i.reg = reg
+	if c.producer != nil && src != nil {
+		i.producer = c.producer
+		c.producer.add(i, src)
+	}
 	return i, nil
 }
 
@@ -90,7 +95,8 @@ func (i *Instruments) createSync() error {
 	err = errors.Join(err, e)
 	i.duration, e = i.meter.Float64Histogram(KernelDuration,
 		metric.WithDescription("Duration of one kernel execution."),
-		metric.WithUnit(unitSeconds))
+		metric.WithUnit(unitSeconds),
+		metric.WithExplicitBucketBoundaries(DurationBounds()...))
 	err = errors.Join(err, e)
 	i.transferred, e = i.meter.Int64Counter(MemoryTransferred,
 		metric.WithDescription("Bytes moved between host and device."),
@@ -131,6 +137,13 @@ func (i *Instruments) createObservable() error {
 	return errors.Join(err, e)
 }
 
+// DurationBounds returns the bucket bounds, in seconds, of ringactor's
+// duration histograms recorded through the OpenTelemetry API (Execute,
+// cluster requests): two per octave from 64 ns to about 68.7 s, the same
+// bounds the Producer exports, so that sub-microsecond and multi-second
+// durations both resolve.
+func DurationBounds() []float64 { return ExportBounds() }
+
 // Tracer returns the tracer named ScopeName.
 func (i *Instruments) Tracer() trace.Tracer {
 	if i == nil {
@@ -154,6 +167,9 @@ func (i *Instruments) Close() error {
 		return nil
 	}
 	i.closeOnce.Do(func() {
+		if i.producer != nil {
+			i.producer.remove(i)
+		}
 		if i.reg != nil {
 			i.closeErr = i.reg.Unregister()
 		}

@@ -35,6 +35,22 @@ const (
 	// KernelLatency is a Float64ObservableGauge of a kernel's per-message
 	// latency in seconds; attributes AttrKernel and AttrStat.
 	KernelLatency = "ringactor.kernel.latency"
+	// MessageLatency is a histogram, in seconds, of the time from a
+	// message's admission to the end of its handling (handler and reply
+	// hand-off); attribute AttrKernel. The Producer exports it from the
+	// kernel loop's bucket counters.
+	MessageLatency = "ringactor.message.latency"
+	// QueueDelay is a histogram, in seconds, of the time a message waited in
+	// its kernel's ring (overflow included) before its handler started;
+	// attribute AttrKernel. Exported by the Producer.
+	QueueDelay = "ringactor.message.queue_delay"
+	// HandlerDuration is a histogram, in seconds, of one message's
+	// handling: its handler call and its reply's hand-off; attribute
+	// AttrKernel. Exported by the Producer.
+	HandlerDuration = "ringactor.handler.duration"
+	// ClusterRequestDuration is a Float64Histogram, in seconds, of a cluster
+	// request as the caller sees it; attributes AttrKind and AttrOutcome.
+	ClusterRequestDuration = "ringactor.cluster.request.duration"
 )
 
 // Attribute keys.
@@ -47,6 +63,10 @@ const (
 	AttrDirection = "direction"
 	// AttrStat is StatMin, StatAvg or StatMax.
 	AttrStat = "stat"
+	// AttrKind names the cluster kind a request went to.
+	AttrKind = "kind"
+	// AttrOutcome is OutcomeOK or OutcomeError.
+	AttrOutcome = "outcome"
 )
 
 // Attribute values.
@@ -61,6 +81,10 @@ const (
 	StatAvg = "avg"
 	// StatMax marks the maximum latency.
 	StatMax = "max"
+	// OutcomeOK marks a request answered with a reply.
+	OutcomeOK = "ok"
+	// OutcomeError marks a request answered with an error.
+	OutcomeError = "error"
 )
 
 // Units.

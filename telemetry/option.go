@@ -8,8 +8,9 @@ import (
 
 // config holds the providers New builds its meter and tracer from.
 type config struct {
-	mp metric.MeterProvider
-	tp trace.TracerProvider
+	mp       metric.MeterProvider
+	tp       trace.TracerProvider
+	producer *Producer
 }
 
 // Option configures New.
@@ -33,6 +34,13 @@ func WithTracerProvider(tp trace.TracerProvider) Option {
 			c.tp = tp
 		}
 	}
+}
+
+// WithProducer makes New register its Source with p, which exports the
+// kernels' latency histograms at collection time; Close unregisters it. A
+// nil p exports no histograms.
+func WithProducer(p *Producer) Option {
+	return func(c *config) { c.producer = p }
 }
 
 // newConfig applies opts over the global providers.

@@ -37,6 +37,16 @@ type KernelStats struct {
 
 	// LastActivity is when the kernel last processed a message.
 	LastActivity time.Time
+
+	// Latency is the histogram of the time from a message's admission to
+	// the end of its handling (empty when the runtime's telemetry is off).
+	Latency HistogramSnapshot
+	// QueueDelay is the histogram of the time messages waited before their
+	// handler started.
+	QueueDelay HistogramSnapshot
+	// HandlerTime is the histogram of each message's handling: its handler
+	// and its reply's hand-off.
+	HandlerTime HistogramSnapshot
 }
 
 // Source returns the current stats of every live kernel. It is called once

@@ -38,7 +38,9 @@ whose keys are: go_version, gomaxprocs, ring_rtt_p50_ns, ring_rtt_p99_ns,
 protoactor_rtt_p50_ns, protoactor_rtt_p99_ns, chan_rtt_p50_ns,
 chan_rtt_p99_ns, ring_pipelined_msgs_per_s, chan_pipelined_msgs_per_s,
 ring_allocs_per_request, rtt_p50_ratio_ring_vs_protoactor,
-pipelined_ratio_ring_vs_chan, execute_add_tiny_p50_ns, direct_add_tiny_p50_ns,
+ring_rtt_telemetry_off_p50_ns, ring_rtt_telemetry_off_p99_ns,
+rtt_p50_ratio_telemetry_on_vs_off (the ring round trip with telemetry on,
+the default, against a runtime with telemetry off), pipelined_ratio_ring_vs_chan, execute_add_tiny_p50_ns, direct_add_tiny_p50_ns,
 execute_overhead_ns, executions_per_s, execute_allocs_per_call,
 elementwise_len, execute_add_10m_f32_ns, copy_10m_f32_ns,
 elementwise_10m_f32_ratio_vs_copy, matmul_n, execute_matmul_1024_f64_ns,
@@ -73,7 +75,7 @@ func runBenchCommand(ctx context.Context, args []string, stdout, stderr io.Write
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
-	log := newLogger(stderr, *verbose)
+	log := fs.newLogger(*verbose)
 	cfg, label := bench.Full, "full"
 	ccfg := bench.FullCluster
 	if *quick {
@@ -128,10 +130,12 @@ func benchTable(res bench.Result, cfg bench.Config, label string) string {
 	fmt.Fprintf(&b, row, "round trip p50 (ns)", count(float64(res.RingRTTP50)), count(float64(res.ProtoActorRTTP50)), count(float64(res.ChanRTTP50)))
 	fmt.Fprintf(&b, row, "round trip p99 (ns)", count(float64(res.RingRTTP99)), count(float64(res.ProtoActorRTTP99)), count(float64(res.ChanRTTP99)))
 	fmt.Fprintf(&b, row, fmt.Sprintf("pipelined, %d in flight (msg/s)", cfg.InFlight), count(res.RingPipelinedMsgsPerS), "-", count(res.ChanPipelinedMsgsPerS))
+	fmt.Fprintf(&b, row, "round trip p50, telemetry off (ns)", count(float64(res.RingRTTOffP50)), "-", "-")
 	fmt.Fprintf(&b, row, "heap allocations per Request", fmt.Sprintf("%.2f", res.RingAllocsPerRequest), "-", "-")
 	b.WriteString("\n")
 	const ratio = "%-34s %14.2f   %s\n"
 	fmt.Fprintf(&b, ratio, "ring / Proto.Actor round trip p50", res.RTTRatioRingVsActor, "(below 1: ring kernel faster)")
+	fmt.Fprintf(&b, ratio, "telemetry on / off round trip p50", res.RTTRatioTelemetryOn, "(goal: at most 1.10)")
 	fmt.Fprintf(&b, ratio, "ring / Go channel pipelined", res.PipelinedRatioRingChan, "(above 1: ring kernel faster)")
 	b.WriteString("\n")
 	computeTable(&b, res)

@@ -20,11 +20,12 @@ import (
 	"github.com/ringactor/ringactor/cluster"
 	"github.com/ringactor/ringactor/internal/bench"
 	"github.com/ringactor/ringactor/internal/demo"
+	"github.com/ringactor/ringactor/telemetry"
 )
 
 // Help text of the serve and call commands.
 const (
-	serveSynopsis    = "--cluster NAME [--bind HOST:PORT] [--advertise HOST:PORT] (--peers HOST:PORT,... | --etcd ENDPOINTS) [-v]"
+	serveSynopsis    = "--cluster NAME [--bind HOST:PORT] [--advertise HOST:PORT] (--peers HOST:PORT,... | --etcd ENDPOINTS) [--admin ADDR [--pprof]] [-v]"
 	serveDescription = `Run a member of the cluster NAME hosting the built-in kinds until SIGINT or
 SIGTERM: echo (replies with the JSON object it is sent), add
 ({"a":[...],"b":[...]} -> {"sum":[...]}) and counter ({} or {"by":N} ->
@@ -41,6 +42,13 @@ through etcd; nodes of another cluster name are refused (logged as an
 error). On a signal it leaves gracefully: passivates its identities (their
 kernels drain and answer what they hold; counter hands its count to the
 next owner), tells its peers and stops; the exit status is 0.
+
+Operations: --admin ADDR (PORT alone means 127.0.0.1:PORT) serves /metrics
+(Prometheus), /healthz, /readyz (503 until joined, 503 again while
+leaving), /kernels (JSON) and, with --pprof, /debug/pprof/; the admin
+endpoint starts before the member joins. The remote port also answers
+grpc.health.v1. Metrics and traces are also pushed where the standard
+OTEL_* environment says (OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_*_EXPORTER, ...).
 `
 	callSynopsis    = "--cluster NAME (--peers HOST:PORT,... | --etcd ENDPOINTS) --kind KIND --identity ID --data '{...}' [--timeout D]"
 	callDescription = `Send one JSON request to the identity ID of kind KIND in the cluster NAME,
@@ -200,8 +208,12 @@ func runServeCommand(ctx context.Context, args []string, stdout, stderr io.Write
 	adv := fs.String("advertise", "", "HOST:PORT other nodes reach this member at (default: the bind address; never a wildcard)")
 	verbose := fs.Bool("v", false, "log at debug level")
 	benchKinds := fs.Bool("bench-kinds", false, "also host the plain Proto.Actor echo kind that `ringactor bench --cluster` compares with")
+	adm := addAdminFlags(fs)
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
+	}
+	if err := adm.check(); err != nil {
+		return usageError(fs, "%v", err)
 	}
 	if err := disc.check(fs); err != nil {
 		return usageError(fs, "%v", err)
@@ -222,7 +234,17 @@ func runServeCommand(ctx context.Context, args []string, stdout, stderr io.Write
 	if err != nil {
 		return failure(stderr, "serve", err)
 	}
-	log := newLogger(stderr, *verbose)
+	log := fs.newLogger(*verbose)
+	ops, err := startOps(ctx, adm, *disc.name, *bind, log)
+	if err != nil {
+		return failure(stderr, "serve", err)
+	}
+	ops.prov.SetGlobal() // Proto.Actor's actor metrics use the global meter provider
+	defer func() {
+		if err := ops.close(); err != nil {
+			log.Warn("stopping the admin endpoint and telemetry", slog.Any("error", err))
+		}
+	}()
 	var self atomic.Pointer[string] // the member's address, for the counter's replies
 	kinds := demo.Kinds(func() string {
 		if a := self.Load(); a != nil {
@@ -230,7 +252,7 @@ func runServeCommand(ctx context.Context, args []string, stdout, stderr io.Write
 		}
 		return ""
 	})
-	opts := append([]cluster.Option{cluster.WithAddress(*bind), cluster.WithLogger(log)}, tlsOpts...)
+	opts := append([]cluster.Option{cluster.WithAddress(*bind), cluster.WithLogger(log), cluster.WithTelemetry(ops.prov), cluster.WithActorMetrics(ops.prov.MeterProvider)}, tlsOpts...)
 	if *adv != "" {
 		opts = append(opts, cluster.WithAdvertise(*adv))
 	}
@@ -244,6 +266,12 @@ func runServeCommand(ctx context.Context, args []string, stdout, stderr io.Write
 	}
 	sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	m, err := cluster.Start(sctx, *disc.name, provider, kinds, opts...)
+	if err == nil {
+		ops.member.Store(m)
+		if err = m.WaitReady(sctx); err != nil {
+			err = errors.Join(fmt.Errorf("joining: %w", err), m.Close(context.Background()))
+		}
+	}
 	cancel()
 	if err != nil {
 		return failure(stderr, "serve", err)
@@ -280,12 +308,25 @@ func runCallCommand(ctx context.Context, args []string, stdout, stderr io.Writer
 	// client's own logs (Proto.Actor reports every connection it closes at
 	// error level) only with -v.
 	log := actors.DiscardLogger()
-	if c.verbose {
-		log = newLogger(stderr, true)
+	if c.verbose || c.logs.set {
+		log = c.logs.logger(stderr, slog.LevelInfo, c.verbose)
 	}
 	cctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
-	client, err := cluster.Start(cctx, *c.disc.name, provider, nil, append(tlsOpts, cluster.AsClient(), cluster.WithLogger(log))...)
+	// Spans and the request duration go where the OTEL_* environment says
+	// (nowhere by default); they are flushed before the command exits.
+	prov, err := telemetry.Setup(cctx, telemetry.WithCluster(*c.disc.name))
+	if err != nil {
+		return failure(stderr, "call", err)
+	}
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := prov.Shutdown(ctx); err != nil {
+			log.Warn("flushing telemetry", slog.Any("error", err))
+		}
+	}()
+	client, err := cluster.Start(cctx, *c.disc.name, provider, nil, append(tlsOpts, cluster.AsClient(), cluster.WithLogger(log), cluster.WithTelemetry(prov))...)
 	if err != nil {
 		return failure(stderr, "call", fmt.Errorf("joining the cluster: %w", err))
 	}
@@ -331,6 +372,7 @@ type callConfig struct {
 	body           string // the request, a JSON value
 	timeout        time.Duration
 	verbose        bool
+	logs           logFlags // --log-level, --log-format
 }
 
 // parseCall parses the call command's flags. --data is the request body;
@@ -349,6 +391,7 @@ func parseCall(args []string, stderr io.Writer) (c callConfig, code int, ok bool
 	if code, ok := parseFlags(fs, args); !ok {
 		return c, code, false
 	}
+	c.logs = fs.log
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	if set["json"] {

@@ -92,7 +92,7 @@ func runDemoCommand(ctx context.Context, args []string, stdout, stderr io.Writer
 	if *n < 1 {
 		return usageError(fs, "-n must be at least 1, got %d", *n)
 	}
-	log := newLogger(stderr, *verbose)
+	log := fs.newLogger(*verbose)
 	if err := runDemo(ctx, stdout, *n, actors.WithLogger(log)); err != nil {
 		return failure(stderr, "demo", err)
 	}

@@ -63,7 +63,7 @@ func runKernelsCommand(ctx context.Context, args []string, stdout, stderr io.Wri
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
-	log := newLogger(stderr, false)
+	log := fs.newLogger(false)
 	infos, err := listKernels(ctx, actors.WithLogger(log), actors.WithTelemetry(false))
 	if err == nil {
 		err = writeKernels(stdout, infos, *asJSON)

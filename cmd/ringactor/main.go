@@ -41,14 +41,23 @@
 //	serve  run a cluster member hosting the built-in kinds (echo, add)
 //	       until SIGINT or SIGTERM: --cluster NAME, --bind HOST:PORT,
 //	       --peers HOST:PORT,... or --etcd ENDPOINTS, optional mutual TLS
-//	       (--tls-ca, --tls-cert, --tls-key).
+//	       (--tls-ca, --tls-cert, --tls-key); --admin ADDR serves
+//	       /metrics, /healthz, /readyz, /kernels (--pprof adds
+//	       /debug/pprof); OTEL_* configures metric and trace export.
 //	call   send one JSON request to a cluster identity as a client and
 //	       print the JSON reply: --kind, --identity, --data, --timeout
 //	       (--json, the old name of --data, is deprecated).
+//	top    live view of a member's ring kernels from its admin endpoint
+//	       (--admin ADDR): state, placement, processed/s, errors,
+//	       dropped, depth, p50/p99 latency, restarts, redrawn in place;
+//	       --once --json for scripts.
 //	version
 //	       print the module version ("(devel)" for a work tree build) and
 //	       the Go version; "ringactor --version" is the same.
 //	help   print the usage, or a command's usage and flags.
+//
+// Every command takes --log-level (debug, info, warn, error) and
+// --log-format (text, json) for its logs on stderr.
 //
 // Flags follow the standard library's flag package: -name and --name are the
 // same, and each command has its own flags after its name.
@@ -118,6 +127,7 @@ var commands = map[string]command{
 	pipelineCommand.name: pipelineCommand,
 	serveCommand.name:    serveCommand,
 	callCommand.name:     callCommand,
+	topCommand.name:      topCommand,
 	versionCommand.name:  versionCommand,
 }
 
@@ -223,6 +233,8 @@ type flagSet struct {
 	// usage writes the command's usage (synopsis, description, flags) to
 	// stderr.
 	usage func()
+	// log holds the --log-level and --log-format flags.
+	log logFlags
 }
 
 // newFlagSet returns the flag set of the command called name. Parsing it
@@ -232,6 +244,7 @@ type flagSet struct {
 func newFlagSet(name, synopsis, description string, stderr io.Writer) *flagSet {
 	fs := &flagSet{FlagSet: flag.NewFlagSet("ringactor "+name, flag.ContinueOnError), cmd: name, stderr: stderr}
 	fs.SetOutput(io.Discard)
+	fs.log.define(fs)
 	fs.Usage = func() {} // the flag package calls it on every error
 	fs.usage = func() {
 		fmt.Fprintf(stderr, "Usage: ringactor %s %s\n\n%s\nFlags:\n", name, synopsis, description)
@@ -253,6 +266,14 @@ func (fs *flagSet) parse(args []string) (code int, ok bool) {
 		}
 		return usageError(fs, "%v", err), false
 	}
+	if err := fs.log.check(); err != nil {
+		return usageError(fs, "%v", err), false
+	}
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == "log-level" {
+			fs.log.set = true
+		}
+	})
 	return exitOK, true
 }
 
@@ -277,15 +298,12 @@ func usageError(fs *flagSet, format string, args ...any) int {
 	return exitUsage
 }
 
-// newLogger returns the command's logger: text to stderr at info level, or
-// debug level when verbose. The runtime passes it to Proto.Actor, which it
-// keeps at warn level unless the logger is at debug level.
-func newLogger(stderr io.Writer, verbose bool) *slog.Logger {
-	level := slog.LevelInfo
-	if verbose {
-		level = slog.LevelDebug
-	}
-	return slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+// newLogger returns the command's logger on stderr: at --log-level, else
+// info level (debug when verbose), in --log-format (text by default). The
+// runtime passes it to Proto.Actor, which it keeps at warn level unless the
+// logger is at debug level.
+func (fs *flagSet) newLogger(verbose bool) *slog.Logger {
+	return fs.log.logger(fs.stderr, slog.LevelInfo, verbose)
 }
 
 // failure reports err, the failure of the command cmd at run time, as one

@@ -40,7 +40,10 @@ func TestMain(m *testing.M) {
 	}
 	// Proto.Actor's dead-letter log throttle goroutine ends by itself a
 	// second after a dead letter; a short run can finish before it.
-	goleak.VerifyTestMain(m, goleak.IgnoreTopFunction("github.com/asynkron/protoactor-go/actor.NewDeadLetter.NewThrottle.func4.1"))
+	// Likewise the gossip throttle of an in-process member (the readiness
+	// test's) ends by itself after its interval.
+	goleak.VerifyTestMain(m, goleak.IgnoreTopFunction("github.com/asynkron/protoactor-go/actor.NewDeadLetter.NewThrottle.func4.1"),
+		goleak.IgnoreTopFunction("github.com/asynkron/protoactor-go/cluster.(*Gossiper).StartGossiping.NewThrottle.func3.1"))
 }
 
 // testCtx is a context that ends with the test or after a minute.
@@ -173,7 +176,8 @@ func TestBenchJSON(t *testing.T) {
 		}
 	}
 	for _, key := range []string{"go_version", "gomaxprocs", "chan_rtt_p99_ns", "ring_allocs_per_request",
-		"rtt_p50_ratio_ring_vs_protoactor", "pipelined_ratio_ring_vs_chan", "execute_allocs_per_call"} {
+		"rtt_p50_ratio_ring_vs_protoactor", "pipelined_ratio_ring_vs_chan", "execute_allocs_per_call",
+		"ring_rtt_telemetry_off_p50_ns", "rtt_p50_ratio_telemetry_on_vs_off"} {
 		if _, ok := res[key]; !ok {
 			t.Errorf("JSON lacks %q: %s", key, out.String())
 		}

@@ -93,11 +93,7 @@ func runPipelineCommand(ctx context.Context, args []string, stdout, stderr io.Wr
 	if err := cfg.Validate(); err != nil {
 		return usageError(fs, "%v", err)
 	}
-	level := slog.LevelWarn
-	if *verbose {
-		level = slog.LevelDebug
-	}
-	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	log := fs.log.logger(stderr, slog.LevelWarn, *verbose)
 
 	in := pipelineStdin
 	if len(files) == 1 && files[0] != "-" {

@@ -55,18 +55,24 @@ var (
 // Result is one run's numbers; the JSON names are the contract of
 // `ringactor bench --json`.
 type Result struct {
-	GoVersion              string  `json:"go_version"`
-	GOMAXPROCS             int     `json:"gomaxprocs"`
-	RingRTTP50             int64   `json:"ring_rtt_p50_ns"`
-	RingRTTP99             int64   `json:"ring_rtt_p99_ns"`
-	ProtoActorRTTP50       int64   `json:"protoactor_rtt_p50_ns"`
-	ProtoActorRTTP99       int64   `json:"protoactor_rtt_p99_ns"`
-	ChanRTTP50             int64   `json:"chan_rtt_p50_ns"`
-	ChanRTTP99             int64   `json:"chan_rtt_p99_ns"`
-	RingPipelinedMsgsPerS  float64 `json:"ring_pipelined_msgs_per_s"`
-	ChanPipelinedMsgsPerS  float64 `json:"chan_pipelined_msgs_per_s"`
-	RingAllocsPerRequest   float64 `json:"ring_allocs_per_request"`
-	RTTRatioRingVsActor    float64 `json:"rtt_p50_ratio_ring_vs_protoactor"`
+	GoVersion             string  `json:"go_version"`
+	GOMAXPROCS            int     `json:"gomaxprocs"`
+	RingRTTP50            int64   `json:"ring_rtt_p50_ns"`
+	RingRTTP99            int64   `json:"ring_rtt_p99_ns"`
+	ProtoActorRTTP50      int64   `json:"protoactor_rtt_p50_ns"`
+	ProtoActorRTTP99      int64   `json:"protoactor_rtt_p99_ns"`
+	ChanRTTP50            int64   `json:"chan_rtt_p50_ns"`
+	ChanRTTP99            int64   `json:"chan_rtt_p99_ns"`
+	RingPipelinedMsgsPerS float64 `json:"ring_pipelined_msgs_per_s"`
+	ChanPipelinedMsgsPerS float64 `json:"chan_pipelined_msgs_per_s"`
+	RingAllocsPerRequest  float64 `json:"ring_allocs_per_request"`
+	RTTRatioRingVsActor   float64 `json:"rtt_p50_ratio_ring_vs_protoactor"`
+	// The same round trip through a kernel of a runtime with telemetry off
+	// (no latency histograms, no clock reads for them), measured in the
+	// same run right after the ring_rtt ones, and the ratio on / off.
+	RingRTTOffP50          int64   `json:"ring_rtt_telemetry_off_p50_ns"`
+	RingRTTOffP99          int64   `json:"ring_rtt_telemetry_off_p99_ns"`
+	RTTRatioTelemetryOn    float64 `json:"rtt_p50_ratio_telemetry_on_vs_off"`
 	PipelinedRatioRingChan float64 `json:"pipelined_ratio_ring_vs_chan"`
 
 	// The compute path (see Compute). Times are nanoseconds; the 10M and
@@ -113,6 +119,14 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		return res, err
 	}
 	res.RingRTTP50, res.RingRTTP99 = percentile(ring, 50), percentile(ring, 99)
+	off, err := ringRTTTelemetryOff(ctx, cfg)
+	if err != nil {
+		return res, err
+	}
+	res.RingRTTOffP50, res.RingRTTOffP99 = percentile(off, 50), percentile(off, 99)
+	if res.RingRTTOffP50 > 0 {
+		res.RTTRatioTelemetryOn = float64(res.RingRTTP50) / float64(res.RingRTTOffP50)
+	}
 	pa := ProtoActorRTT(rt.ActorSystem(), cfg.WarmupRequests, cfg.RTTSamples)
 	res.ProtoActorRTTP50, res.ProtoActorRTTP99 = percentile(pa, 50), percentile(pa, 99)
 	ch := ChanRTT(cfg.WarmupRequests, cfg.RTTSamples)
@@ -134,6 +148,25 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		return res, err
 	}
 	return res, k.Terminate(ctx)
+}
+
+// ringRTTTelemetryOff times RingRTT through an echo kernel of a runtime
+// with telemetry off.
+func ringRTTTelemetryOff(ctx context.Context, cfg Config) ([]time.Duration, error) {
+	rt, err := actors.NewRuntime(actors.WithLogger(actors.DiscardLogger()), actors.WithTelemetry(false), actors.WithName("ringactor-bench-off"))
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = rt.Close(context.Background()) }()
+	k, err := actors.Launch(ctx, rt, actors.NewStatelessKernel("bench.echo.off", func(_ context.Context, p Ping) (Ping, error) { return p, nil },
+		actors.WithCapacity(1024)))
+	if err != nil {
+		return nil, err
+	}
+	if err := k.Activate(ctx); err != nil {
+		return nil, err
+	}
+	return RingRTT(ctx, k, cfg.WarmupRequests, cfg.RTTSamples)
 }
 
 func percentile(samples []time.Duration, p int) int64 {

@@ -1,0 +1,101 @@
+package actors
+
+import (
+	"context"
+	"fmt"
+	"runtime/debug"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+	tracenoop "go.opentelemetry.io/otel/trace/noop"
+
+	"github.com/ringactor/ringactor/gpu"
+	"github.com/ringactor/ringactor/telemetry"
+)
+
+// Span names of ring kernel messages.
+const (
+	// SpanRequest is a Request's span, from admission to reply.
+	SpanRequest = "ringactor.request"
+	// SpanSend is a Send's span: its admission.
+	SpanSend = "ringactor.send"
+	// SpanHandle is the span of a handler's execution; its context is the
+	// handler's. It is a child of the requester's span (a Request's, or a
+	// cluster request's on the hosting member) and exists only when that
+	// parent is sampled.
+	SpanHandle = "ringactor.handle"
+)
+
+// spansWanted reports whether a runtime with telemetry on and the tracer
+// provider tp makes message spans: tp was given and is not a no-op
+// provider. Without one, Request and Send create nothing (not even a
+// non-recording span), so they stay allocation-free.
+func spansWanted(tp trace.TracerProvider) bool {
+	if tp == nil {
+		return false
+	}
+	switch tp.(type) {
+	case tracenoop.TracerProvider, *tracenoop.TracerProvider:
+		return false
+	}
+	return true
+}
+
+// tracedRequest is request inside a SpanRequest span; the handler's context
+// descends from it.
+func (k *kernel[Req, Resp]) tracedRequest(ctx context.Context, msg Req) (Resp, error) {
+	ctx, span := k.rt.tracer.Start(ctx, SpanRequest, trace.WithAttributes(attribute.String(telemetry.AttrKernel, k.def.id)))
+	resp, err := k.request(ctx, msg)
+	endSpan(span, err)
+	return resp, err
+}
+
+// tracedSend is send inside a SpanSend span (its admission: the handler
+// of a sent message runs in the kernel's context, not the sender's).
+func (k *kernel[Req, Resp]) tracedSend(ctx context.Context, msg Req) (uint64, error) {
+	ctx, span := k.rt.tracer.Start(ctx, SpanSend, trace.WithAttributes(attribute.String(telemetry.AttrKernel, k.def.id)))
+	id, err := k.send(ctx, msg)
+	endSpan(span, err)
+	return id, err
+}
+
+// endSpan ends span with err's status.
+func endSpan(span trace.Span, err error) {
+	if err != nil {
+		span.RecordError(err)
+		span.SetStatus(codes.Error, err.Error())
+	}
+	span.End()
+}
+
+// invokeSpan runs the handler as invoke does, inside a SpanHandle span when
+// the runtime makes spans and the message's context carries a sampled
+// span; the handler's context is the span's.
+func (k *kernel[Req, Resp]) invokeSpan(h Handler[Req, Resp], s *slot[Req, Resp]) (Resp, *gpu.ExecutionError) {
+	if !k.rt.spans || !trace.SpanContextFromContext(s.ctx).IsSampled() {
+		return k.invoke(h, s)
+	}
+	ctx, span := k.rt.tracer.Start(s.ctx, SpanHandle, trace.WithAttributes(attribute.String(telemetry.AttrKernel, k.def.id)))
+	resp, ee := k.invokeCtx(ctx, h, s)
+	if ee != nil {
+		endSpan(span, ee)
+	} else {
+		span.End()
+	}
+	return resp, ee
+}
+
+// invokeCtx is invoke with ctx as the handler's context.
+func (k *kernel[Req, Resp]) invokeCtx(ctx context.Context, h Handler[Req, Resp], s *slot[Req, Resp]) (resp Resp, ee *gpu.ExecutionError) {
+	defer func() {
+		if p := recover(); p != nil {
+			ee = &gpu.ExecutionError{Kernel: k.def.id, MessageID: s.id, Err: fmt.Errorf("panic: %v", p), Panic: p, Stack: debug.Stack()}
+		}
+	}()
+	resp, err := h(ctx, s.msg)
+	if err != nil {
+		return resp, &gpu.ExecutionError{Kernel: k.def.id, MessageID: s.id, Err: err}
+	}
+	return resp, nil
+}

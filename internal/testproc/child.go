@@ -1,0 +1,115 @@
+package testproc
+
+import (
+	"bufio"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/ringactor/ringactor/internal/racecheck"
+)
+
+// ChildEnv, set in a test binary's environment, makes its TestMain run the
+// command line after "--" instead of the tests (see IsChild).
+const ChildEnv = "RINGACTOR_TEST_CHILD"
+
+// ChildArgs returns the arguments after "--" and true when this test
+// binary was started as a child by StartMember.
+func ChildArgs() ([]string, bool) {
+	if os.Getenv(ChildEnv) == "" {
+		return nil, false
+	}
+	args := os.Args[1:]
+	for i, a := range args {
+		if a == "--" {
+			return args[i+1:], true
+		}
+	}
+	return nil, true
+}
+
+// Member is a cluster member running in a child process.
+type Member struct {
+	// Address is the member's remote address ("member ADDR" on stdout).
+	Address string
+	// Stderr is what the child wrote to stderr.
+	Stderr *Buffer
+}
+
+// LogValue returns the string attribute key of the first JSON log record
+// on the child's stderr whose msg is msg; "" if none.
+func (m *Member) LogValue(msg, key string) string {
+	for _, l := range strings.Split(m.Stderr.String(), "\n") {
+		var rec map[string]any
+		if json.Unmarshal([]byte(l), &rec) == nil && rec["msg"] == msg {
+			v, _ := rec[key].(string)
+			return v
+		}
+	}
+	return ""
+}
+
+// StartMember starts this test binary as a child running args (its
+// TestMain runs them when ChildArgs says so) and waits for its
+// "member ADDR" line. At the end of the test the child gets SIGTERM and
+// must exit 0 within 30 s; a data race in ringactor's code in its stderr
+// fails the test (Proto.Actor's own races are tolerated: see racecheck).
+func StartMember(t *testing.T, args ...string) *Member {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(exe, append([]string{"-test.run=^$", "--"}, args...)...)
+	cmd.Env = append(os.Environ(), ChildEnv+"=1", "GORACE=exitcode=0")
+	m := &Member{Stderr: &Buffer{}}
+	cmd.Stderr = m.Stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	addr := make(chan string, 1)
+	done := make(chan error, 1)
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			if a, ok := strings.CutPrefix(sc.Text(), "member "); ok {
+				addr <- a
+			}
+		}
+		close(addr)
+		done <- cmd.Wait()
+	}()
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("member: %v\n%s", err, m.Stderr)
+			}
+		case <-time.After(30 * time.Second):
+			_ = cmd.Process.Kill()
+			t.Errorf("member did not stop in 30s after SIGTERM\n%s", m.Stderr)
+		}
+		if err := racecheck.DependencyOnly(m.Stderr.String()); err != nil {
+			t.Error(err)
+		}
+	})
+	select {
+	case a, ok := <-addr:
+		if !ok {
+			t.Fatalf("member exited before joining:\n%s", m.Stderr)
+		}
+		m.Address = a
+	case <-time.After(30 * time.Second):
+		t.Fatalf("member did not join in 30s:\n%s", m.Stderr)
+	}
+	return m
+}
