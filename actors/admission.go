@@ -38,7 +38,7 @@ func (k *kernel[Req, Resp]) admit(ctx context.Context, s slot[Req, Resp], wait b
 
 // enqueue is admit for every sender; a direct requester passes the Done
 // channel of its cancellable context, and learns whether its request was
-// registered with that context's watch (cancelwatch.go) as it was admitted.
+// noted with that context's watch (cancelwatch.go) as it was admitted.
 func (k *kernel[Req, Resp]) enqueue(ctx context.Context, done <-chan struct{}, s slot[Req, Resp], wait bool) (watched bool, err error) {
 	for {
 		k.mu.Lock()
@@ -48,7 +48,7 @@ func (k *kernel[Req, Resp]) enqueue(ctx context.Context, done <-chan struct{}, s
 		}
 		if k.overflow.len() == 0 && k.in.TryPush(s) {
 			if done != nil {
-				watched = k.watchFor(ctx, done, s.w, s.wgen)
+				watched = k.watchPushed(ctx, done, s.w, s.wgen)
 			}
 			k.mu.Unlock()
 			k.wake.Notify()
@@ -57,12 +57,9 @@ func (k *kernel[Req, Resp]) enqueue(ctx context.Context, done <-chan struct{}, s
 		if k.overflow.len() < k.def.overflow {
 			k.overflow.push(s)
 			k.ovLen.Store(int64(k.overflow.len()))
-			if done != nil {
-				watched = k.watchFor(ctx, done, s.w, s.wgen)
-			}
 			k.mu.Unlock()
 			k.wake.Notify()
-			return watched, nil
+			return false, nil
 		}
 		switch {
 		case k.def.policy == Reject, k.def.policy == Block && !wait:

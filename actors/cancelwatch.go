@@ -9,14 +9,23 @@ package actors
 // batch job's) every one of them locks and queues on the same Done channel,
 // and that lock becomes the request path's main cost. So a kernel watches
 // the contexts its requesters share: once a few requests in a row came with
-// the same context, one context.AfterFunc is registered for it, and the
-// requesters of that context register their waiter with its watch (under
-// the admission lock they hold anyway) and wait on their reply channel
-// alone. When the context ends, the watch cancels every registered request
-// still pending (the waiter's compare-and-swap decides between the reply and
-// the cancellation) and signals it, so the requester returns promptly with
-// an error wrapping ctx.Err(). Requests whose context the kernel does not
-// watch wait in the select as before.
+// the same context, one context.AfterFunc is registered for it, and each
+// request of that context that goes straight into the ring is noted, with
+// its watch, in the ring's cancellation table (under the admission lock the
+// requester holds anyway) and waits on its reply channel alone. When the
+// context ends, the watch cancels every noted request still pending (the
+// waiter's compare-and-swap decides between the reply and the cancellation)
+// and signals it, so the requester returns promptly with an error wrapping
+// ctx.Err(). Other requests wait in the select.
+//
+// The table has one entry per ring position, written by the producer when
+// it pushes there, so noting a request costs three stores and no lookups.
+// An entry is overwritten Cap pushes later, and by then its request has been
+// answered: the loop answers the ring's messages in order, so a message
+// still pending has all later pushes behind it in the ring, which holds at
+// most Cap. That is why only CPU kernels' requests admitted straight into
+// the ring are noted (a message from the overflow can be evicted out of
+// order; a device kernel holds messages outside the ring).
 
 import (
 	"context"
@@ -29,47 +38,48 @@ const (
 	// never costs a watch.
 	watchAfter = 4
 	// maxWatches bounds the contexts one kernel watches at a time; a watch
-	// whose requests are all answered makes room for a new one.
+	// none of whose requests can be pending makes room for a new one.
 	maxWatches = 4
-	// minWatchList is the registration list's first capacity.
-	minWatchList = 16
+	// maxWatchTable is the largest ring capacity whose kernel watches
+	// contexts (its cancellation table has one entry per ring position).
+	maxWatchTable = 1 << 16
 )
 
-// ctxWatch is one watched context and the requests registered with it.
-type ctxWatch[R any] struct {
-	done    <-chan struct{}
-	stop    func() bool // unregisters the AfterFunc
-	waiting []watchedWaiter[R]
+// ctxWatch is one watched context.
+type ctxWatch struct {
+	done     <-chan struct{}
+	stop     func() bool // unregisters the AfterFunc
+	lastPush uint64      // the ring's push count after its newest request
 }
 
-// watchedWaiter is one registered request: a waiter and its generation. An
-// entry whose request was answered is stale; the list drops stale entries
-// when it fills up.
-type watchedWaiter[R any] struct {
-	w   *waiter[R]
-	gen uint64
+// watchEntry is one position of the cancellation table: the request pushed
+// there last, if it was watched. An entry whose request was answered is
+// stale and harmless: its waiter's generation or phase no longer matches.
+type watchEntry[R any] struct {
+	watch *ctxWatch
+	w     *waiter[R]
+	gen   uint64
 }
 
-// watchFor registers the request gen of w with the watch of ctx, creating
-// that watch when ctx qualifies, and reports whether it did (the requester
-// then waits on its reply channel alone). The caller holds mu and has just
-// admitted the request.
-func (k *kernel[Req, Resp]) watchFor(ctx context.Context, done <-chan struct{}, w *waiter[Resp], gen uint64) bool {
+// watchPushed notes the request gen of w, just pushed into the ring, in the
+// cancellation table when the kernel watches its context (done), and
+// reports whether it did: the requester then waits on its reply channel
+// alone. The caller holds mu.
+func (k *kernel[Req, Resp]) watchPushed(ctx context.Context, done <-chan struct{}, w *waiter[Resp], gen uint64) bool {
 	cw := k.findWatch(ctx, done)
 	if cw == nil {
 		return false
 	}
-	if len(cw.waiting) == cap(cw.waiting) {
-		cw.compact()
-	}
-	cw.waiting = append(cw.waiting, watchedWaiter[Resp]{w: w, gen: gen})
+	pushed := k.in.Pushed()
+	k.watchTable[(pushed-1)%uint64(len(k.watchTable))] = watchEntry[Resp]{watch: cw, w: w, gen: gen}
+	cw.lastPush = pushed
 	return true
 }
 
 // findWatch returns the watch of ctx, creating it when ctx came with
 // watchAfter requests in a row and a watch is free; nil if ctx is not
 // watched. The caller holds mu.
-func (k *kernel[Req, Resp]) findWatch(ctx context.Context, done <-chan struct{}) *ctxWatch[Resp] {
+func (k *kernel[Req, Resp]) findWatch(ctx context.Context, done <-chan struct{}) *ctxWatch {
 	for _, cw := range k.watches {
 		if cw.done == done {
 			return cw
@@ -79,25 +89,31 @@ func (k *kernel[Req, Resp]) findWatch(ctx context.Context, done <-chan struct{})
 		k.candDone, k.candRun = done, 0
 	}
 	k.candRun++
-	if k.candRun < watchAfter || ctx.Err() != nil {
+	if k.candRun < watchAfter || ctx.Err() != nil || k.def.device != 0 || k.in.Cap() > maxWatchTable {
 		return nil
 	}
 	if len(k.watches) == maxWatches && !k.evictIdleWatch() {
 		return nil
 	}
-	cw := &ctxWatch[Resp]{done: done, waiting: make([]watchedWaiter[Resp], 0, minWatchList)}
+	if k.watchTable == nil {
+		k.watchTable = make([]watchEntry[Resp], k.in.Cap())
+	}
+	cw := &ctxWatch{done: done}
 	cw.stop = context.AfterFunc(ctx, func() { k.cancelWatched(cw) })
 	k.watches = append(k.watches, cw)
 	k.candDone, k.candRun = nil, 0
 	return cw
 }
 
-// evictIdleWatch drops a watch none of whose requests is pending, and
-// reports whether there was one. The caller holds mu.
+// evictIdleWatch drops a watch none of whose requests can be pending (Cap
+// pushes went into the ring after its newest one), and reports whether
+// there was one. The caller holds mu.
 func (k *kernel[Req, Resp]) evictIdleWatch() bool {
+	pushed, capacity := k.in.Pushed(), uint64(k.in.Cap())
 	for i, cw := range k.watches {
-		if cw.compact(); len(cw.waiting) == 0 {
+		if pushed-cw.lastPush >= capacity {
 			cw.stop()
+			k.forgetWatch(cw)
 			k.watches = slices.Delete(k.watches, i, i+1)
 			return true
 		}
@@ -105,20 +121,34 @@ func (k *kernel[Req, Resp]) evictIdleWatch() bool {
 	return false
 }
 
-// cancelWatched runs once the watched context has ended: every registered
+// cancelWatched runs once the watched context has ended: every noted
 // request still pending is cancelled and its requester signalled. Requests
 // admitted from now on do not find the watch.
-func (k *kernel[Req, Resp]) cancelWatched(cw *ctxWatch[Resp]) {
+func (k *kernel[Req, Resp]) cancelWatched(cw *ctxWatch) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	for _, e := range cw.waiting {
-		if e.w.cancel(e.gen) {
-			e.w.ch <- struct{}{} // room for it: the channel's one outcome
+	i := slices.Index(k.watches, cw)
+	if i < 0 {
+		return // evicted, or the kernel has ended: nothing of it is pending
+	}
+	k.watches = slices.Delete(k.watches, i, i+1)
+	for j := range k.watchTable {
+		if e := &k.watchTable[j]; e.watch == cw {
+			if e.w.cancel(e.gen) {
+				e.w.ch <- struct{}{} // room for it: the channel's one outcome
+			}
+			*e = watchEntry[Resp]{}
 		}
 	}
-	cw.waiting = nil
-	if i := slices.Index(k.watches, cw); i >= 0 {
-		k.watches = slices.Delete(k.watches, i, i+1)
+}
+
+// forgetWatch clears cw's entries from the table, so it keeps no waiter of
+// cw alive. The caller holds mu.
+func (k *kernel[Req, Resp]) forgetWatch(cw *ctxWatch) {
+	for j := range k.watchTable {
+		if k.watchTable[j].watch == cw {
+			k.watchTable[j] = watchEntry[Resp]{}
+		}
 	}
 }
 
@@ -129,17 +159,6 @@ func (k *kernel[Req, Resp]) unwatchAll() {
 	defer k.mu.Unlock()
 	for _, cw := range k.watches {
 		cw.stop()
-		cw.waiting = nil
 	}
-	k.watches, k.candDone = nil, nil
-}
-
-// compact drops the entries of requests no longer pending. A list still
-// three-quarters full afterwards doubles, so that appends stay amortised
-// O(1) while the list holds at most about three times the pending requests.
-func (cw *ctxWatch[R]) compact() {
-	cw.waiting = slices.DeleteFunc(cw.waiting, func(e watchedWaiter[R]) bool { return !e.w.pending(e.gen) })
-	if n := len(cw.waiting); n > cap(cw.waiting)*3/4 {
-		cw.waiting = slices.Grow(cw.waiting, cap(cw.waiting))
-	}
+	k.watches, k.watchTable, k.candDone = nil, nil, nil
 }

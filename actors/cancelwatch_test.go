@@ -13,16 +13,15 @@ import (
 	"go.uber.org/goleak"
 )
 
-// watchState reads a kernel's watches for tests: how many contexts it
-// watches and the capacity of each registration list.
-func (k *kernel[Req, Resp]) watchState() (dones []<-chan struct{}, caps []int) {
+// watchState reads a kernel's watches for tests: the Done channels of the
+// contexts it watches and the length of its cancellation table.
+func (k *kernel[Req, Resp]) watchState() (dones []<-chan struct{}, table int) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	for _, cw := range k.watches {
 		dones = append(dones, cw.done)
-		caps = append(caps, cap(cw.waiting))
 	}
-	return dones, caps
+	return dones, len(k.watchTable)
 }
 
 // doubler answers V*2; a negative V signals entered (when not nil) and
@@ -74,22 +73,23 @@ func TestSharedContextIsWatched(t *testing.T) {
 			t.Fatalf("request %d = %v, %v", i, r, err)
 		}
 	}
-	dones, caps := k.k.watchState()
+	dones, table := k.k.watchState()
 	if len(dones) != 1 || dones[0] != ctx.Done() {
 		t.Fatalf("shared context: watches %v, want the context's", dones)
 	}
-	// Sequential requests leave at most one pending: compaction keeps the
-	// list at its first size.
-	if caps[0] != minWatchList {
-		t.Fatalf("registration list capacity %d after 10000 sequential requests, want %d", caps[0], minWatchList)
+	if table != DefaultCapacity {
+		t.Fatalf("cancellation table of %d entries, want one per ring position (%d)", table, DefaultCapacity)
 	}
 }
 
 // TestWatchesAreBounded: a kernel watches at most maxWatches contexts; a
-// watch whose requests are all answered makes room for a new context.
+// watch none of whose requests can be pending makes room for a new context.
 func TestWatchesAreBounded(t *testing.T) {
 	rt := newTestRuntime(t)
-	k := mustLaunch(t, rt, NewStatelessKernel("bounded", doubler(nil, nil)), true)
+	// A ring of watchAfter slots: a context's watch is idle (none of its
+	// requests can be pending) once the next context's requests pushed
+	// that many messages.
+	k := mustLaunch(t, rt, NewStatelessKernel("bounded", doubler(nil, nil), WithCapacity(watchAfter)), true)
 	var last context.Context
 	for c := range 3 * maxWatches {
 		ctx, cancel := context.WithCancel(context.Background())
@@ -117,17 +117,19 @@ func TestWatchesAreBounded(t *testing.T) {
 
 // TestWatchedCancelReturnsPromptly: requesters waiting on a watched context
 // behind a handler that does not return all get an error wrapping
-// context.Canceled when it is cancelled. The kernel answers their messages
-// later, into waiters that new requesters already reuse: those get their
-// own replies, never a stale one.
+// context.Canceled when it is cancelled: those whose messages went straight
+// into the ring (noted with the watch) and those in the overflow (waiting
+// in a select). The kernel answers their messages later, into waiters that
+// new requesters already reuse: those get their own replies, never a stale
+// one.
 func TestWatchedCancelReturnsPromptly(t *testing.T) {
-	const waiting = 32
+	const waiting = 32 // 7 in the ring behind the blocked one, 25 in the overflow
 	rt := newTestRuntime(t)
 	entered, release := make(chan struct{}), make(chan struct{})
 	var once sync.Once
 	unblock := func() { once.Do(func() { close(release) }) }
 	defer unblock()
-	k := mustLaunch(t, rt, NewStatelessKernel("stuck", doubler(entered, release), WithCapacity(64)), true)
+	k := mustLaunch(t, rt, NewStatelessKernel("stuck", doubler(entered, release), WithCapacity(8), WithOverflow(64)), true)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	for i := range watchAfter + 1 {
@@ -153,7 +155,7 @@ func TestWatchedCancelReturnsPromptly(t *testing.T) {
 	for i := range waiting {
 		request(i)
 	}
-	for k.k.in.Len() < waiting+1 { // everyone admitted (the blocker's slot stays until its batch ends)
+	for k.k.in.Len()+int(k.k.ovLen.Load()) < waiting+1 { // everyone admitted (the blocker's slot stays until its batch ends)
 		waitTurn()
 	}
 	cancel()

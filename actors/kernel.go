@@ -80,11 +80,13 @@ type kernel[Req, Resp any] struct {
 	overflow queue[slot[Req, Resp]]
 	space    chan struct{} // closed when room frees for blocked senders
 	self     *actor.PID
-	// the contexts whose requesters wait without a select (cancelwatch.go),
-	// and the context that came with the last candRun requests
-	watches  []*ctxWatch[Resp]
-	candDone <-chan struct{}
-	candRun  int
+	// the contexts whose requesters wait without a select, the ring's
+	// cancellation table, and the context that came with the last candRun
+	// requests (cancelwatch.go)
+	watches    []*ctxWatch
+	watchTable []watchEntry[Resp]
+	candDone   <-chan struct{}
+	candRun    int
 
 	stA       atomic.Uint32 // copy of st for lock-free reads
 	ovLen     atomic.Int64  // overflow.len() for the loop's cheap check

@@ -75,9 +75,6 @@ func (w *waiter[R]) cancel(gen uint64) bool {
 	return w.state.CompareAndSwap(gen<<waitPhaseBits, gen<<waitPhaseBits|waitCancelled)
 }
 
-// pending reports whether request gen still waits for its outcome.
-func (w *waiter[R]) pending(gen uint64) bool { return w.state.Load() == gen<<waitPhaseBits }
-
 // take returns the outcome after the channel was signalled, and whether it
 // is a cancellation (by a context's watch) rather than the kernel's answer;
 // it clears the waiter for reuse.
