@@ -227,7 +227,8 @@ func (k *kernel[Req, Resp]) request(ctx context.Context, msg Req) (Resp, error) 
 // outcome takes the outcome signalled on w's channel and puts w back for
 // reuse: the kernel's answer, or the cancellation of ctx by its watch.
 func (k *kernel[Req, Resp]) outcome(ctx context.Context, w *waiter[Resp]) (Resp, error) {
-	resp, err, cancelled := w.take()
+	cancelled := w.cancelled()
+	resp, err := w.take()
 	k.waiters.Put(w)
 	if cancelled {
 		return resp, kernelErr(k.def.id, ctx.Err())

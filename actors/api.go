@@ -179,8 +179,7 @@ func chainRequest[Resp, Req any](ctx context.Context, in inbox[Req], id string, 
 		}
 		<-w.ch // the last kernel claimed the outcome first: it is on its way
 	}
-	resp, err, _ := w.take()
-	return resp, err
+	return w.take()
 }
 
 // Send admits msg into the kernel with the given id without waiting for its

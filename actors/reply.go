@@ -75,14 +75,17 @@ func (w *waiter[R]) cancel(gen uint64) bool {
 	return w.state.CompareAndSwap(gen<<waitPhaseBits, gen<<waitPhaseBits|waitCancelled)
 }
 
-// take returns the outcome after the channel was signalled, and whether it
-// is a cancellation (by a context's watch) rather than the kernel's answer;
-// it clears the waiter for reuse.
-func (w *waiter[R]) take() (R, error, bool) {
+// cancelled reports, after the channel was signalled, whether the signal is
+// a cancellation (by a context's watch) rather than the kernel's answer.
+func (w *waiter[R]) cancelled() bool { return w.state.Load()&waitPhaseMask == waitCancelled }
+
+// take returns the outcome after the channel was signalled and clears the
+// waiter for reuse.
+func (w *waiter[R]) take() (R, error) {
 	var zero R
 	r, err := w.resp, w.err
 	w.resp, w.err = zero, nil
-	return r, err, w.state.Load()&waitPhaseMask == waitCancelled
+	return r, err
 }
 
 // waiterReplier is the reply target of a request at the head of a chain: the
