@@ -214,7 +214,7 @@ func (k *kernel[Req, Resp]) request(ctx context.Context, msg Req) (Resp, error) 
 	case <-w.ch:
 		return k.outcome(ctx, w)
 	case <-done:
-		if w.cancel(gen) {
+		if w.end(gen) {
 			// The kernel will find the request given up and leave w alone.
 			k.waiters.Put(w)
 			return zero, kernelErr(k.def.id, ctx.Err())
@@ -227,10 +227,9 @@ func (k *kernel[Req, Resp]) request(ctx context.Context, msg Req) (Resp, error) 
 // outcome takes the outcome signalled on w's channel and puts w back for
 // reuse: the kernel's answer, or the cancellation of ctx by its watch.
 func (k *kernel[Req, Resp]) outcome(ctx context.Context, w *waiter[Resp]) (Resp, error) {
-	cancelled := w.cancelled()
 	resp, err := w.take()
 	k.waiters.Put(w)
-	if cancelled {
+	if err == errWatchCancelled {
 		return resp, kernelErr(k.def.id, ctx.Err())
 	}
 	return resp, err

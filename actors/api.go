@@ -174,7 +174,7 @@ func chainRequest[Resp, Req any](ctx context.Context, in inbox[Req], id string, 
 	select {
 	case <-w.ch:
 	case <-ctx.Done():
-		if w.cancel(gen) {
+		if w.end(gen) {
 			return zero, kernelErr(id, ctx.Err())
 		}
 		<-w.ch // the last kernel claimed the outcome first: it is on its way

@@ -28,6 +28,21 @@ func BenchmarkRequest(b *testing.B) {
 	}
 }
 
+// BenchmarkRequestCancellable is BenchmarkRequest with a cancellable
+// context, as `ringactor bench` has.
+func BenchmarkRequestCancellable(b *testing.B) {
+	_, k := benchKernel(b)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := k.Request(ctx, num{V: i}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 // BenchmarkRequestByID adds the registry lookup and type check of the
 // id-based API.
 func BenchmarkRequestByID(b *testing.B) {

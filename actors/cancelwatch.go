@@ -14,7 +14,8 @@ package actors
 // its watch, in the ring's cancellation table (under the admission lock the
 // requester holds anyway) and waits on its reply channel alone. When the
 // context ends, the watch cancels every noted request still pending (the
-// waiter's compare-and-swap decides between the reply and the cancellation)
+// waiter's compare-and-swap of its generation decides between the reply
+// and the cancellation)
 // and signals it, so the requester returns promptly with an error wrapping
 // ctx.Err(). Other requests wait in the select.
 //
@@ -54,7 +55,7 @@ type ctxWatch struct {
 
 // watchEntry is one position of the cancellation table: the request pushed
 // there last, if it was watched. An entry whose request was answered is
-// stale and harmless: its waiter's generation or phase no longer matches.
+// stale and harmless: its waiter's generation has moved on.
 type watchEntry[R any] struct {
 	watch *ctxWatch
 	w     *waiter[R]
@@ -134,9 +135,7 @@ func (k *kernel[Req, Resp]) cancelWatched(cw *ctxWatch) {
 	k.watches = slices.Delete(k.watches, i, i+1)
 	for j := range k.watchTable {
 		if e := &k.watchTable[j]; e.watch == cw {
-			if e.w.cancel(e.gen) {
-				e.w.ch <- struct{}{} // room for it: the channel's one outcome
-			}
+			e.w.watchCancel(e.gen)
 			*e = watchEntry[Resp]{}
 		}
 	}

@@ -1,6 +1,7 @@
 package actors
 
 import (
+	"errors"
 	"sync/atomic"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -22,62 +23,56 @@ type typedReplier[R any] interface {
 // waiter is one requester waiting for its reply. Its channel has room for
 // the one outcome, so the kernel never blocks delivering it.
 //
-// A waiter is reused from request to request (0 allocations per Request);
-// each request arms it with a new generation. Its state word holds the
-// generation and the request's phase (pending, answered, cancelled), and the
-// side that moves it out of pending with a compare-and-swap — the kernel
+// A waiter is reused from request to request (0 allocations per Request).
+// Its state word is the generation of the request it waits for: a request
+// takes the current one (a load), and whoever ends that request moves the
+// word to the next generation with a compare-and-swap — the kernel
 // delivering the outcome, or the requester or its context's watch giving up
-// — is the one that signals the channel. So a reply and a cancellation race
-// safely, every request has exactly one outcome, and a kernel that answers a
-// request its requester gave up on (its slot still names the waiter) finds a
-// generation that is no longer pending and leaves the waiter alone, even
-// while it serves another request.
+// — and only that side writes the outcome and signals the channel. So a
+// reply and a cancellation race safely, every request has exactly one
+// outcome, the waiter is ready for its next request without another store,
+// and a kernel that answers a request its requester gave up on (its slot
+// still names the waiter) finds the generation moved on and leaves the
+// waiter alone, even while it serves another request.
 type waiter[R any] struct {
 	ch    chan struct{}
-	state atomic.Uint64 // generation<<2 | phase
+	state atomic.Uint64 // the generation of the pending request
 	resp  R
-	err   error
+	err   error // errWatchCancelled: a context's watch ended the request
 }
 
-// Phases of a waiter's request (the low two bits of its state).
-const (
-	waitPending   = 0
-	waitAnswered  = 1
-	waitCancelled = 2
-	waitPhaseBits = 2
-	waitPhaseMask = 1<<waitPhaseBits - 1
-)
+// errWatchCancelled is the outcome a context's watch leaves in a waiter; the
+// requester answers its context's error instead.
+var errWatchCancelled = errors.New("ringactor: cancelled by the context's watch")
 
 func newWaiter[R any]() *waiter[R] { return &waiter[R]{ch: make(chan struct{}, 1)} }
 
-// arm starts a request on w and returns its generation. Only the requester
-// that holds w calls it, before the request is admitted.
-func (w *waiter[R]) arm() uint64 {
-	gen := w.state.Load()>>waitPhaseBits + 1
-	w.state.Store(gen << waitPhaseBits)
-	return gen
-}
+// arm returns the generation of the request w is about to wait for. Only the
+// requester that holds w calls it, before the request is admitted.
+func (w *waiter[R]) arm() uint64 { return w.state.Load() }
+
+// end moves request gen to its end, and reports whether this caller did it
+// (and so owns the outcome) rather than the other side.
+func (w *waiter[R]) end(gen uint64) bool { return w.state.CompareAndSwap(gen, gen+1) }
 
 // deliver is the kernel's side: the outcome of request gen goes to the
 // requester unless it gave up.
 func (w *waiter[R]) deliver(gen uint64, r R, err error) {
-	if !w.state.CompareAndSwap(gen<<waitPhaseBits, gen<<waitPhaseBits|waitAnswered) {
+	if !w.end(gen) {
 		return // the requester gave up: its context ended
 	}
 	w.resp, w.err = r, err
 	w.ch <- struct{}{}
 }
 
-// cancel gives request gen up, unless its outcome was claimed first. The
-// caller signals the channel (a context's watch) or returns at once (the
-// requester itself) when it reports true.
-func (w *waiter[R]) cancel(gen uint64) bool {
-	return w.state.CompareAndSwap(gen<<waitPhaseBits, gen<<waitPhaseBits|waitCancelled)
+// watchCancel is a context's watch ending request gen, unless its outcome
+// was claimed first; it signals the requester.
+func (w *waiter[R]) watchCancel(gen uint64) {
+	if w.end(gen) {
+		w.err = errWatchCancelled
+		w.ch <- struct{}{} // room for it: the channel's one outcome
+	}
 }
-
-// cancelled reports, after the channel was signalled, whether the signal is
-// a cancellation (by a context's watch) rather than the kernel's answer.
-func (w *waiter[R]) cancelled() bool { return w.state.Load()&waitPhaseMask == waitCancelled }
 
 // take returns the outcome after the channel was signalled and clears the
 // waiter for reuse.
