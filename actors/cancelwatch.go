@@ -72,7 +72,7 @@ func (k *kernel[Req, Resp]) watchPushed(ctx context.Context, done <-chan struct{
 		return false
 	}
 	pushed := k.in.Pushed()
-	k.watchTable[(pushed-1)%uint64(len(k.watchTable))] = watchEntry[Resp]{watch: cw, w: w, gen: gen}
+	k.watchTable[(pushed-1)&uint64(len(k.watchTable)-1)] = watchEntry[Resp]{watch: cw, w: w, gen: gen} // Cap is a power of two
 	cw.lastPush = pushed
 	return true
 }
