@@ -295,7 +295,7 @@ func TestTerminateStopsWatches(t *testing.T) {
 	if dones, _ := k.k.watchState(); len(dones) != 0 {
 		t.Fatalf("%d watches after Terminate, want 0", len(dones))
 	}
-	goleak.VerifyNone(t, before)
+	goleak.VerifyNone(t, before, goleak.IgnoreTopFunction("github.com/asynkron/protoactor-go/actor.NewDeadLetter.NewThrottle.func4.1"))
 	_, err := k.Request(ctx, num{V: 1})
 	wantErr(t, err, ErrTerminated)
 }
