@@ -173,15 +173,19 @@ func chainRequest[Resp, Req any](ctx context.Context, in inbox[Req], id string, 
 		return zero, err
 	}
 	w := newWaiter[Resp]()
-	if err := in.forward(ctx, ctx, msg, nextID(), monoNow(), nil, w); err != nil {
+	gen := w.arm()
+	if err := in.forward(ctx, ctx, msg, nextID(), monoNow(), nil, waiterReplier[Resp]{w: w, gen: gen}); err != nil {
 		return zero, err
 	}
 	select {
 	case <-w.ch:
-		return w.take()
 	case <-ctx.Done():
-		return zero, kernelErr(id, ctx.Err())
+		if w.end(gen) {
+			return zero, kernelErr(id, ctx.Err())
+		}
+		<-w.ch // the last kernel claimed the outcome first: it is on its way
 	}
+	return w.take()
 }
 
 // Send admits msg into the kernel with the given id without waiting for its

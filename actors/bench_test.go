@@ -2,6 +2,7 @@ package actors
 
 import (
 	"context"
+	"sync"
 	"testing"
 	"time"
 
@@ -18,6 +19,21 @@ func benchKernel(b *testing.B) (*Runtime, *Kernel[num, total]) {
 func BenchmarkRequest(b *testing.B) {
 	_, k := benchKernel(b)
 	ctx := context.Background()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := k.Request(ctx, num{V: i}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkRequestCancellable is BenchmarkRequest with a cancellable
+// context, as `ringactor bench` has.
+func BenchmarkRequestCancellable(b *testing.B) {
+	_, k := benchKernel(b)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
@@ -138,4 +154,81 @@ func BenchmarkRequestTelemetryOn(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// pipelinedInFlight is how many requesters the pipelined benchmarks keep
+// busy, as `ringactor bench` does.
+const pipelinedInFlight = 256
+
+// runPipelined splits b.N calls of do over pipelinedInFlight goroutines,
+// each calling do again as soon as its previous call returns.
+func runPipelined(b *testing.B, do func() error) {
+	per := max(b.N/pipelinedInFlight, 1)
+	var wg sync.WaitGroup
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range pipelinedInFlight {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range per {
+				if err := do(); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// BenchmarkRequestPipelined keeps 256 requesters in flight through one
+// kernel, all with one cancellable context (as `ringactor bench` does), or
+// with context.Background.
+func BenchmarkRequestPipelined(b *testing.B) {
+	for _, tc := range []struct {
+		name string
+		ctx  func(b *testing.B) context.Context
+	}{
+		{"cancellable", func(b *testing.B) context.Context {
+			ctx, cancel := context.WithCancel(context.Background())
+			b.Cleanup(cancel)
+			return ctx
+		}},
+		{"background", func(*testing.B) context.Context { return context.Background() }},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			_, k := benchKernel(b)
+			ctx := tc.ctx(b)
+			runPipelined(b, func() error {
+				_, err := k.Request(ctx, num{V: 1})
+				return err
+			})
+		})
+	}
+}
+
+// BenchmarkChanPipelined is BenchmarkRequestPipelined's baseline: the same
+// requesters, each with its own reply channel, served by one goroutine over
+// a buffered channel.
+func BenchmarkChanPipelined(b *testing.B) {
+	type req struct {
+		n     num
+		reply chan total
+	}
+	in := make(chan req, 1024)
+	go func() {
+		for r := range in {
+			r.reply <- total{Sum: r.n.V}
+		}
+	}()
+	defer close(in)
+	replies := sync.Pool{New: func() any { return make(chan total, 1) }}
+	runPipelined(b, func() error {
+		reply := replies.Get().(chan total)
+		in <- req{n: num{V: 1}, reply: reply}
+		<-reply
+		replies.Put(reply)
+		return nil
+	})
 }

@@ -17,11 +17,7 @@ import (
 func (k *kernel[Req, Resp]) deliver(s *slot[Req, Resp], resp Resp, err error) {
 	switch {
 	case s.w != nil:
-		if err != nil {
-			s.w.fail(err)
-		} else {
-			s.w.succeed(resp)
-		}
+		s.w.deliver(s.wgen, resp, err)
 	case k.down != nil:
 		hctx := s.ctx
 		if hctx == k.ctx {

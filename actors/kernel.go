@@ -32,6 +32,7 @@ type slot[Req, Resp any] struct {
 	msg   Req
 	fwd   error         // set when an upstream kernel forwards a failure: skip the handler
 	w     *waiter[Resp] // a direct, typed requester
+	wgen  uint64        // the generation of w's request
 	reply replier       // any other reply target
 }
 
@@ -79,6 +80,13 @@ type kernel[Req, Resp any] struct {
 	overflow queue[slot[Req, Resp]]
 	space    chan struct{} // closed when room frees for blocked senders
 	self     *actor.PID
+	// the contexts whose requesters wait without a select, the ring's
+	// cancellation table, and the context that came with the last candRun
+	// requests (cancelwatch.go)
+	watches    []*ctxWatch
+	watchTable []watchEntry[Resp]
+	candDone   <-chan struct{}
+	candRun    int
 
 	stA       atomic.Uint32 // copy of st for lock-free reads
 	ovLen     atomic.Int64  // overflow.len() for the loop's cheap check

@@ -298,6 +298,7 @@ func (k *kernel[Req, Resp]) end(r lifecycle.Reply) {
 	case <-k.ended:
 	default:
 		close(k.ended)
+		k.unwatchAll()
 	}
 	for _, t := range k.terminators {
 		t(r)

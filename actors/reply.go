@@ -1,6 +1,9 @@
 package actors
 
 import (
+	"errors"
+	"sync/atomic"
+
 	"github.com/asynkron/protoactor-go/actor"
 )
 
@@ -19,30 +22,79 @@ type typedReplier[R any] interface {
 
 // waiter is one requester waiting for its reply. Its channel has room for
 // the one outcome, so the kernel never blocks delivering it.
+//
+// A waiter is reused from request to request (0 allocations per Request).
+// Its state word is the generation of the request it waits for: a request
+// takes the current one (a load), and whoever ends that request moves the
+// word to the next generation with a compare-and-swap — the kernel
+// delivering the outcome, or the requester or its context's watch giving up
+// — and only that side writes the outcome and signals the channel. So a
+// reply and a cancellation race safely, every request has exactly one
+// outcome, the waiter is ready for its next request without another store,
+// and a kernel that answers a request its requester gave up on (its slot
+// still names the waiter) finds the generation moved on and leaves the
+// waiter alone, even while it serves another request.
 type waiter[R any] struct {
-	ch   chan struct{}
-	resp R
-	err  error
+	ch    chan struct{}
+	state atomic.Uint64 // the generation of the pending request
+	resp  R
+	err   error // errWatchCancelled: a context's watch ended the request
 }
+
+// errWatchCancelled is the outcome a context's watch leaves in a waiter; the
+// requester answers its context's error instead.
+var errWatchCancelled = errors.New("ringactor: cancelled by the context's watch")
 
 func newWaiter[R any]() *waiter[R] { return &waiter[R]{ch: make(chan struct{}, 1)} }
 
-func (w *waiter[R]) succeed(r R) {
-	w.resp = r
+// arm returns the generation of the request w is about to wait for. Only the
+// requester that holds w calls it, before the request is admitted.
+func (w *waiter[R]) arm() uint64 { return w.state.Load() }
+
+// end moves request gen to its end, and reports whether this caller did it
+// (and so owns the outcome) rather than the other side.
+func (w *waiter[R]) end(gen uint64) bool { return w.state.CompareAndSwap(gen, gen+1) }
+
+// deliver is the kernel's side: the outcome of request gen goes to the
+// requester unless it gave up.
+func (w *waiter[R]) deliver(gen uint64, r R, err error) {
+	if !w.end(gen) {
+		return // the requester gave up: its context ended
+	}
+	w.resp, w.err = r, err
 	w.ch <- struct{}{}
 }
 
-func (w *waiter[R]) fail(err error) {
-	w.err = err
-	w.ch <- struct{}{}
+// watchCancel is a context's watch ending request gen, unless its outcome
+// was claimed first; it signals the requester.
+func (w *waiter[R]) watchCancel(gen uint64) {
+	if w.end(gen) {
+		w.err = errWatchCancelled
+		w.ch <- struct{}{} // room for it: the channel's one outcome
+	}
 }
 
-// take returns the outcome and clears the waiter for reuse.
+// take returns the outcome after the channel was signalled and clears the
+// waiter for reuse.
 func (w *waiter[R]) take() (R, error) {
 	var zero R
 	r, err := w.resp, w.err
 	w.resp, w.err = zero, nil
 	return r, err
+}
+
+// waiterReplier is the reply target of a request at the head of a chain: the
+// last kernel's outcome goes to the requester's waiter, armed as gen.
+type waiterReplier[R any] struct {
+	w   *waiter[R]
+	gen uint64
+}
+
+func (r waiterReplier[R]) succeed(v R) { r.w.deliver(r.gen, v, nil) }
+
+func (r waiterReplier[R]) fail(err error) {
+	var zero R
+	r.w.deliver(r.gen, zero, err)
 }
 
 // pidReplier answers a Proto.Actor sender: the reply value, or the error

@@ -95,6 +95,10 @@ func (r *Ring[T]) TryPush(v T) bool {
 	return true
 }
 
+// Pushed returns how many messages were ever pushed: the tail index, the
+// position (modulo Cap) the next push takes. Producer side only.
+func (r *Ring[T]) Pushed() uint64 { return r.tail.Load() }
+
 // Free returns how many pushes would succeed now. Producer side only.
 func (r *Ring[T]) Free() int {
 	r.cachedHead = r.head.Load()

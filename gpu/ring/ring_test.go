@@ -38,6 +38,9 @@ func TestRingFullEmptyWrap(t *testing.T) {
 		if r.Len() != 4 || r.Free() != 0 {
 			t.Fatalf("full ring: len %d free %d", r.Len(), r.Free())
 		}
+		if r.Pushed() != uint64(next) { // a failed push counts for nothing
+			t.Fatalf("Pushed = %d after %d pushes", r.Pushed(), next)
+		}
 		for i := 0; i < 3; i++ {
 			v, ok := r.TryPop()
 			if !ok || v != want {
