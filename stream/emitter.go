@@ -20,7 +20,7 @@ type Emitter[T any] struct {
 	edges []*edgeOut[T]
 	dst   []int
 	ctx   context.Context // what sends wait under (nil: the graph's)
-	err   error // the first failed send since the last take
+	err   error           // the first failed send since the last take
 
 	// event time assigned on this output (EventTime), and its watermark
 	timeOf   func(T) int64

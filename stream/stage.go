@@ -207,11 +207,11 @@ type instance[In, Out any] struct {
 	c     Context
 
 	// inputs' watermarks and ends, by sender index
-	inWM    []int64
-	ended   []bool
-	left    int // senders that have not ended
-	done    bool
-	extra   []output // side outputs
+	inWM  []int64
+	ended []bool
+	left  int // senders that have not ended
+	done  bool
+	extra []output // side outputs
 }
 
 // output is what an instance does with its side outputs' emitters.
