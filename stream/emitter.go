@@ -141,9 +141,10 @@ func (e *Emitter[T]) end() error {
 	return first
 }
 
-// send admits t's pending packet into its kernel, waiting for room. Its
-// elements are counted in the receiver's input; when the packet fails as a
-// whole (the graph is stopping), its elements are failed there.
+// send admits t's pending packet into its kernel, waiting for room. Once
+// admitted its elements are counted in the receiver's input; when the
+// packet then fails as a whole (the graph is stopping), its elements are
+// failed there.
 func (e *Emitter[T]) send(t *target[T]) error {
 	p := t.pend
 	t.pend = packet[T]{}
@@ -164,9 +165,9 @@ func (e *Emitter[T]) send(t *target[T]) error {
 		}
 	})
 	if err != nil {
+		// Not admitted: the failure is the outcome of the emitting element
+		// (or of the source's Send), not of the receiver's input.
 		t.pool.put(p.buf)
-		st.in.Add(uint64(n))
-		failPacket(g, t.name, t.inst, st, n, err)
 		return fmt.Errorf("stream: emit to %q[%d]: %w", t.name, t.inst, err)
 	}
 	st.in.Add(uint64(n))

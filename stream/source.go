@@ -79,7 +79,10 @@ func (s *Source[T]) SendAll(ctx context.Context, vs ...T) error {
 	for _, v := range vs {
 		s.em.Emit(v)
 	}
-	s.em.flush()
+	if err := s.em.flush(); err != nil {
+		s.em.take()
+		return err
+	}
 	return s.em.take()
 }
 
