@@ -176,14 +176,18 @@ func shutdown(ctx context.Context, stages []stage) error {
 // than a chunk grows the buffer. Send waits while parse's ring is full:
 // this is where backpressure stops the reading.
 func feed(ctx context.Context, parse *actors.Kernel[Chunk, *Batch], in io.Reader, p *pools) error {
-	buf := p.chunk()
-	line := int64(1)
-	send := func(c Chunk) error {
+	return feedFunc(ctx, func(c Chunk) error {
 		if _, err := parse.Send(ctx, c); err != nil {
 			return fmt.Errorf("send to %s: %w", parse.ID(), err)
 		}
 		return nil
-	}
+	}, in, p)
+}
+
+// feedFunc is feed with the sending left to send.
+func feedFunc(ctx context.Context, send func(Chunk) error, in io.Reader, p *pools) error {
+	buf := p.chunk()
+	line := int64(1)
 	for {
 		b := *buf
 		if len(b) == cap(b) {
