@@ -193,6 +193,7 @@ type Context struct {
 	instance int
 	par      int
 	wm       int64
+	final    bool // every input has ended: wm is the final watermark
 	ctx      context.Context
 	timers   *timers
 }

@@ -207,11 +207,12 @@ type instance[In, Out any] struct {
 	c     Context
 
 	// inputs' watermarks and ends, by sender index
-	inWM  []int64
-	ended []bool
-	left  int // senders that have not ended
-	done  bool
-	extra []output // side outputs
+	inWM      []int64
+	ended     []bool
+	left      int // senders that have not ended
+	done      bool
+	finalSent bool     // the final watermark has been delivered
+	extra     []output // side outputs
 }
 
 // output is what an instance does with its side outputs' emitters.
@@ -356,9 +357,10 @@ func (in *instance[In, Out]) advance() {
 			wm = min(wm, w)
 		}
 	}
-	if wm <= in.c.wm {
-		return
+	if wm < in.c.wm || (wm == in.c.wm && (!in.c.final || in.finalSent)) {
+		return // (the final watermark is delivered once even when a real one was already math.MaxInt64)
 	}
+	in.finalSent = in.c.final
 	in.c.wm = wm
 	in.stats.wm.Store(wm)
 	if in.f.Watermark != nil {
@@ -384,6 +386,7 @@ func (in *instance[In, Out]) senderEnd(from int32) {
 		in.advance()
 		return
 	}
+	in.c.final = true
 	in.advance() // to math.MaxInt64: the final watermark
 	if in.f.Drain != nil {
 		in.hook("drain", func() error { return in.f.Drain(&in.c, in.out) })

@@ -8,7 +8,9 @@ import (
 	"slices"
 )
 
-// Span is a window's event-time interval, Start ≤ t < End.
+// Span is a window's event-time interval, Start ≤ t < End. A window whose
+// end does not fit in an int64 has End math.MaxInt64 and closes only when
+// the stage drains.
 type Span struct{ Start, End int64 }
 
 // WindowSpec declares a keyed event-time window stage: tumbling windows of
@@ -85,9 +87,10 @@ type winKey[K comparable] struct {
 }
 
 type window[K comparable, A any] struct {
-	key  K
-	span Span
-	acc  A
+	key    K
+	span   Span // End is math.MaxInt64 when the true end does not fit
+	beyond bool // the true end does not fit in an int64
+	acc    A
 }
 
 // windower is one window stage instance's state.
@@ -117,15 +120,16 @@ func (w *windower[T, K, A, R]) element(c *Context, v T, _ *Emitter[R]) error {
 	}
 	added := false
 	for s := last; ; s -= slide {
-		end := satAdd(s, size)
-		if end <= ts {
+		if uint64(ts)-uint64(s) >= uint64(size) { // ts - s, which may not fit in an int64
 			break
 		}
-		if end > c.wm { // still open
+		end := satAdd(s, size)
+		beyond := s > math.MaxInt64-size        // the true end does not fit: only the final watermark closes it
+		if end > c.wm || (beyond && !c.final) { // still open
 			k := winKey[K]{key: key, start: s}
 			win := w.open[k]
 			if win == nil {
-				win = &window[K, A]{key: key, span: Span{Start: s, End: end}}
+				win = &window[K, A]{key: key, span: Span{Start: s, End: end}, beyond: beyond}
 				w.open[k] = win
 				heap.Push(&w.ends, win)
 			}
@@ -144,9 +148,9 @@ func (w *windower[T, K, A, R]) element(c *Context, v T, _ *Emitter[R]) error {
 
 // watermark closes the windows whose end the watermark has reached, and
 // emits them by start, then key.
-func (w *windower[T, K, A, R]) watermark(_ *Context, wm int64, out *Emitter[R]) error {
+func (w *windower[T, K, A, R]) watermark(c *Context, wm int64, out *Emitter[R]) error {
 	w.fired = w.fired[:0]
-	for len(w.ends) > 0 && w.ends[0].span.End <= wm {
+	for len(w.ends) > 0 && w.ends[0].span.End <= wm && (!w.ends[0].beyond || c.final) {
 		win := heap.Pop(&w.ends).(*window[K, A])
 		delete(w.open, winKey[K]{key: win.key, start: win.span.Start})
 		w.fired = append(w.fired, win)

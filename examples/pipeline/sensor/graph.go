@@ -197,8 +197,12 @@ func RunGraph(ctx context.Context, cfg Config, in io.Reader, out, rejects io.Wri
 	brej := bufio.NewWriterSize(rejects, 4<<10)
 	rejSink := stream.NewStage(g, "rejects", func() stream.Funcs[stream.Late[Reading], struct{}] {
 		wrote := false
+		var stopped error // the failure that has stopped the sink: it writes no more
 		return stream.Funcs[stream.Late[Reading], struct{}]{
 			Element: func(_ *stream.Context, l stream.Late[Reading], _ *stream.Emitter[struct{}]) error {
+				if stopped != nil {
+					return stopped
+				}
 				r := &l.Value
 				reason := r.Reject
 				if !l.Skipped {
@@ -212,9 +216,11 @@ func RunGraph(ctx context.Context, cfg Config, in io.Reader, out, rejects io.Wri
 				wrote = true
 				if cfg.LimitRejects && rejected > cfg.MaxRejects {
 					if err := brej.Flush(); err != nil {
-						return fmt.Errorf("write rejects: %w", err)
+						stopped = fmt.Errorf("write rejects: %w", err)
+						return stopped
 					}
-					return fmt.Errorf("%w: more than %d (stopped at line %d)", ErrTooManyRejects, cfg.MaxRejects, r.Line)
+					stopped = fmt.Errorf("%w: more than %d (stopped at line %d)", ErrTooManyRejects, cfg.MaxRejects, r.Line)
+					return stopped
 				}
 				return nil
 			},

@@ -9,7 +9,7 @@ import (
 	"github.com/ringactor/ringactor/actors"
 )
 
-// TestGraphMatchesKernelChain runs the kernel chain (Run) and the stream
+// TestGraphMatchesKernelChain runs the kernel chain (runChain) and the stream
 // graph (RunGraph) on the same generated inputs: the output and the
 // rejects must be the same bytes (so ids and counts are identical and
 // values equal, within 1e-12 and closer), and the counters equal.
@@ -33,7 +33,7 @@ func TestGraphMatchesKernelChain(t *testing.T) {
 		}
 		for j, cfg := range configs {
 			var o1, r1, o2, r2 bytes.Buffer
-			st1, err1 := Run(testCtx(t), cfg, bytes.NewReader(data.Bytes()), &o1, &r1, actors.WithLogger(actors.DiscardLogger()))
+			st1, err1 := runChain(testCtx(t), cfg, bytes.NewReader(data.Bytes()), &o1, &r1, actors.WithLogger(actors.DiscardLogger()))
 			st2, err2 := RunGraph(testCtx(t), cfg, bytes.NewReader(data.Bytes()), &o2, &r2,
 				GraphOptions{RuntimeOptions: []actors.Option{actors.WithLogger(actors.DiscardLogger())}})
 			if errors.Is(err1, ErrTooManyRejects) != errors.Is(err2, ErrTooManyRejects) || (err1 == nil) != (err2 == nil) {
@@ -60,4 +60,3 @@ func TestGraphMatchesKernelChain(t *testing.T) {
 		}
 	}
 }
-
