@@ -60,3 +60,20 @@ func TestGraphMatchesKernelChain(t *testing.T) {
 		}
 	}
 }
+
+// TestChannelsBaselineMatches: the channel baseline of the benchmark
+// produces the same output as Run.
+func TestChannelsBaselineMatches(t *testing.T) {
+	var data bytes.Buffer
+	if err := Generate(&data, DefaultSynthetic()); err != nil {
+		t.Fatal(err)
+	}
+	for _, cfg := range []Config{DefaultConfig(), {WindowMS: 500, Scale: 2, Streaming: true, LatenessMS: 100}} {
+		var o1, r1, o2, r2 bytes.Buffer
+		st1, err1 := Run(testCtx(t), cfg, bytes.NewReader(data.Bytes()), &o1, &r1, actors.WithLogger(actors.DiscardLogger()))
+		st2, err2 := RunChannels(testCtx(t), cfg, bytes.NewReader(data.Bytes()), &o2, &r2)
+		if err1 != nil || err2 != nil || st1 != st2 || o1.String() != o2.String() || r1.String() != r2.String() {
+			t.Fatalf("%+v: %v %v\n%+v\n%+v", cfg, err1, err2, st1, st2)
+		}
+	}
+}
