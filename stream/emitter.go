@@ -19,6 +19,7 @@ type Emitter[T any] struct {
 	stats *instStats
 	edges []*edgeOut[T]
 	dst   []int
+	outN  uint64          // emitted since the last flush (published to stats there)
 	ctx   context.Context // what sends wait under (nil: the graph's)
 	err   error           // the first failed send since the last take
 
@@ -57,26 +58,34 @@ func (e *Emitter[T]) Emit(v T) {
 	if e.err != nil {
 		return
 	}
-	e.stats.out.Add(1)
+	e.outN++
 	for _, ed := range e.edges {
+		if len(ed.targets) == 1 { // every router picks the one instance
+			e.add(ed.targets[0], v)
+			continue
+		}
 		e.dst = ed.route.route(ed, v, len(ed.targets), e.dst[:0])
 		for _, i := range e.dst {
-			t := ed.targets[i]
-			if t.pend.buf == nil {
-				t.pend.buf = t.pool.get()
-			}
-			*t.pend.buf = append(*t.pend.buf, v)
-			if len(*t.pend.buf) >= e.g.cfg.batch {
-				if err := e.send(t); err != nil {
-					e.err = err
-				}
-			}
+			e.add(ed.targets[i], v)
 		}
 	}
 	if e.timeOf != nil {
 		ts := e.timeOf(v)
 		if ts >= math.MinInt64+e.lateness && ts-e.lateness > e.wm {
 			e.advance(ts - e.lateness)
+		}
+	}
+}
+
+// add appends v to t's pending packet, sending it when full.
+func (e *Emitter[T]) add(t *target[T], v T) {
+	if t.pend.buf == nil {
+		t.pend.buf = t.pool.get()
+	}
+	*t.pend.buf = append(*t.pend.buf, v)
+	if len(*t.pend.buf) >= e.g.cfg.batch {
+		if err := e.send(t); err != nil && e.err == nil {
+			e.err = err
 		}
 	}
 }
@@ -113,6 +122,8 @@ func (e *Emitter[T]) take() error {
 
 // flush sends every pending packet.
 func (e *Emitter[T]) flush() error {
+	e.stats.out.Add(e.outN)
+	e.outN = 0
 	var first error
 	for _, ed := range e.edges {
 		for _, t := range ed.targets {

@@ -249,14 +249,11 @@ func (in *instance[In, Out]) handle(_ context.Context, p packet[In]) (ack, error
 		// Only a timer can come after the end (each sender ends once).
 		return ack{}, nil
 	}
-	mi := 0
-	for i := range p.items {
-		for mi < len(p.marks) && int(p.marks[mi].pos) <= i {
-			in.senderWM(p.from, p.marks[mi].wm)
-			mi++
-		}
-		in.element(p.items[i])
+	mi, done := 0, uint64(0)
+	for i := 0; i < len(p.items); {
+		i, mi = in.elements(p, i, mi, &done)
 	}
+	in.stats.done.Add(done)
 	for ; mi < len(p.marks); mi++ {
 		in.senderWM(p.from, p.marks[mi].wm)
 	}
@@ -289,32 +286,49 @@ func (in *instance[In, Out]) handle(_ context.Context, p packet[In]) (ack, error
 	return ack{}, nil
 }
 
-// element runs Element on v; its error or panic is v's outcome.
-func (in *instance[In, Out]) element(v In) {
-	var pv any
-	err := func() (err error) {
-		defer func() {
-			if p := recover(); p != nil {
-				pv = p
-				err = fmt.Errorf("%w: %v\n%s", ErrPanic, p, debug.Stack())
-			}
-		}()
-		return in.f.Element(&in.c, v, in.out)
-	}()
-	if eerr := in.out.take(); err == nil {
-		err = eerr
-	}
-	for _, x := range in.extra {
-		if eerr := x.take(); err == nil {
-			err = eerr
+// elements runs Element on p's elements from i (and applies the
+// watermarks between them, from mark mi) until the end of the packet or a
+// panic, which fails that element; it returns where to go on. An element's
+// error or panic is its outcome; done counts the others.
+func (in *instance[In, Out]) elements(p packet[In], i, mi int, done *uint64) (next, nextMark int) {
+	defer func() {
+		if pv := recover(); pv != nil {
+			in.failed(pv, fmt.Errorf("%w: %v\n%s", ErrPanic, pv, debug.Stack()))
+			next, nextMark = i+1, mi
 		}
+	}()
+	for ; i < len(p.items); i++ {
+		for mi < len(p.marks) && int(p.marks[mi].pos) <= i {
+			in.senderWM(p.from, p.marks[mi].wm)
+			mi++
+		}
+		err := in.f.Element(&in.c, p.items[i], in.out)
+		if in.out.err != nil && err == nil {
+			err = in.out.err
+		}
+		in.out.err = nil
+		for _, x := range in.extra {
+			if eerr := x.take(); err == nil {
+				err = eerr
+			}
+		}
+		if err != nil {
+			in.failed(nil, err)
+			continue
+		}
+		*done++
 	}
-	if err != nil {
-		in.stats.failed.Add(1)
-		in.report(1, pv, err)
-		return
+	return i, mi
+}
+
+// failed accounts for an element whose outcome is err.
+func (in *instance[In, Out]) failed(pv any, err error) {
+	in.out.take()
+	for _, x := range in.extra {
+		x.take()
 	}
-	in.stats.done.Add(1)
+	in.stats.failed.Add(1)
+	in.report(1, pv, err)
 }
 
 // hook runs one of the optional functions, reporting its error or panic.

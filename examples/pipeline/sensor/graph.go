@@ -55,6 +55,9 @@ type GraphOptions struct {
 	RuntimeOptions []actors.Option
 	// Scale declares the scale stage (nil: DefaultScaleStage).
 	Scale ScaleStage
+	// Batch is how many readings travel in one packet between stages
+	// (0: stream.DefaultBatch).
+	Batch int
 }
 
 // RunGraph is the pipeline as a stream graph (package stream), with the
@@ -75,7 +78,7 @@ func RunGraph(ctx context.Context, cfg Config, in io.Reader, out, rejects io.Wri
 	p := newPools(cfg.ChunkBytes)
 	rctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	opts := []stream.Option{stream.WithCapacity(cfg.RingCapacity), stream.WithErrorHandler(func(e *stream.StageError) {
+	opts := []stream.Option{stream.WithCapacity(cfg.RingCapacity), stream.WithBatch(cmp.Or(o.Batch, stream.DefaultBatch)), stream.WithErrorHandler(func(e *stream.StageError) {
 		cancel(e) // any failure ends the run
 	})}
 	if o.Runtime != nil {
