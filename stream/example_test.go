@@ -57,12 +57,14 @@ func ExampleWindow() {
 	g := stream.New(stream.WithRuntimeOptions(actors.WithLogger(actors.DiscardLogger())))
 	src := stream.NewSource[reading](g, "readings").EventTime(func(r reading) int64 { return r.TS }, 0)
 	win, late := stream.Window(g, "count", stream.WindowSpec[reading, string, int, string]{
-		Size:   10,
-		Time:   func(r reading) int64 { return r.TS },
-		Key:    func(r reading) string { return r.Sensor },
-		Add:    func(n *int, _ reading) { *n++ },
-		Result: func(s string, w stream.Span, n *int) string { return fmt.Sprintf("%s [%d,%d): %d", s, w.Start, w.End, *n) },
-		Order:  strings.Compare,
+		Size: 10,
+		Time: func(r reading) int64 { return r.TS },
+		Key:  func(r reading) string { return r.Sensor },
+		Add:  func(n *int, _ reading) { *n++ },
+		Result: func(s string, w stream.Span, n *int) string {
+			return fmt.Sprintf("%s [%d,%d): %d", s, w.Start, w.End, *n)
+		},
+		Order: strings.Compare,
 	})
 	out, ch := stream.ToChan[string](g, "out", 16)
 	lateOut, lateCh := stream.ToChan[stream.Late[reading]](g, "late", 16)
