@@ -19,6 +19,10 @@ const (
 	DefaultCapacity = 16
 	// DefaultBatch is how many elements one packet carries at most.
 	DefaultBatch = 256
+	// MaxParallelism is the most instances a stage may have.
+	MaxParallelism = 1024
+	// MaxBatch is the largest WithBatch.
+	MaxBatch = 1 << 20
 )
 
 // graphs numbers the graphs of the process, so that kernel ids are unique.
@@ -113,8 +117,8 @@ func New(opts ...Option) *Graph {
 	switch {
 	case !ring.ValidCapacity(c.capacity) || c.capacity < 2:
 		g.err = fmt.Errorf("%w: capacity %d, want a power of two, at least 2", ErrInvalidGraph, c.capacity)
-	case c.batch < 1:
-		g.err = fmt.Errorf("%w: batch %d, want at least 1", ErrInvalidGraph, c.batch)
+	case c.batch < 1 || c.batch > MaxBatch:
+		g.err = fmt.Errorf("%w: batch %d, want 1 to %d", ErrInvalidGraph, c.batch, MaxBatch)
 	}
 	return g
 }
@@ -157,8 +161,8 @@ func (g *Graph) add(n *node) {
 	case g.names[n.name]:
 		g.fail(fmt.Errorf("%w: two nodes named %q", ErrInvalidGraph, n.name))
 		return
-	case n.par < 1:
-		g.fail(fmt.Errorf("%w: node %q: parallelism %d, want at least 1", ErrInvalidGraph, n.name, n.par))
+	case n.par < 1 || n.par > MaxParallelism:
+		g.fail(fmt.Errorf("%w: node %q: parallelism %d, want 1 to %d", ErrInvalidGraph, n.name, n.par, MaxParallelism))
 		return
 	}
 	g.names[n.name] = true

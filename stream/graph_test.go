@@ -55,7 +55,7 @@ func TestBuildErrors(t *testing.T) {
 		}
 	})
 	t.Run("bad options", func(t *testing.T) {
-		for _, g := range []*Graph{New(WithCapacity(3)), New(WithBatch(0))} {
+		for _, g := range []*Graph{New(WithCapacity(3)), New(WithBatch(0)), New(WithBatch(1 << 40)), New(WithCapacity(1 << 40))} {
 			if err := g.Start(ctx); !errors.Is(err, ErrInvalidGraph) {
 				t.Fatalf("%v, want ErrInvalidGraph", err)
 			}
@@ -65,6 +65,11 @@ func TestBuildErrors(t *testing.T) {
 		Map(g, "par0", func(v int) (int, error) { return v, nil }, Parallelism(0))
 		if err := g.Err(); !errors.Is(err, ErrInvalidGraph) {
 			t.Fatalf("%v, want ErrInvalidGraph", err)
+		}
+		g = New()
+		Map(g, "huge", func(v int) (int, error) { return v, nil }, Parallelism(1<<30))
+		if err := g.Err(); !errors.Is(err, ErrInvalidGraph) {
+			t.Fatalf("parallelism 1<<30: %v, want ErrInvalidGraph", err)
 		}
 	})
 }
@@ -470,4 +475,34 @@ func TestStopWithoutDrain(t *testing.T) {
 		t.Logf("blocked Send ended with %v", err)
 	}
 	checkOutcomes(t, g)
+}
+
+// TestDrainRacesStop: Stop while a Drain waits on a sink nobody reads ends
+// the Drain with ErrStopped; every admitted element has an outcome.
+func TestDrainRacesStop(t *testing.T) {
+	ctx := testCtx(t)
+	g := newGraph(t, WithCapacity(2), WithBatch(2))
+	src := NewSource[int](g, "n")
+	out, ch := ToChan[int](g, "out", 0)
+	Connect(src, out)
+	if err := g.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		if err := src.Send(ctx, i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	<-ch // the sink has taken one and waits with the next
+	drained := make(chan error, 1)
+	go func() { drained <- g.Drain(ctx) }()
+	if err := g.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-drained; err != nil && !errors.Is(err, ErrStopped) && !errors.Is(err, ErrClosed) {
+		t.Fatalf("Drain: %v", err)
+	}
+	checkOutcomes(t, g)
+	for range ch { // closed by Stop
+	}
 }

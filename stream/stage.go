@@ -71,7 +71,7 @@ func NewStage[In, Out any](g *Graph, name string, newFuncs func() Funcs[In, Out]
 		g.fail(fmt.Errorf("%w: stage %q has no functions", ErrInvalidGraph, name))
 		g.mu.Unlock()
 	}
-	for i := 0; i < o.par && i < 1<<16; i++ {
+	for i := 0; i < o.par && i <= MaxParallelism; i++ {
 		st := &instStats{}
 		st.wm.Store(math.MinInt64)
 		s.n.stats = append(s.n.stats, st)
