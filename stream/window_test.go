@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"slices"
+	"sync/atomic"
 	"testing"
 )
 
@@ -180,4 +181,62 @@ func TestWindowSpecErrors(t *testing.T) {
 	if err := g2.Err(); !errors.Is(err, ErrInvalidGraph) {
 		t.Fatalf("slide > size: %v", err)
 	}
+}
+
+// TestPanicAndDrainWithWindowsOpen: a stage upstream of a window panics on
+// some elements mid-stream; without event time nothing closes the windows
+// until the drain, whose final watermark emits every one of them. Each
+// element has one outcome and the panicking ones are missing from the counts.
+func TestPanicAndDrainWithWindowsOpen(t *testing.T) {
+	ctx := testCtx(t)
+	var panics atomic.Int64
+	g := newGraph(t, WithBatch(5), WithErrorHandler(func(e *StageError) {
+		if errors.Is(e, ErrPanic) {
+			panics.Add(1)
+		}
+	}))
+	src := NewSource[word](g, "words") // no event time: the watermark stays at its minimum
+	flaky := Map(g, "flaky", func(w word) (word, error) {
+		if w.TS%97 == 0 {
+			panic("flaky")
+		}
+		return w, nil
+	}, Parallelism(2))
+	win, _ := Window(g, "count", countSpec(100, 0), Parallelism(3))
+	out, ch := ToChan[count](g, "out", 0)
+	Connect(src, flaky)
+	Connect(flaky, win, KeyBy(func(w word) string { return w.W }))
+	Connect(win, out)
+	if err := g.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	got := collect(ch)
+	in := words(3000, []string{"a", "b", "c"})
+	var kept []word
+	for _, w := range in {
+		if err := src.Send(ctx, w); err != nil {
+			t.Fatal(err)
+		}
+		if w.TS%97 != 0 {
+			kept = append(kept, w)
+		}
+	}
+	for _, s := range g.Stats() {
+		if s.Stage == "out" && s.In != 0 {
+			t.Fatalf("a window closed before the drain: %+v", s)
+		}
+	}
+	if err := g.Drain(ctx); err != nil {
+		t.Fatal(err)
+	}
+	want, _ := reference(kept, 100, 0, 1<<62) // nothing late
+	wins := <-got
+	slices.SortFunc(wins, byStartKey)
+	if !slices.Equal(wins, want) {
+		t.Fatalf("%d windows, want %d", len(wins), len(want))
+	}
+	if int(panics.Load()) != len(in)-len(kept) || len(in) == len(kept) {
+		t.Fatalf("%d panics, want %d", panics.Load(), len(in)-len(kept))
+	}
+	checkOutcomes(t, g)
 }
