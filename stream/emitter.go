@@ -179,6 +179,9 @@ func (e *Emitter[T]) send(t *target[T]) error {
 		// Not admitted: the failure is the outcome of the emitting element
 		// (or of the source's Send), not of the receiver's input.
 		t.pool.put(p.buf)
+		if g.ctx.Err() != nil {
+			err = fmt.Errorf("%w: %w", ErrStopped, err)
+		}
 		return fmt.Errorf("stream: emit to %q[%d]: %w", t.name, t.inst, err)
 	}
 	st.in.Add(uint64(n))

@@ -216,7 +216,9 @@ func (g *Graph) Start(ctx context.Context) error {
 	undo := func(err error) error {
 		g.cancel()
 		for _, n := range launched {
-			err = errors.Join(err, n.stop(context.WithoutCancel(ctx)))
+			if n.stop != nil {
+				err = errors.Join(err, n.stop(context.WithoutCancel(ctx)))
+			}
 		}
 		if g.ownRT {
 			err = errors.Join(err, g.rt.Close(context.WithoutCancel(ctx)))
@@ -225,12 +227,12 @@ func (g *Graph) Start(ctx context.Context) error {
 	}
 	for i := len(order) - 1; i >= 0; i-- { // tail first
 		n := order[i]
+		launched = append([]*node{n}, launched...) // a failed launch undoes its own instances too
 		if n.launch != nil {
 			if err := n.launch(ctx); err != nil {
 				return undo(fmt.Errorf("stream: start %q: %w", n.name, err))
 			}
 		}
-		launched = append([]*node{n}, launched...)
 	}
 	for _, n := range order {
 		for _, b := range n.bind {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/ringactor/ringactor/actors"
@@ -54,10 +55,17 @@ func TestKernelStageUnregisteredType(t *testing.T) {
 	g := newGraph(t)
 	src := NewSource[unregistered](g, "in")
 	k := NewKernelStage(g, "k", actors.NewStatelessKernel("stream.test.unreg", func(_ context.Context, v unregistered) (unregistered, error) { return v, nil }))
+	after := Map(g, "after", func(v unregistered) (unregistered, error) { return v, nil }, Parallelism(2))
 	out, _ := ToChan[unregistered](g, "out", 0)
 	Connect(src, k)
-	Connect(k, out)
-	if err := g.Start(testCtx(t)); err == nil {
-		t.Fatal("Start launched a kernel of an unregistered type")
+	Connect(k, after)
+	Connect(after, out)
+	// after and out launch first (tail first); the failure undoes them.
+	err := g.Start(testCtx(t))
+	if err == nil || !strings.Contains(err.Error(), `"k"`) {
+		t.Fatalf("Start: %v, want the kernel stage's launch error", err)
+	}
+	if err := src.Send(testCtx(t), unregistered{}); !errors.Is(err, ErrNotStarted) {
+		t.Fatalf("Send after a failed Start: %v", err)
 	}
 }
