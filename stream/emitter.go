@@ -20,6 +20,7 @@ type Emitter[T any] struct {
 	edges []*edgeOut[T]
 	dst   []int
 	outN  uint64          // emitted since the last flush (published to stats there)
+	batch int             // the graph's batch size
 	ctx   context.Context // what sends wait under (nil: the graph's)
 	err   error           // the first failed send since the last take
 
@@ -49,7 +50,7 @@ type target[T any] struct {
 }
 
 func newEmitter[T any](g *Graph, st *instStats) *Emitter[T] {
-	return &Emitter[T]{g: g, stats: st, wm: math.MinInt64}
+	return &Emitter[T]{g: g, stats: st, wm: math.MinInt64, batch: g.cfg.batch}
 }
 
 // Emit sends v downstream. A failure (the graph is stopping) is returned as
@@ -82,8 +83,9 @@ func (e *Emitter[T]) add(t *target[T], v T) {
 	if t.pend.buf == nil {
 		t.pend.buf = t.pool.get()
 	}
-	*t.pend.buf = append(*t.pend.buf, v)
-	if len(*t.pend.buf) >= e.g.cfg.batch {
+	b := append(*t.pend.buf, v)
+	*t.pend.buf = b
+	if len(b) >= e.batch {
 		if err := e.send(t); err != nil && e.err == nil {
 			e.err = err
 		}

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"slices"
 
 	"github.com/ringactor/ringactor/actors"
@@ -96,28 +95,16 @@ func RunGraph(ctx context.Context, cfg Config, in io.Reader, out, rejects io.Wri
 	}()
 
 	ps := &parser{window: cfg.WindowMS, pools: p, ids: make(map[string]uint32)}
-	var names []string
+	var scratch Batch // parse emits straight to the stage's emitter: the batch only collects new names
 	src := stream.NewSource[Chunk](g, "read")
 	parse := stream.FlatMap(g, "parse", func(c Chunk, out *stream.Emitter[Reading]) error {
 		if c.Final {
 			return nil
 		}
-		b := p.batch()
-		ps.parse(c.Data, c.Line, b)
+		ps.emit = out.Emit
+		scratch.NewNames = scratch.NewNames[:0]
+		ps.parse(c.Data, c.Line, &scratch)
 		p.putChunk(c.buf)
-		names = append(names, b.NewNames...)
-		rows, rej := b.Rows, b.Rejects
-		for len(rows) > 0 || len(rej) > 0 {
-			if len(rej) > 0 && (len(rows) == 0 || rej[0].Line < rows[0].Line) {
-				out.Emit(Reading{TS: math.MinInt64, Line: rej[0].Line, Reject: rej[0].Reason})
-				rej = rej[1:]
-				continue
-			}
-			r := &rows[0]
-			out.Emit(Reading{TS: r.TS, V: r.V, Line: r.Line, Sensor: names[r.Sensor]})
-			rows = rows[1:]
-		}
-		p.putBatch(b)
 		return nil
 	})
 	if cfg.Streaming {
