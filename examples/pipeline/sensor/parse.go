@@ -27,8 +27,8 @@ type parser struct {
 	started bool     // a non-blank line has been seen: no header from now on
 	// emit, when set, takes each row and reject as a Reading, in line
 	// order, instead of the batch (the stream graph's parse stage).
-	emit func(Reading)
-	stats   Stats
+	emit  func(Reading)
+	stats Stats
 
 	// splitQuoted's buffers: the unquoted fields' bytes, where each ends,
 	// and the fields.
