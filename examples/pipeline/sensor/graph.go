@@ -31,8 +31,11 @@ func init() {
 }
 
 // ScaleStage declares the graph's scale stage: Reading in, Reading out,
-// v' = v·Scale + Offset. DefaultScaleStage is a CPU stage; a device version
-// may replace it (GraphOptions.Scale).
+// v' = v·Scale + Offset, in order. DefaultScaleStage is a CPU stage; a
+// device version may replace it (GraphOptions.Scale): stream.NewKernelStage
+// makes an actors kernel of Reading a stage, and a kernel of batches fits
+// in a stream.NewStage whose Element collects readings and whose Flush (end
+// of each packet) requests the batch and emits the results.
 type ScaleStage func(g *stream.Graph, cfg Config) *stream.Stage[Reading, Reading]
 
 // DefaultScaleStage is the scale stage on the CPU: a stateless Map.
