@@ -74,6 +74,6 @@
 // # Telemetry
 //
 // Stats reads each instance's counters; the same numbers are observable
-// instruments (StageIn, StageOut, StageFailed, StageDepth,
+// instruments (StageIn, StageOut, StageFailed, StageLate, StageDepth,
 // StageWatermarkLag) on the runtime's meter.
 package stream

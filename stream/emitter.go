@@ -210,6 +210,7 @@ type Context struct {
 	par      int
 	wm       int64
 	final    bool // every input has ended: wm is the final watermark
+	stats    *instStats
 	ctx      context.Context
 	timers   *timers
 }

@@ -227,7 +227,7 @@ type output interface {
 func (in *instance[In, Out]) init(g *Graph) {
 	s := in.s
 	in.f = s.newFuncs()
-	in.c = Context{stage: s.n.name, instance: in.idx, par: s.n.par, wm: math.MinInt64, ctx: g.ctx}
+	in.c = Context{stage: s.n.name, instance: in.idx, par: s.n.par, wm: math.MinInt64, ctx: g.ctx, stats: in.stats}
 	in.c.timers = &timers{fire: func() {
 		_ = in.k.RequestAsync(g.ctx, packet[In]{from: -1, ctl: ctlTimer}, func(ack, error) {})
 	}}

@@ -13,6 +13,7 @@ type instStats struct {
 	done   atomic.Uint64 // elements handled
 	failed atomic.Uint64 // elements whose outcome is an error
 	out    atomic.Uint64 // elements emitted
+	late   atomic.Uint64 // elements a window stage found late
 	wm     atomic.Int64  // its watermark
 }
 
@@ -24,7 +25,8 @@ type StageStats struct {
 	In       uint64 // elements admitted into the instance's ring
 	Done     uint64 // elements handled
 	Failed   uint64 // elements whose outcome is an error
-	Out      uint64 // elements emitted (sources: sent)
+	Out      uint64 // elements emitted (sources: sent), side outputs included
+	Late     uint64 // a window stage: elements that came after all their windows had closed
 	Depth    int64  // packets queued in its ring kernel
 	// Watermark is the instance's event-time watermark (math.MinInt64:
 	// none yet); WatermarkLag is how far it is behind the wall clock, in
@@ -43,7 +45,7 @@ func (g *Graph) Stats() []StageStats {
 	for _, n := range nodes {
 		for i, st := range n.stats {
 			s := StageStats{Stage: n.name, Instance: i, In: st.in.Load(), Done: st.done.Load(), Failed: st.failed.Load(),
-				Out: st.out.Load(), Watermark: st.wm.Load()}
+				Out: st.out.Load(), Late: st.late.Load(), Watermark: st.wm.Load()}
 			if s.Watermark != math.MinInt64 && s.Watermark != math.MaxInt64 {
 				s.WatermarkLag = now - s.Watermark
 			}

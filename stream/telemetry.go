@@ -22,6 +22,9 @@ const (
 	// StageFailed is an Int64ObservableCounter of elements whose outcome
 	// is an error.
 	StageFailed = "ringactor.stream.stage.failed"
+	// StageLate is an Int64ObservableCounter of the elements a window
+	// stage instance found late (sent to its side output).
+	StageLate = "ringactor.stream.stage.late"
 	// StageDepth is an Int64ObservableGauge of the packets queued in a
 	// stage instance's ring kernel.
 	StageDepth = "ringactor.stream.stage.depth"
@@ -54,6 +57,7 @@ func registerTelemetry(g *Graph) *telemetryReg {
 	in := mk(StageIn, "Elements admitted into a stream stage instance.", "{element}")
 	out := mk(StageOut, "Elements emitted by a stream stage instance or source.", "{element}")
 	failed := mk(StageFailed, "Elements whose outcome in a stream stage is an error.", "{element}")
+	late := mk(StageLate, "Elements a stream window stage found late.", "{element}")
 	depth, err := m.Int64ObservableGauge(StageDepth, metric.WithDescription("Packets queued in a stream stage instance's ring."), metric.WithUnit("{packet}"))
 	errs = append(errs, err)
 	lag, err := m.Int64ObservableGauge(StageWatermarkLag, metric.WithDescription("How far a stream stage instance's watermark is behind the wall clock."), metric.WithUnit("ms"))
@@ -68,13 +72,14 @@ func registerTelemetry(g *Graph) *telemetryReg {
 			o.ObserveInt64(in, int64(s.In), set)
 			o.ObserveInt64(out, int64(s.Out), set)
 			o.ObserveInt64(failed, int64(s.Failed), set)
+			o.ObserveInt64(late, int64(s.Late), set)
 			o.ObserveInt64(depth, s.Depth, set)
 			if s.WatermarkLag != 0 {
 				o.ObserveInt64(lag, s.WatermarkLag, set)
 			}
 		}
 		return nil
-	}, in, out, failed, depth, lag)
+	}, in, out, failed, late, depth, lag)
 	if err != nil {
 		g.cfg.log.Warn("stream: no stage telemetry", "err", err)
 		return nil

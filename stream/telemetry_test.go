@@ -65,7 +65,7 @@ func TestStageTelemetry(t *testing.T) {
 			}
 		}
 	}
-	for key, want := range map[string]int64{StageIn + "/dup": 10, StageOut + "/dup": 20, StageIn + "/out": 20, StageFailed + "/dup": 0} {
+	for key, want := range map[string]int64{StageIn + "/dup": 10, StageOut + "/dup": 20, StageIn + "/out": 20, StageFailed + "/dup": 0, StageLate + "/dup": 0} {
 		if got[key] != want {
 			t.Errorf("%s = %d, want %d (all: %v)", key, got[key], want, got)
 		}

@@ -141,6 +141,7 @@ func (w *windower[T, K, A, R]) element(c *Context, v T, _ *Emitter[R]) error {
 		}
 	}
 	if !added {
+		c.stats.late.Add(1)
 		w.late.Emit(c, Late[T]{Value: v, Watermark: c.wm})
 	}
 	return nil

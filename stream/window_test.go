@@ -124,6 +124,15 @@ func TestTumblingWindowLateToSide(t *testing.T) {
 			if !slices.Equal(lateWords, wantLate) {
 				t.Fatalf("%d late, want %d", len(lateWords), len(wantLate))
 			}
+			var counted uint64
+			for _, s := range g.Stats() {
+				if s.Stage == "count" {
+					counted += s.Late
+				}
+			}
+			if counted != uint64(len(wantLate)) {
+				t.Fatalf("Stats count %d late, want %d", counted, len(wantLate))
+			}
 			if tc.late < 23*3 && len(wantLate) == 0 && tc.slide == 0 {
 				t.Fatalf("the input has no late words: the test proves nothing")
 			}
