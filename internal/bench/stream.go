@@ -20,7 +20,8 @@ const DefaultStreamRows = 1_000_000
 // the median counts.
 const StreamSamples = 3
 
-// Stream measures the sensor pipeline as a stream graph (sensor.Run) and as
+// Stream measures the sensor pipeline as a stream graph (sensor.RunIn, in
+// one runtime for all runs) and as
 // a hand-written goroutine-per-stage channel pipeline (sensor.RunChannels)
 // over the same generated input, in streaming mode (windows emitted as the
 // watermark closes them): rows per second, medians of StreamSamples runs.
@@ -36,9 +37,15 @@ func Stream(ctx context.Context, rows int, res *Result) error {
 	}
 	cfg := sensor.DefaultConfig()
 	cfg.Streaming, cfg.LatenessMS = true, 200
-	quiet := actors.WithLogger(actors.DiscardLogger())
+	// One runtime for every graph run, as an application keeps one: a run
+	// pays for launching its stages' kernels, not for a new actor system.
+	rt, err := actors.NewRuntime(actors.WithLogger(actors.DiscardLogger()))
+	if err != nil {
+		return err
+	}
+	defer func() { _ = rt.Close(context.WithoutCancel(ctx)) }()
 	graph := func() error {
-		_, err := sensor.Run(ctx, cfg, bytes.NewReader(data.Bytes()), io.Discard, io.Discard, quiet)
+		_, err := sensor.RunIn(ctx, rt, cfg, bytes.NewReader(data.Bytes()), io.Discard, io.Discard)
 		return err
 	}
 	chans := func() error {
