@@ -38,6 +38,7 @@ type config struct {
 	batch    int
 	onError  func(*StageError)
 	log      *slog.Logger
+	wait     *ring.WaitStrategy
 }
 
 // WithRuntime runs the graph's stages in rt (which the graph does not
@@ -65,6 +66,10 @@ func WithBatch(n int) Option { return func(c *config) { c.batch = n } }
 // failing stage's loop: it must not block. Without one, failures are counted
 // (Stats) and the first is kept (Err).
 func WithErrorHandler(fn func(*StageError)) Option { return func(c *config) { c.onError = fn } }
+
+// WithWaitStrategy sets the idle strategy of every stage instance's loop
+// (default: actors' default, ring.DefaultWaitStrategy).
+func WithWaitStrategy(w ring.WaitStrategy) Option { return func(c *config) { c.wait = &w } }
 
 // WithLogger sets the graph's logger (default: slog.Default()).
 func WithLogger(l *slog.Logger) Option { return func(c *config) { c.log = l } }

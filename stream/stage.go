@@ -165,8 +165,11 @@ func (s *Stage[In, Out]) launch(ctx context.Context) error {
 	g := s.n.g
 	for _, in := range s.insts {
 		in.init(g)
-		def := actors.NewKernel(g.kernelID(s.n, in.idx), func() actors.Handler[packet[In], ack] { return in.handle },
-			actors.WithCapacity(g.cfg.capacity))
+		kopts := []actors.KernelOption{actors.WithCapacity(g.cfg.capacity)}
+		if g.cfg.wait != nil {
+			kopts = append(kopts, actors.WithWaitStrategy(*g.cfg.wait))
+		}
+		def := actors.NewKernel(g.kernelID(s.n, in.idx), func() actors.Handler[packet[In], ack] { return in.handle }, kopts...)
 		k, err := actors.Launch(ctx, g.rt, def)
 		if err != nil {
 			return err

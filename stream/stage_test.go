@@ -7,11 +7,13 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"github.com/ringactor/ringactor/gpu/ring"
 )
 
 func TestFlatMapEmitsZeroOrMany(t *testing.T) {
 	ctx := testCtx(t)
-	g := newGraph(t, WithBatch(4))
+	g := newGraph(t, WithBatch(4), WithWaitStrategy(ring.WaitStrategy{Yields: 1})) // park almost at once
 	src := NewSource[string](g, "lines")
 	split := FlatMap(g, "split", func(line string, out *Emitter[string]) error {
 		for _, w := range strings.Fields(line) {

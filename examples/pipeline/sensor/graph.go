@@ -60,6 +60,8 @@ type GraphOptions struct {
 	// Batch is how many readings travel in one packet between stages
 	// (0: stream.DefaultBatch).
 	Batch int
+	// Stream are more options of the graph (stream.WithWaitStrategy…).
+	Stream []stream.Option
 }
 
 // RunGraph is the pipeline as a stream graph (package stream), with the
@@ -88,7 +90,7 @@ func RunGraph(ctx context.Context, cfg Config, in io.Reader, out, rejects io.Wri
 	} else {
 		opts = append(opts, stream.WithRuntimeOptions(o.RuntimeOptions...))
 	}
-	g := stream.New(opts...)
+	g := stream.New(append(opts, o.Stream...)...)
 	defer func() {
 		sctx, scancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownTimeout)
 		defer scancel()
