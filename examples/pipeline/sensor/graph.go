@@ -156,6 +156,9 @@ func RunGraph(ctx context.Context, cfg Config, in io.Reader, out, rejects io.Wri
 					held = append(held, w)
 					return nil
 				}
+				if rctx.Err() != nil {
+					return nil // the run has failed: write no more
+				}
 				line = appendWindow(line[:0], &w)
 				bout.Write(line)
 				windows++
@@ -167,19 +170,6 @@ func RunGraph(ctx context.Context, cfg Config, in io.Reader, out, rejects io.Wri
 					return nil
 				}
 				wrote = false
-				if err := bout.Flush(); err != nil {
-					return fmt.Errorf("write output: %w", err)
-				}
-				return nil
-			},
-			Drain: func(*stream.Context, *stream.Emitter[struct{}]) error {
-				slices.SortFunc(held, bySensorStart)
-				for i := range held {
-					line = appendWindow(line[:0], &held[i])
-					bout.Write(line)
-				}
-				windows += int64(len(held))
-				held = nil
 				if err := bout.Flush(); err != nil {
 					return fmt.Errorf("write output: %w", err)
 				}
@@ -251,6 +241,17 @@ func RunGraph(ctx context.Context, cfg Config, in io.Reader, out, rejects io.Wri
 	}
 	if err := g.Err(); err != nil {
 		return Stats{}, fmt.Errorf("sensor: %w", err)
+	}
+	// Without streaming every window was held: written now that the run
+	// has succeeded, by sensor, then start.
+	slices.SortFunc(held, bySensorStart)
+	for i := range held {
+		line = appendWindow(line[:0], &held[i])
+		bout.Write(line)
+	}
+	windows += int64(len(held))
+	if err := bout.Flush(); err != nil {
+		return Stats{}, fmt.Errorf("sensor: write output: %w", err)
 	}
 	st = ps.stats
 	st.Rejected += late
