@@ -30,6 +30,11 @@ the same run:
                their heap allocations, "add" on 10M float32 against a Go
                copy of the same 40 MB (medians of 5) and "matmul" of
                1024×1024 float64 against gonum's blas64.Gemm (medians of 3)
+  stream       the sensor pipeline (examples/pipeline) as a stream graph of
+               ring kernels against the same stages hand-written as a
+               goroutine-per-stage pipeline of buffered Go channels, over
+               the same generated input, streaming windows (rows per
+               second, medians of 3)
 
 The full configuration takes a while for steadier numbers; -quick finishes in
 under a minute on two cores. Without -json the results are an aligned table
@@ -44,7 +49,8 @@ the default, against a runtime with telemetry off), pipelined_ratio_ring_vs_chan
 execute_overhead_ns, executions_per_s, execute_allocs_per_call,
 elementwise_len, execute_add_10m_f32_ns, copy_10m_f32_ns,
 elementwise_10m_f32_ratio_vs_copy, matmul_n, execute_matmul_1024_f64_ns,
-gonum_gemm_1024_f64_ns, matmul_1024_f64_ratio_vs_gonum. Progress is logged
+gonum_gemm_1024_f64_ns, matmul_1024_f64_ratio_vs_gonum, stream_rows,
+stream_rows_per_s, chan_stream_rows_per_s, stream_ratio_vs_chan. Progress is logged
 on stderr.
 
 -cluster adds the cluster measures, with a second member in a process of
@@ -170,6 +176,10 @@ func computeTable(b *strings.Builder, res bench.Result) {
 	const ratio = "%-34s %14.2f   %s\n"
 	fmt.Fprintf(b, ratio, "Execute add / copy", res.ElementwiseRatioVsCopy, "(1: as fast as a copy)")
 	fmt.Fprintf(b, ratio, "Execute matmul / gonum Gemm", res.MatMulRatioVsGonum, "(1: no overhead)")
+	b.WriteString("\n")
+	row("stream", "stream graph", "Go channels", "")
+	row(fmt.Sprintf("sensor pipeline, %s rows (rows/s)", size(res.StreamRows)), count(res.StreamRowsPerS), count(res.ChanStreamRowsPerS), "goroutine per stage, buffered channels")
+	fmt.Fprintf(b, ratio, "stream graph / channels", res.StreamRatioVsChan, "(above 1: the graph faster)")
 }
 
 // millis formats nanoseconds as milliseconds with three decimals.

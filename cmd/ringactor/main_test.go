@@ -165,6 +165,7 @@ func TestBenchJSON(t *testing.T) {
 		"execute_add_tiny_p50_ns", "direct_add_tiny_p50_ns", "execute_overhead_ns", "executions_per_s",
 		"elementwise_len", "execute_add_10m_f32_ns", "copy_10m_f32_ns", "elementwise_10m_f32_ratio_vs_copy",
 		"matmul_n", "execute_matmul_1024_f64_ns", "gonum_gemm_1024_f64_ns", "matmul_1024_f64_ratio_vs_gonum",
+		"stream_rows", "stream_rows_per_s", "chan_stream_rows_per_s", "stream_ratio_vs_chan",
 	} {
 		v, ok := res[key]
 		if !ok {

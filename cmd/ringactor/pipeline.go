@@ -16,7 +16,7 @@ import (
 // Help text of the pipeline command.
 const (
 	pipelineSynopsis    = "[--window-ms W] [--scale S] [--offset O] [--lateness-ms L] [--max-rejects N] [FILE | -]"
-	pipelineDescription = `Stream sensor readings through four ring kernels wired kernel-to-kernel,
+	pipelineDescription = `Stream sensor readings through a stream graph of ring kernels,
 parse → scale → window → sink, and print per-sensor tumbling-window
 statistics as CSV on stdout.
 
@@ -54,7 +54,7 @@ Flags may come before or after FILE.
 // pipelineCommand is the "pipeline" subcommand.
 var pipelineCommand = command{
 	name:    "pipeline",
-	summary: "stream sensor CSV through parse → scale → window → sink ring kernels; per-window stats as CSV",
+	summary: "stream sensor CSV through a parse → scale → window → sink graph of ring kernels; per-window stats as CSV",
 	run:     runPipelineCommand,
 }
 

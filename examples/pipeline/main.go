@@ -1,5 +1,5 @@
-// Command pipeline is ringactor's streaming sensor pipeline example: four
-// ring kernels, parse → scale → window → sink, wired kernel-to-kernel, that
+// Command pipeline is ringactor's streaming sensor pipeline example: a
+// stream graph of ring kernels, parse → scale → window → sink, that
 // turn CSV readings "sensor,ts_ms,value" into per-sensor tumbling-window
 // statistics (count, min, max, mean). The pipeline itself is package
 // examples/pipeline/sensor, whose documentation is the specification.
@@ -105,7 +105,7 @@ func demo(ctx context.Context, cfg sensor.Config, g sensor.Synthetic) error {
 	if cfg.Streaming {
 		mode = fmt.Sprintf("windows emitted %d ms after their end (ordered by window, then sensor)", cfg.LatenessMS)
 	}
-	fmt.Printf("ringactor sensor pipeline: reader → parse → scale → window → sink, four ring kernels wired kernel-to-kernel\n\n")
+	fmt.Printf("ringactor sensor pipeline: reader → parse → scale → window → sink, a stream graph of ring kernels\n\n")
 	fmt.Printf("input   %d generated rows of %d sensors from t = %d ms, events up to %d ms out of order, 1 bad row in ~%d, streamed through a pipe\n",
 		g.Rows, g.Sensors, g.StartMS, g.JitterMS, g.BadEvery)
 	fmt.Printf("config  %d ms windows, v' = v × %g + %g, %s\n", cfg.WindowMS, cfg.Scale, cfg.Offset, mode)

@@ -41,15 +41,16 @@ type Config struct {
 	ElementwiseSamples int // timed adds and copies, of which the medians count
 	MatMulN            int // order of the matmul-vs-Gemm float64 matrices (1024)
 	MatMulSamples      int // timed matmuls and Gemms, of which the medians count
+	StreamRows         int // generated rows of the stream measure (0: DefaultStreamRows)
 }
 
 // Quick finishes in under a minute on two cores; Full takes longer for
 // steadier numbers.
 var (
 	Quick = Config{RTTSamples: 50_000, PipelinedMsgs: 500_000, InFlight: 256, WarmupRequests: 5_000,
-		ExecSamples: 20_000, ElementwiseLen: DefaultElementwiseLen, ElementwiseSamples: 5, MatMulN: DefaultMatMulN, MatMulSamples: 3}
+		ExecSamples: 20_000, ElementwiseLen: DefaultElementwiseLen, ElementwiseSamples: 5, MatMulN: DefaultMatMulN, MatMulSamples: 3, StreamRows: 300_000}
 	Full = Config{RTTSamples: 300_000, PipelinedMsgs: 3_000_000, InFlight: 256, WarmupRequests: 20_000,
-		ExecSamples: 200_000, ElementwiseLen: DefaultElementwiseLen, ElementwiseSamples: 5, MatMulN: DefaultMatMulN, MatMulSamples: 3}
+		ExecSamples: 200_000, ElementwiseLen: DefaultElementwiseLen, ElementwiseSamples: 5, MatMulN: DefaultMatMulN, MatMulSamples: 3, StreamRows: DefaultStreamRows}
 )
 
 // Result is one run's numbers; the JSON names are the contract of
@@ -91,6 +92,13 @@ type Result struct {
 	ExecuteMatMul1024      int64   `json:"execute_matmul_1024_f64_ns"`
 	GonumGemm1024          int64   `json:"gonum_gemm_1024_f64_ns"`
 	MatMulRatioVsGonum     float64 `json:"matmul_1024_f64_ratio_vs_gonum"`
+
+	// The stream measure (see Stream): the sensor pipeline as a stream
+	// graph against a goroutine-per-stage channel pipeline, rows/s.
+	StreamRows         int     `json:"stream_rows"`
+	StreamRowsPerS     float64 `json:"stream_rows_per_s"`
+	ChanStreamRowsPerS float64 `json:"chan_stream_rows_per_s"`
+	StreamRatioVsChan  float64 `json:"stream_ratio_vs_chan"`
 
 	// The cluster measures (RunCluster), when they were taken.
 	*ClusterResult
@@ -145,6 +153,9 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		res.PipelinedRatioRingChan = res.RingPipelinedMsgsPerS / res.ChanPipelinedMsgsPerS
 	}
 	if err := Compute(ctx, rt, cfg, &res); err != nil {
+		return res, err
+	}
+	if err := Stream(ctx, cfg.StreamRows, &res); err != nil {
 		return res, err
 	}
 	return res, k.Terminate(ctx)

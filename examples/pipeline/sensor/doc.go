@@ -1,15 +1,21 @@
-// Package sensor is a streaming sensor pipeline built from ring kernels:
+// Package sensor is a streaming sensor pipeline built as a stream graph
+// (package stream) of ring kernels:
 //
-//	reader ─chunks─▶ parse ─rows─▶ scale ─rows─▶ window ─windows─▶ sink ─▶ out
+//	reader ─chunks─▶ parse ─readings─▶ scale ─▶ window ─windows─▶ sink ─▶ out
+//	                                               └─ late and rejected rows ─▶ rejects
 //
-// Each of parse, scale, window and sink is a ring-kernel actor of package
-// actors, launched in one runtime and wired kernel-to-kernel with
-// actors.WithDownstream: a stage's reply goes straight into the next stage's
-// ring, with no hop through user code. The reader (a goroutine of Run) only
+// Each of parse, scale, window and the two sinks is a stream stage, that is
+// a ring-kernel actor of package actors launched in one runtime: a stage's
+// emitted readings go straight into the next stage's ring, in packets. The
+// window stage is the library's tumbling window (stream.Window); in
+// streaming mode parse declares event time (each row's timestamp) and the
+// lateness, and the watermark between the rows closes the windows. Its side
+// output carries the late rows and, in line order with them, the rows
+// parse rejected, to the rejects sink. The reader (a goroutine of Run) only
 // cuts the input into chunks of whole lines, each Read's worth, and sends
-// them to parse with the number of their first line; the caller's goroutine
-// only reads the sink's progress replies until the end of input has come
-// through every stage.
+// them to the graph's source with the number of their first line. The scale
+// stage is pluggable (GraphOptions.Scale). RunChannels is the same stage
+// code over Go channels, the baseline of `ringactor bench`.
 //
 // # Input
 //
@@ -95,20 +101,23 @@
 // open a window that has already closed, so no window is ever emitted twice
 // and the output does not depend on how the input was cut into batches.
 //
-// The window stage emits the windows that have closed after each batch of
-// rows, and the rest at the end of input. A closed window never changes, and
-// the windows closing later all start later, so the output is ordered by
-// window start, then sensor name (byte order) — the order in which windows
-// close — from the first line to the last, whatever the batching. The sink
-// writes each batch of closed windows as it arrives and flushes it.
+// The window stage emits each window as the watermark closes it (the
+// windows closing at one watermark ordered by start, then sensor name), and
+// the rest at the end of input (the final watermark). A closed window never
+// changes, and the windows closing later all start later, so the output is
+// ordered by window start, then sensor name (byte order) — the order in
+// which windows close — from the first line to the last, whatever the
+// batching. The sink writes the closed windows as they arrive and flushes
+// after each packet of them.
 //
 // # Backpressure and memory
 //
-// Every stage's queue is bounded (a ring of Config.RingCapacity messages and
-// an overflow of as many) and uses the Block policy: a full stage makes the
-// stage before it wait, and the reader's Send waits when parse is full, so a
-// fast reader never reads further ahead than the queues hold — some
-// 2·RingCapacity·ChunkBytes bytes of input per stage. Chunk buffers and row batches are recycled. Without streaming the
+// Every stage's queue is bounded (a ring of Config.RingCapacity packets of at
+// most stream.DefaultBatch readings, and an overflow of as many): a full
+// stage makes the stage before it wait, and the reader's Send waits when
+// parse is full, so a fast reader never reads further ahead than the queues
+// hold — some 2·RingCapacity·ChunkBytes bytes of input at parse. Chunk
+// buffers, row batches and packets are recycled. Without streaming the
 // window stage holds one aggregate per (sensor, window) seen; with streaming
 // only the windows still open, at most about (L+W)/W+1 per sensor when the
 // timestamps advance.

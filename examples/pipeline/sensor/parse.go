@@ -23,8 +23,12 @@ type parser struct {
 	window  int64
 	pools   *pools
 	ids     map[string]uint32
-	started bool // a non-blank line has been seen: no header from now on
-	stats   Stats
+	names   []string // by id
+	started bool     // a non-blank line has been seen: no header from now on
+	// emit, when set, takes each row and reject as a Reading, in line
+	// order, instead of the batch (the stream graph's parse stage).
+	emit  func(Reading)
+	stats Stats
 
 	// splitQuoted's buffers: the unquoted fields' bytes, where each ends,
 	// and the fields.
@@ -181,7 +185,12 @@ func (p *parser) row(b *Batch, n int64, name, tsField []byte, ts int64, vField [
 		id = uint32(len(p.ids))
 		p.ids[s] = id
 		b.NewNames = append(b.NewNames, s)
+		p.names = append(p.names, s)
 		p.stats.Sensors++
+	}
+	if p.emit != nil {
+		p.emit(Reading{TS: ts, V: v, Line: n, Sensor: p.names[id]})
+		return
 	}
 	b.Rows = append(b.Rows, Row{TS: ts, V: v, Line: n, Sensor: id})
 }
@@ -269,6 +278,10 @@ func quote(s string) string {
 // reject records line n as rejected for reason.
 func (p *parser) reject(b *Batch, n int64, reason string) {
 	p.stats.Rejected++
+	if p.emit != nil {
+		p.emit(Reading{TS: math.MinInt64, Line: n, Reject: reason})
+		return
+	}
 	b.Rejects = append(b.Rejects, Reject{Line: n, Reason: reason})
 }
 

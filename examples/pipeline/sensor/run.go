@@ -19,13 +19,26 @@ const shutdownTimeout = 10 * time.Second
 // several pipelines can share a runtime.
 var runs atomic.Uint64
 
-// Run streams in through a pipeline in a runtime of its own, made with opts
-// and closed before Run returns: parse, scale, window and sink ring kernels
-// wired kernel-to-kernel. The windows go to out as CSV, the rejected rows
-// and the final "rejected N rows" line to rejects. It returns the run's
-// counters. A read, write or pipeline failure, or the end of ctx, stops the
-// run with an error; rejected rows are not errors.
-func Run(ctx context.Context, cfg Config, in io.Reader, out, rejects io.Writer, opts ...actors.Option) (st Stats, err error) {
+// Run streams in through the pipeline — a stream graph (RunGraph) in a
+// runtime of its own, made with opts and closed before Run returns. The
+// windows go to out as CSV, the rejected rows and the final "rejected N
+// rows" line to rejects. It returns the run's counters. A read, write or
+// pipeline failure, or the end of ctx, stops the run with an error;
+// rejected rows are not errors.
+func Run(ctx context.Context, cfg Config, in io.Reader, out, rejects io.Writer, opts ...actors.Option) (Stats, error) {
+	return RunGraph(ctx, cfg, in, out, rejects, GraphOptions{RuntimeOptions: opts})
+}
+
+// RunIn is Run in an existing runtime: the graph's kernels run there (under
+// ids of their own) and are terminated before it returns.
+func RunIn(ctx context.Context, rt *actors.Runtime, cfg Config, in io.Reader, out, rejects io.Writer) (Stats, error) {
+	return RunGraph(ctx, cfg, in, out, rejects, GraphOptions{Runtime: rt})
+}
+
+// runChain is the pipeline as it was before package stream: four ring
+// kernels chained with actors.WithDownstream, in a runtime of its own. It
+// is kept as the reference RunGraph is compared with (graph_test.go).
+func runChain(ctx context.Context, cfg Config, in io.Reader, out, rejects io.Writer, opts ...actors.Option) (st Stats, err error) {
 	if err := cfg.Validate(); err != nil {
 		return Stats{}, err
 	}
@@ -40,7 +53,7 @@ func Run(ctx context.Context, cfg Config, in io.Reader, out, rejects io.Writer, 
 			err = errors.Join(err, fmt.Errorf("sensor: close runtime: %w", cerr))
 		}
 	}()
-	return RunIn(ctx, rt, cfg, in, out, rejects)
+	return runChainIn(ctx, rt, cfg, in, out, rejects)
 }
 
 // stage is what shutdown needs of a launched kernel.
@@ -49,10 +62,10 @@ type stage interface {
 	Terminate(context.Context) error
 }
 
-// RunIn is Run in an existing runtime: it launches the four kernels there
-// (under ids of its own, "sensor.N.parse" and so on) and terminates them
-// before it returns.
-func RunIn(ctx context.Context, rt *actors.Runtime, cfg Config, in io.Reader, out, rejects io.Writer) (st Stats, err error) {
+// runChainIn is runChain in an existing runtime: it launches the four
+// kernels there (under ids of their own, "sensor.N.parse" and so on) and
+// terminates them before it returns.
+func runChainIn(ctx context.Context, rt *actors.Runtime, cfg Config, in io.Reader, out, rejects io.Writer) (st Stats, err error) {
 	if err := cfg.Validate(); err != nil {
 		return Stats{}, err
 	}
@@ -176,14 +189,18 @@ func shutdown(ctx context.Context, stages []stage) error {
 // than a chunk grows the buffer. Send waits while parse's ring is full:
 // this is where backpressure stops the reading.
 func feed(ctx context.Context, parse *actors.Kernel[Chunk, *Batch], in io.Reader, p *pools) error {
-	buf := p.chunk()
-	line := int64(1)
-	send := func(c Chunk) error {
+	return feedFunc(ctx, func(c Chunk) error {
 		if _, err := parse.Send(ctx, c); err != nil {
 			return fmt.Errorf("send to %s: %w", parse.ID(), err)
 		}
 		return nil
-	}
+	}, in, p)
+}
+
+// feedFunc is feed with the sending left to send.
+func feedFunc(ctx context.Context, send func(Chunk) error, in io.Reader, p *pools) error {
+	buf := p.chunk()
+	line := int64(1)
 	for {
 		b := *buf
 		if len(b) == cap(b) {

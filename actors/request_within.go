@@ -1,0 +1,33 @@
+package actors
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+)
+
+// RequestAsyncWithin is RequestAsync for a producer whose wait for room is
+// shorter-lived than the message: admission waits under admit, and the
+// handler runs under hctx (which also decides, like RequestAsync's ctx,
+// whether the message is still wanted when its turn comes). A stream
+// source uses it: the caller's context bounds its Send, the graph's context
+// the element. When it returns an error the message was not admitted and
+// done is not called.
+func (h *Kernel[Req, Resp]) RequestAsyncWithin(admit, hctx context.Context, msg Req, done func(Resp, error)) error {
+	if h.k.down != nil {
+		return &WrongMessageTypeError{Kernel: h.k.def.id, Role: "reply", Want: h.k.term, Got: reflect.TypeFor[Resp]()}
+	}
+	if done == nil {
+		return kernelErr(h.k.def.id, fmt.Errorf("%w: nil done callback", ErrNilMessage))
+	}
+	if err := h.k.checkMessage(msg); err != nil {
+		return err
+	}
+	if err := admit.Err(); err != nil {
+		return kernelErr(h.k.def.id, err)
+	}
+	if err := hctx.Err(); err != nil {
+		return kernelErr(h.k.def.id, err)
+	}
+	return h.k.admit(admit, slot[Req, Resp]{id: nextID(), enq: monoNow(), ctx: hctx, msg: msg, reply: funcReplier[Resp](done)}, true)
+}

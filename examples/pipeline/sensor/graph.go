@@ -1,0 +1,274 @@
+package sensor
+
+import (
+	"bufio"
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+
+	"github.com/ringactor/ringactor/actors"
+	"github.com/ringactor/ringactor/messages"
+	"github.com/ringactor/ringactor/stream"
+)
+
+// Reading is the element that flows from parse to window in the stream
+// graph: one accepted row (Reject empty), or one rejected row with its
+// reason, in line order.
+type Reading struct {
+	TS     int64 // timestamp, ms (math.MinInt64 for a reject)
+	V      float64
+	Line   int64
+	Sensor string
+	Reject string // why the row was rejected; empty for an accepted row
+}
+
+func init() {
+	messages.MustRegister[Reading]("ringactor.examples.pipeline.Reading")
+	messages.MustRegister[WindowStat]("ringactor.examples.pipeline.WindowStat")
+}
+
+// ScaleStage declares the graph's scale stage: Reading in, Reading out,
+// v' = v·Scale + Offset, in order. DefaultScaleStage is a CPU stage; a
+// device version may replace it (GraphOptions.Scale): stream.NewKernelStage
+// makes an actors kernel of Reading a stage, and a kernel of batches fits
+// in a stream.NewStage whose Element collects readings and whose Flush (end
+// of each packet) requests the batch and emits the results.
+type ScaleStage func(g *stream.Graph, cfg Config) *stream.Stage[Reading, Reading]
+
+// DefaultScaleStage is the scale stage on the CPU: a stateless Map.
+func DefaultScaleStage(g *stream.Graph, cfg Config) *stream.Stage[Reading, Reading] {
+	scale, offset := cfg.Scale, cfg.Offset
+	return stream.Map(g, "scale", func(r Reading) (Reading, error) {
+		if r.Reject == "" {
+			r.V = scaled(r.V, scale, offset)
+		}
+		return r, nil
+	})
+}
+
+// GraphOptions tune RunGraph.
+type GraphOptions struct {
+	// Runtime runs the graph's kernels; nil: a runtime of its own, made
+	// with RuntimeOptions and closed before RunGraph returns.
+	Runtime        *actors.Runtime
+	RuntimeOptions []actors.Option
+	// Scale declares the scale stage (nil: DefaultScaleStage).
+	Scale ScaleStage
+	// Batch is how many readings travel in one packet between stages
+	// (0: stream.DefaultBatch).
+	Batch int
+	// Stream are more options of the graph (stream.WithWaitStrategy…).
+	Stream []stream.Option
+}
+
+// RunGraph is the pipeline as a stream graph (package stream), with the
+// same input, output and rejects as Run:
+//
+//	reader ─chunks─▶ parse ─readings─▶ scale ─▶ window ─windows─▶ out
+//	                                              └─ late and rejected rows ─▶ rejects
+//
+// parse assigns event time in streaming mode (the watermark is the newest
+// timestamp minus the lateness), window is the library's tumbling window
+// stage (stream.Window) whose side output carries the late rows and, in line
+// order with them, the rows parse rejected.
+func RunGraph(ctx context.Context, cfg Config, in io.Reader, out, rejects io.Writer, o GraphOptions) (st Stats, err error) {
+	if err := cfg.Validate(); err != nil {
+		return Stats{}, err
+	}
+	cfg = cfg.withDefaults()
+	p := newPools(cfg.ChunkBytes)
+	rctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	opts := []stream.Option{stream.WithCapacity(cfg.RingCapacity), stream.WithBatch(cmp.Or(o.Batch, stream.DefaultBatch)), stream.WithErrorHandler(func(e *stream.StageError) {
+		cancel(e) // any failure ends the run
+	})}
+	if o.Runtime != nil {
+		opts = append(opts, stream.WithRuntime(o.Runtime))
+	} else {
+		opts = append(opts, stream.WithRuntimeOptions(o.RuntimeOptions...))
+	}
+	g := stream.New(append(opts, o.Stream...)...)
+	defer func() {
+		sctx, scancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownTimeout)
+		defer scancel()
+		if serr := g.Stop(sctx); serr != nil {
+			err = errors.Join(err, fmt.Errorf("sensor: stop: %w", serr))
+		}
+	}()
+
+	ps := &parser{window: cfg.WindowMS, pools: p, ids: make(map[string]uint32)}
+	var scratch Batch // parse emits straight to the stage's emitter: the batch only collects new names
+	src := stream.NewSource[Chunk](g, "read")
+	parse := stream.FlatMap(g, "parse", func(c Chunk, out *stream.Emitter[Reading]) error {
+		if c.Final {
+			return nil
+		}
+		ps.emit = out.Emit
+		scratch.NewNames = scratch.NewNames[:0]
+		ps.parse(c.Data, c.Line, &scratch)
+		p.putChunk(c.buf)
+		return nil
+	})
+	if cfg.Streaming {
+		parse.EventTime(func(r Reading) int64 { return r.TS }, cfg.LatenessMS)
+	}
+	scaleFn := o.Scale
+	if scaleFn == nil {
+		scaleFn = DefaultScaleStage
+	}
+	scale := scaleFn(g, cfg)
+	win, side := stream.Window(g, "window", stream.WindowSpec[Reading, string, agg, WindowStat]{
+		Size: cfg.WindowMS,
+		Time: func(r Reading) int64 { return r.TS },
+		Key:  func(r Reading) string { return r.Sensor },
+		Skip: func(r Reading) bool { return r.Reject != "" },
+		Add: func(a *agg, r Reading) {
+			v := r.V
+			if a.count == 0 {
+				a.min, a.max = v, v
+			} else {
+				a.min, a.max = min(a.min, v), max(a.max, v)
+			}
+			a.count++
+			a.sum += v
+			a.scaled += v * meanScale
+		},
+		Result: func(sensor string, s stream.Span, a *agg) WindowStat {
+			return WindowStat{Sensor: sensor, Start: s.Start, Count: a.count, Min: a.min, Max: a.max, Mean: a.mean()}
+		},
+		Order: cmp.Compare[string],
+	})
+
+	// The window sink writes the CSV: as windows close in streaming mode,
+	// all of them sorted by sensor, then start at the end otherwise.
+	var windows int64
+	bout := bufio.NewWriterSize(out, 64<<10)
+	var held []WindowStat
+	var line []byte
+	outSink := stream.NewStage(g, "sink", func() stream.Funcs[WindowStat, struct{}] {
+		wrote := false
+		return stream.Funcs[WindowStat, struct{}]{
+			Element: func(_ *stream.Context, w WindowStat, _ *stream.Emitter[struct{}]) error {
+				if !cfg.Streaming {
+					held = append(held, w)
+					return nil
+				}
+				if rctx.Err() != nil {
+					return nil // the run has failed: write no more
+				}
+				line = appendWindow(line[:0], &w)
+				bout.Write(line)
+				windows++
+				wrote = true
+				return nil
+			},
+			Flush: func(*stream.Context, *stream.Emitter[struct{}]) error {
+				if !wrote {
+					return nil
+				}
+				wrote = false
+				if err := bout.Flush(); err != nil {
+					return fmt.Errorf("write output: %w", err)
+				}
+				return nil
+			},
+		}
+	})
+	// The rejects sink writes "line N: reason" in line order.
+	var rejected, late int64
+	brej := bufio.NewWriterSize(rejects, 4<<10)
+	rejSink := stream.NewStage(g, "rejects", func() stream.Funcs[stream.Late[Reading], struct{}] {
+		wrote := false
+		var stopped error // the failure that has stopped the sink: it writes no more
+		return stream.Funcs[stream.Late[Reading], struct{}]{
+			Element: func(_ *stream.Context, l stream.Late[Reading], _ *stream.Emitter[struct{}]) error {
+				if stopped != nil {
+					return stopped
+				}
+				r := &l.Value
+				reason := r.Reject
+				if !l.Skipped {
+					late++
+					start, _ := windowStart(r.TS, cfg.WindowMS)
+					reason = fmt.Sprintf("late event for window %d of sensor %s: newest timestamp %d ≥ window end %d + lateness %d",
+						start, quote(r.Sensor), l.Watermark+cfg.LatenessMS, start+cfg.WindowMS, cfg.LatenessMS)
+				}
+				fmt.Fprintf(brej, "line %d: %s\n", r.Line, reason)
+				rejected++
+				wrote = true
+				if cfg.LimitRejects && rejected > cfg.MaxRejects {
+					if err := brej.Flush(); err != nil {
+						stopped = fmt.Errorf("write rejects: %w", err)
+						return stopped
+					}
+					stopped = fmt.Errorf("%w: more than %d (stopped at line %d)", ErrTooManyRejects, cfg.MaxRejects, r.Line)
+					return stopped
+				}
+				return nil
+			},
+			Flush: func(*stream.Context, *stream.Emitter[struct{}]) error {
+				if !wrote {
+					return nil
+				}
+				wrote = false
+				if err := brej.Flush(); err != nil {
+					return fmt.Errorf("write rejects: %w", err)
+				}
+				return nil
+			},
+		}
+	})
+	for _, err := range []error{
+		stream.Connect(src, parse), stream.Connect(parse, scale), stream.Connect(scale, win),
+		stream.Connect(win, outSink), stream.Connect(side, rejSink),
+	} {
+		if err != nil {
+			return Stats{}, fmt.Errorf("sensor: %w", err)
+		}
+	}
+	if err := g.Start(rctx); err != nil {
+		return Stats{}, fmt.Errorf("sensor: %w", err)
+	}
+	bout.WriteString(OutputHeader + "\n")
+	if err := feedFunc(rctx, func(c Chunk) error { return src.Send(rctx, c) }, in, p); err != nil {
+		return Stats{}, graphErr(ctx, rctx, err)
+	}
+	if err := g.Drain(rctx); err != nil {
+		return Stats{}, graphErr(ctx, rctx, err)
+	}
+	if err := g.Err(); err != nil {
+		return Stats{}, fmt.Errorf("sensor: %w", err)
+	}
+	// Without streaming every window was held: written now that the run
+	// has succeeded, by sensor, then start.
+	slices.SortFunc(held, bySensorStart)
+	for i := range held {
+		line = appendWindow(line[:0], &held[i])
+		bout.Write(line)
+	}
+	windows += int64(len(held))
+	if err := bout.Flush(); err != nil {
+		return Stats{}, fmt.Errorf("sensor: write output: %w", err)
+	}
+	st = ps.stats
+	st.Rejected += late
+	st.Late = late
+	st.Windows = windows
+	fmt.Fprintf(brej, "rejected %d rows\n", st.Rejected)
+	if err := brej.Flush(); err != nil {
+		return st, fmt.Errorf("sensor: write rejects: %w", err)
+	}
+	return st, nil
+}
+
+// graphErr is the error that ended a run: a stage's failure when one
+// cancelled rctx, else err.
+func graphErr(ctx, rctx context.Context, err error) error {
+	if cause := context.Cause(rctx); cause != nil && rctx.Err() != nil && ctx.Err() == nil {
+		err = cause
+	}
+	return fmt.Errorf("sensor: %w", err)
+}

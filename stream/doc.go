@@ -1,0 +1,79 @@
+// Package stream builds streaming jobs — sources, stages and sinks joined
+// by typed edges — on ringactor's ring kernels: every stage instance is a
+// ring kernel of package actors (a persistent loop fed by a bounded ring,
+// owned by a supervised Proto.Actor actor), so a graph has the framework's
+// guarantees: bounded queues with backpressure, exactly one outcome per
+// message, and telemetry.
+//
+// # Declaring a graph
+//
+//	g := stream.New()
+//	lines := stream.NewSource[Line](g, "lines").EventTime(func(l Line) int64 { return l.TS }, 200)
+//	split := stream.FlatMap(g, "split", func(l Line, out *stream.Emitter[Word]) error {
+//		for w := range strings.FieldsSeq(l.Text) {
+//			out.Emit(Word{TS: l.TS, W: w})
+//		}
+//		return nil
+//	}, stream.Parallelism(2))
+//	counts, late := stream.Window(g, "count", spec, stream.Parallelism(4))
+//	sink, ch := stream.ToChan[Count](g, "out", 64)
+//	stream.Connect(lines, split)
+//	stream.Connect(split, counts, stream.KeyBy(func(w Word) string { return w.W }))
+//	stream.Connect(counts, sink)
+//	...
+//	g.Start(ctx); lines.Send(ctx, l); ...; g.Drain(ctx); g.Stop(ctx)
+//
+// A stage's functions (Funcs) get each input element and an Emitter: Emit
+// zero or more outputs. Timer runs for processing-time timers set with
+// Context.SetTimer, Watermark when event time advances, Flush after each
+// packet, Drain once at the end of the stream. They all run on the
+// instance's loop, one at a time, so a stage keeps state (KeyedState for
+// per-key state) without locks. NewKernelStage makes an existing actors
+// ring kernel (a device kernel included) a stage.
+//
+// Edges are typed: Connect(Outlet[T], Inlet[T]) does not compile when the
+// element types differ. An edge that would close a cycle is ErrCycle at
+// Connect and at Start. Routing: RoundRobin (the default), Broadcast, or
+// KeyBy across a stage's parallel instances; several edges may leave an
+// outlet (each gets every element) and several may enter a stage (a
+// fan-in: each upstream instance's order is kept).
+//
+// # Outcomes and backpressure
+//
+// Every element admitted into a stage gets exactly one outcome: handled, or
+// a *StageError (the function's error, a panic — ErrPanic, the panic value
+// in StageError.Panic, the state kept — or ErrStopped when Stop came first)
+// given to the graph's error handler (WithErrorHandler) and counted in
+// Stats. Once drained, In = Done + Failed for every instance.
+//
+// Emitted elements travel in packets (WithBatch elements at most), one ring
+// message each. A full downstream ring makes Emit wait — that is the
+// backpressure, from the sinks back to Source.Send — and nothing is
+// buffered beyond the rings (WithCapacity packets and as many of overflow
+// per instance) and each emitter's one pending packet per target.
+//
+// # Event time
+//
+// A source (or a stage's output) declares event time with EventTime: a
+// function of the element and the allowed lateness. Its watermark, the
+// largest time so far minus the lateness, travels between the elements;
+// a stage's watermark is the minimum over its inputs (an ended input no
+// longer counts), and math.MaxInt64 once they have all ended. Window is a
+// keyed tumbling or sliding window stage on it: a window closes when the
+// watermark reaches its end, and an element whose windows have all closed
+// goes to the side output (Late) instead.
+//
+// # Life
+//
+// Start launches every instance's ring kernel (sinks first) and wires the
+// edges. Drain ends the sources, lets everything flow through (the final
+// watermark closes open windows, Drain functions flush), and returns when
+// every sink has taken everything. Stop terminates the kernels; what is
+// still in flight fails with ErrStopped.
+//
+// # Telemetry
+//
+// Stats reads each instance's counters; the same numbers are observable
+// instruments (StageIn, StageOut, StageFailed, StageLate, StageDepth,
+// StageWatermarkLag) on the runtime's meter.
+package stream

@@ -1,0 +1,232 @@
+package stream
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	"github.com/ringactor/ringactor/actors"
+)
+
+// Emitter is a stage's output: Emit sends an element to the stage's
+// downstream instances. It packs elements into packets (DefaultBatch at
+// most) and sends a packet when it is full and at the end of every packet
+// its own stage handles; a send waits while the downstream ring is full —
+// that wait is the graph's backpressure. An emitter belongs to one stage
+// instance and is used from its loop only.
+type Emitter[T any] struct {
+	g     *Graph
+	stats *instStats
+	edges []*edgeOut[T]
+	dst   []int
+	outN  uint64          // emitted since the last flush (published to stats there)
+	batch int             // the graph's batch size
+	ctx   context.Context // what sends wait under (nil: the graph's)
+	err   error           // the first failed send since the last take
+
+	// event time assigned on this output (EventTime), and its watermark
+	timeOf   func(T) int64
+	lateness int64
+	wm       int64
+}
+
+// edgeOut is one edge leaving an emitter.
+type edgeOut[T any] struct {
+	route   Router[T]
+	targets []*target[T]
+	rr      uint64
+}
+
+// target is one downstream instance as one sender sees it: its kernel, the
+// sender's index among its inputs, and the packet being filled.
+type target[T any] struct {
+	k     *actors.Kernel[packet[T], ack]
+	from  int32
+	pool  *bufPool[T]
+	stats *instStats // the receiver's
+	name  string     // the receiver's stage
+	inst  int
+	pend  packet[T]
+}
+
+func newEmitter[T any](g *Graph, st *instStats) *Emitter[T] {
+	return &Emitter[T]{g: g, stats: st, wm: math.MinInt64, batch: g.cfg.batch}
+}
+
+// Emit sends v downstream. A failure (the graph is stopping) is returned as
+// the outcome of the element being handled; the stage need not check it.
+func (e *Emitter[T]) Emit(v T) {
+	if e.err != nil {
+		return
+	}
+	e.outN++
+	for _, ed := range e.edges {
+		if len(ed.targets) == 1 { // every router picks the one instance
+			e.add(ed.targets[0], v)
+			continue
+		}
+		e.dst = ed.route.route(ed, v, len(ed.targets), e.dst[:0])
+		for _, i := range e.dst {
+			e.add(ed.targets[i], v)
+		}
+	}
+	if e.timeOf != nil {
+		ts := e.timeOf(v)
+		if ts >= math.MinInt64+e.lateness && ts-e.lateness > e.wm {
+			e.advance(ts - e.lateness)
+		}
+	}
+}
+
+// add appends v to t's pending packet, sending it when full.
+func (e *Emitter[T]) add(t *target[T], v T) {
+	if t.pend.buf == nil {
+		t.pend.buf = t.pool.get()
+	}
+	b := append(*t.pend.buf, v)
+	*t.pend.buf = b
+	if len(b) >= e.batch {
+		if err := e.send(t); err != nil && e.err == nil {
+			e.err = err
+		}
+	}
+}
+
+// advance moves this output's watermark to wm: every downstream instance
+// sees it after the elements emitted so far.
+func (e *Emitter[T]) advance(wm int64) {
+	e.wm = wm
+	e.stats.wm.Store(wm)
+	for _, ed := range e.edges {
+		for _, t := range ed.targets {
+			pos := int32(0)
+			if t.pend.buf != nil {
+				pos = int32(len(*t.pend.buf))
+			}
+			if n := len(t.pend.marks); n > 0 && t.pend.marks[n-1].pos == pos {
+				t.pend.marks[n-1].wm = wm
+				continue
+			}
+			t.pend.marks = append(t.pend.marks, mark{pos: pos, wm: wm})
+		}
+	}
+}
+
+// Watermark is the watermark of this output.
+func (e *Emitter[T]) Watermark() int64 { return e.wm }
+
+// take returns and clears the failure of the sends since the last take.
+func (e *Emitter[T]) take() error {
+	err := e.err
+	e.err = nil
+	return err
+}
+
+// flush sends every pending packet.
+func (e *Emitter[T]) flush() error {
+	e.stats.out.Add(e.outN)
+	e.outN = 0
+	var first error
+	for _, ed := range e.edges {
+		for _, t := range ed.targets {
+			if t.pend.buf != nil || len(t.pend.marks) > 0 {
+				if err := e.send(t); err != nil && first == nil {
+					first = err
+				}
+			}
+		}
+	}
+	return first
+}
+
+// end flushes and sends every downstream instance the end of this sender's
+// stream.
+func (e *Emitter[T]) end() error {
+	first := e.flush()
+	for _, ed := range e.edges {
+		for _, t := range ed.targets {
+			t.pend.ctl = ctlEOS
+			if err := e.send(t); err != nil && first == nil {
+				first = err
+			}
+		}
+	}
+	return first
+}
+
+// send admits t's pending packet into its kernel, waiting for room. Once
+// admitted its elements are counted in the receiver's input; when the
+// packet then fails as a whole (the graph is stopping), its elements are
+// failed there.
+func (e *Emitter[T]) send(t *target[T]) error {
+	p := t.pend
+	t.pend = packet[T]{}
+	p.from = t.from
+	if p.buf != nil {
+		p.items = *p.buf
+	}
+	n := len(p.items)
+	g := e.g
+	st := t.stats
+	admit := e.ctx
+	if admit == nil {
+		admit = g.ctx
+	}
+	err := t.k.RequestAsyncWithin(admit, g.ctx, p, func(_ ack, err error) {
+		if err != nil {
+			failPacket(g, t.name, t.inst, st, n, err)
+		}
+	})
+	if err != nil {
+		// Not admitted: the failure is the outcome of the emitting element
+		// (or of the source's Send), not of the receiver's input.
+		t.pool.put(p.buf)
+		if g.ctx.Err() != nil {
+			err = fmt.Errorf("%w: %w", ErrStopped, err)
+		}
+		return fmt.Errorf("stream: emit to %q[%d]: %w", t.name, t.inst, err)
+	}
+	st.in.Add(uint64(n))
+	return nil
+}
+
+// failPacket accounts for a packet none of whose elements was handled.
+func failPacket(g *Graph, stage string, inst int, st *instStats, n int, err error) {
+	if n == 0 {
+		return
+	}
+	st.failed.Add(uint64(n))
+	if g.ctx.Err() != nil {
+		err = fmt.Errorf("%w: %w", ErrStopped, err)
+	}
+	g.report(&StageError{Stage: stage, Instance: inst, Elements: n, Err: err})
+}
+
+// Context is what a stage function knows of where it runs: its stage and
+// instance, the instance's event-time watermark, and its timers.
+type Context struct {
+	stage    string
+	instance int
+	par      int
+	wm       int64
+	final    bool // every input has ended: wm is the final watermark
+	stats    *instStats
+	ctx      context.Context
+	timers   *timers
+}
+
+// Stage is the stage's name.
+func (c *Context) Stage() string { return c.stage }
+
+// Instance is this instance's index, 0 ≤ Instance < Parallelism.
+func (c *Context) Instance() int { return c.instance }
+
+// Parallelism is how many instances the stage has.
+func (c *Context) Parallelism() int { return c.par }
+
+// Watermark is the instance's event-time watermark: the minimum of its
+// inputs' (math.MinInt64 before any, math.MaxInt64 once they have all ended).
+func (c *Context) Watermark() int64 { return c.wm }
+
+// Context is the graph's context, cancelled when it stops.
+func (c *Context) Context() context.Context { return c.ctx }

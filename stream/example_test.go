@@ -1,0 +1,89 @@
+package stream_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/ringactor/ringactor/actors"
+	"github.com/ringactor/ringactor/stream"
+)
+
+// A source, a stage that emits zero or more words per line, and a channel
+// sink: start, send, drain, stop.
+func Example() {
+	ctx := context.Background()
+	g := stream.New(stream.WithRuntimeOptions(actors.WithLogger(actors.DiscardLogger())))
+	lines := stream.NewSource[string](g, "lines")
+	words := stream.FlatMap(g, "words", func(line string, out *stream.Emitter[string]) error {
+		for w := range strings.FieldsSeq(line) {
+			out.Emit(strings.ToUpper(w))
+		}
+		return nil
+	})
+	sink, ch := stream.ToChan[string](g, "out", 16)
+	stream.Connect(lines, words)
+	stream.Connect(words, sink)
+	if err := g.Start(ctx); err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer g.Stop(ctx)
+	lines.Send(ctx, "ring kernels")
+	lines.Send(ctx, "")
+	lines.Send(ctx, "stream graphs")
+	g.Drain(ctx) // ch has room for everything; otherwise read it meanwhile
+	for w := range ch {
+		fmt.Println(w)
+	}
+	// Output:
+	// RING
+	// KERNELS
+	// STREAM
+	// GRAPHS
+}
+
+type reading struct {
+	Sensor string
+	TS     int64
+	V      float64
+}
+
+// A keyed tumbling window over event time: readings are counted per sensor
+// in 10 ms windows; the reading that comes after its window has closed goes
+// to the side output.
+func ExampleWindow() {
+	ctx := context.Background()
+	g := stream.New(stream.WithRuntimeOptions(actors.WithLogger(actors.DiscardLogger())))
+	src := stream.NewSource[reading](g, "readings").EventTime(func(r reading) int64 { return r.TS }, 0)
+	win, late := stream.Window(g, "count", stream.WindowSpec[reading, string, int, string]{
+		Size: 10,
+		Time: func(r reading) int64 { return r.TS },
+		Key:  func(r reading) string { return r.Sensor },
+		Add:  func(n *int, _ reading) { *n++ },
+		Result: func(s string, w stream.Span, n *int) string {
+			return fmt.Sprintf("%s [%d,%d): %d", s, w.Start, w.End, *n)
+		},
+		Order: strings.Compare,
+	})
+	out, ch := stream.ToChan[string](g, "out", 16)
+	lateOut, lateCh := stream.ToChan[stream.Late[reading]](g, "late", 16)
+	stream.Connect(src, win)
+	stream.Connect(win, out)
+	stream.Connect(late, lateOut)
+	g.Start(ctx)
+	defer g.Stop(ctx)
+	src.SendAll(ctx, reading{"a", 1, 0}, reading{"b", 3, 0}, reading{"a", 7, 0}, reading{"a", 12, 0}, reading{"b", 4, 0})
+	g.Drain(ctx)
+	for s := range ch {
+		fmt.Println(s)
+	}
+	for l := range lateCh {
+		fmt.Println("late:", l.Value.Sensor, l.Value.TS, "watermark", l.Watermark)
+	}
+	// Output:
+	// a [0,10): 2
+	// b [0,10): 1
+	// a [10,20): 1
+	// late: b 4 watermark 12
+}

@@ -1,0 +1,73 @@
+package stream
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/ringactor/ringactor/actors"
+	"github.com/ringactor/ringactor/messages"
+)
+
+func TestMain(m *testing.M) {
+	// Proto.Actor's dead-letter throttle goroutine ends by itself a second
+	// after a dead letter; it is not a leak (see actors' TestMain).
+	goleak.VerifyTestMain(m, goleak.IgnoreTopFunction("github.com/asynkron/protoactor-go/actor.NewDeadLetter.NewThrottle.func4.1"))
+}
+
+// word is a test element with a key.
+type word struct {
+	W  string
+	TS int64
+}
+
+func init() {
+	messages.MustRegister[word]("stream.test.word")
+}
+
+// testCtx bounds a test's waits.
+func testCtx(t testing.TB) context.Context {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// newGraph declares a graph in a quiet runtime of its own, stopped at the
+// end of the test.
+func newGraph(t testing.TB, opts ...Option) *Graph {
+	t.Helper()
+	g := New(append([]Option{WithRuntimeOptions(actors.WithLogger(actors.DiscardLogger()), actors.WithTelemetry(false))}, opts...)...)
+	t.Cleanup(func() {
+		if err := g.Stop(context.Background()); err != nil {
+			t.Errorf("Stop: %v", err)
+		}
+	})
+	return g
+}
+
+// collect reads ch until it is closed.
+func collect[T any](ch <-chan T) <-chan []T {
+	done := make(chan []T, 1)
+	go func() {
+		var out []T
+		for v := range ch {
+			out = append(out, v)
+		}
+		done <- out
+	}()
+	return done
+}
+
+// checkOutcomes asserts that every element admitted into every stage got
+// exactly one outcome.
+func checkOutcomes(t *testing.T, g *Graph) {
+	t.Helper()
+	for _, s := range g.Stats() {
+		if s.In != s.Done+s.Failed && s.Stage != "" && s.In != 0 {
+			t.Errorf("%s[%d]: in %d ≠ done %d + failed %d", s.Stage, s.Instance, s.In, s.Done, s.Failed)
+		}
+	}
+}

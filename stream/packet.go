@@ -1,0 +1,100 @@
+package stream
+
+import (
+	"fmt"
+	"reflect"
+	"sync"
+
+	"github.com/ringactor/ringactor/messages"
+)
+
+// control says what a packet carries besides its elements.
+type control uint8
+
+const (
+	ctlNone  control = iota
+	ctlEOS           // the sender has ended: no more elements or watermarks from it
+	ctlTimer         // a processing-time timer of the receiving instance is due
+)
+
+// mark is a watermark that takes effect before element pos of a packet
+// (pos = len(items): after the last one).
+type mark struct {
+	pos int32
+	wm  int64
+}
+
+// packet is the ring message between stage instances: a run of elements
+// from one sender, the watermarks between them, and a control item after
+// them. Packets are how emitted elements travel: each is one slot of the
+// receiver's ring kernel, so elements go in bulk while the API stays one
+// element at a time.
+type packet[T any] struct {
+	from  int32 // the sender's index among the receiver's inputs; -1 for the receiver itself
+	items []T
+	marks []mark
+	ctl   control
+	buf   *[]T // the pooled backing array of items, recycled by the receiver
+}
+
+// ack is a stage instance's reply to a packet: it has been handled (each
+// element's own outcome is accounted for by the instance).
+type ack struct{}
+
+var (
+	ackOnce sync.Once
+	ackErr  error
+)
+
+// registerAck registers the reply type once.
+func registerAck() error {
+	ackOnce.Do(func() { _, ackErr = messages.Register[ack]("ringactor.stream.ack") })
+	return ackErr
+}
+
+// registerPacket gives packet[T] a stable type id named after T; it is
+// idempotent.
+func registerPacket[T any]() error {
+	if err := registerAck(); err != nil {
+		return err
+	}
+	if _, err := messages.IDOf[packet[T]](); err == nil {
+		return nil
+	}
+	_, err := messages.Register[packet[T]]("ringactor.stream.packet[" + typeName(reflect.TypeFor[T]()) + "]")
+	if err != nil {
+		return fmt.Errorf("%w: register the packet of %v: %w", ErrInvalidGraph, reflect.TypeFor[T](), err)
+	}
+	return nil
+}
+
+// typeName is a type's name qualified by its package path where it has one.
+func typeName(t reflect.Type) string {
+	if t.Name() != "" && t.PkgPath() != "" {
+		return t.PkgPath() + "." + t.Name()
+	}
+	return t.String()
+}
+
+// bufPool recycles the backing arrays of packets of one element type.
+type bufPool[T any] struct {
+	size int
+	p    sync.Pool
+}
+
+func (b *bufPool[T]) get() *[]T {
+	if s, ok := b.p.Get().(*[]T); ok {
+		return s
+	}
+	s := make([]T, 0, b.size)
+	return &s
+}
+
+func (b *bufPool[T]) put(s *[]T) {
+	if s == nil {
+		return
+	}
+	clear(*s) // drop references the elements held
+	*s = (*s)[:0]
+	b.p.Put(s)
+}

@@ -1,0 +1,421 @@
+package stream
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"runtime/debug"
+	"time"
+
+	"github.com/ringactor/ringactor/actors"
+)
+
+// Funcs are a stage's functions. Element is required; the others are
+// optional. All of them run on the instance's ring-kernel loop, one at a
+// time, so they may use the state their factory closed over without locks.
+// An error (or a panic) in Element is that element's outcome; an error in
+// another function is reported like an element's (a *StageError).
+type Funcs[In, Out any] struct {
+	// Element handles one input element and emits zero or more outputs.
+	Element func(c *Context, v In, out *Emitter[Out]) error
+	// Timer handles a processing-time timer set with Context.SetTimer.
+	Timer func(c *Context, t Timer, out *Emitter[Out]) error
+	// Watermark is called when the instance's event-time watermark advances
+	// (the minimum over its inputs), before it is passed downstream; the
+	// last call, when every input has ended, has math.MaxInt64.
+	Watermark func(c *Context, wm int64, out *Emitter[Out]) error
+	// Flush is called after each packet of input elements (a natural point
+	// to flush a writer).
+	Flush func(c *Context, out *Emitter[Out]) error
+	// Drain is called once, when every input has ended (Graph.Drain), after
+	// the final watermark: emit what the stage still holds.
+	Drain func(c *Context, out *Emitter[Out]) error
+}
+
+// StageOption configures a stage.
+type StageOption func(*stageOptions)
+
+type stageOptions struct {
+	par int
+}
+
+// Parallelism runs n instances of the stage (default 1), each a ring kernel
+// with its own state. Route elements to them with Connect's router.
+func Parallelism(n int) StageOption { return func(o *stageOptions) { o.par = n } }
+
+// Stage is a declared stage: an Inlet of In and an Outlet of Out.
+type Stage[In, Out any] struct {
+	n        *node
+	newFuncs func() Funcs[In, Out]
+	insts    []*instance[In, Out]
+	pool     bufPool[In]
+	timeOf   func(Out) int64
+	lateness int64
+	sides    []func(i int) output // side outputs: their emitter of instance i
+}
+
+// NewStage declares a stage. newFuncs runs once per instance, at Start: the
+// state it creates belongs to that instance for the graph's life (a panic
+// fails only the element that caused it; the state is kept).
+func NewStage[In, Out any](g *Graph, name string, newFuncs func() Funcs[In, Out], opts ...StageOption) *Stage[In, Out] {
+	o := stageOptions{par: 1}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	s := &Stage[In, Out]{n: &node{name: name, par: o.par, needsInput: true}, newFuncs: newFuncs}
+	s.pool.size = g.cfg.batch
+	g.add(s.n)
+	if newFuncs == nil {
+		g.mu.Lock()
+		g.fail(fmt.Errorf("%w: stage %q has no functions", ErrInvalidGraph, name))
+		g.mu.Unlock()
+	}
+	for i := 0; i < o.par && i <= MaxParallelism; i++ {
+		st := &instStats{}
+		st.wm.Store(math.MinInt64)
+		s.n.stats = append(s.n.stats, st)
+		s.n.drained = append(s.n.drained, make(chan struct{}))
+		s.insts = append(s.insts, &instance[In, Out]{s: s, idx: i, stats: st, out: newEmitter[Out](g, st)})
+	}
+	s.n.launch = s.launch
+	s.n.stop = s.stop
+	s.n.depth = func(i int) int64 {
+		if k := s.insts[i].k; k != nil {
+			return k.Telemetry().Depth
+		}
+		return 0
+	}
+	return s
+}
+
+// FlatMap declares a stateless stage that emits zero or more outputs per input.
+func FlatMap[In, Out any](g *Graph, name string, fn func(v In, out *Emitter[Out]) error, opts ...StageOption) *Stage[In, Out] {
+	var f func() Funcs[In, Out]
+	if fn != nil {
+		f = func() Funcs[In, Out] {
+			return Funcs[In, Out]{Element: func(_ *Context, v In, out *Emitter[Out]) error { return fn(v, out) }}
+		}
+	}
+	return NewStage(g, name, f, opts...)
+}
+
+// Map declares a stateless stage that emits one output per input.
+func Map[In, Out any](g *Graph, name string, fn func(In) (Out, error), opts ...StageOption) *Stage[In, Out] {
+	var f func(In, *Emitter[Out]) error
+	if fn != nil {
+		f = func(v In, out *Emitter[Out]) error {
+			r, err := fn(v)
+			if err == nil {
+				out.Emit(r)
+			}
+			return err
+		}
+	}
+	return FlatMap(g, name, f, opts...)
+}
+
+// EventTime makes the stage's output carry event time: ts(v) is each output
+// element's time, and the output's watermark is the largest ts so far minus
+// lateness (the allowed out-of-orderness, ≥ 0). The watermark travels with
+// the elements; downstream, an element is late when the watermark before it
+// has passed its time. Watermarks from the stage's inputs are not passed on.
+func (s *Stage[In, Out]) EventTime(ts func(Out) int64, lateness int64) *Stage[In, Out] {
+	g := s.n.g
+	if ts == nil || lateness < 0 {
+		g.mu.Lock()
+		g.fail(fmt.Errorf("%w: stage %q: event time needs a function and a lateness ≥ 0", ErrInvalidGraph, s.n.name))
+		g.mu.Unlock()
+		return s
+	}
+	s.timeOf, s.lateness = ts, lateness
+	for _, in := range s.insts {
+		in.out.timeOf, in.out.lateness = ts, lateness
+	}
+	return s
+}
+
+// Name is the stage's name.
+func (s *Stage[In, Out]) Name() string { return s.n.name }
+
+func (s *Stage[In, Out]) outNode() *node { return s.n }
+func (s *Stage[In, Out]) inNode() *node  { return s.n }
+
+func (s *Stage[In, Out]) emitters() []*Emitter[Out] {
+	out := make([]*Emitter[Out], len(s.insts))
+	for i, in := range s.insts {
+		out[i] = in.out
+	}
+	return out
+}
+
+func (s *Stage[In, Out]) targets(from int32) []*target[In] {
+	ts := make([]*target[In], len(s.insts))
+	for i, in := range s.insts {
+		ts[i] = &target[In]{k: in.k, from: from, pool: &s.pool, stats: in.stats, name: s.n.name, inst: i}
+	}
+	return ts
+}
+
+// launch builds each instance's functions and launches its ring kernel.
+func (s *Stage[In, Out]) launch(ctx context.Context) error {
+	if err := registerPacket[In](); err != nil {
+		return err
+	}
+	g := s.n.g
+	for _, in := range s.insts {
+		in.init(g)
+		kopts := []actors.KernelOption{actors.WithCapacity(g.cfg.capacity)}
+		if g.cfg.wait != nil {
+			kopts = append(kopts, actors.WithWaitStrategy(*g.cfg.wait))
+		}
+		def := actors.NewKernel(g.kernelID(s.n, in.idx), func() actors.Handler[packet[In], ack] { return in.handle }, kopts...)
+		k, err := actors.Launch(ctx, g.rt, def)
+		if err != nil {
+			return err
+		}
+		in.k = k
+		if err := k.Activate(ctx); err != nil {
+			return errors.Join(err, k.Terminate(context.WithoutCancel(ctx)))
+		}
+	}
+	return nil
+}
+
+// stop ends the instances' timers and terminates their kernels.
+func (s *Stage[In, Out]) stop(ctx context.Context) error {
+	var errs []error
+	for _, in := range s.insts {
+		if in.c.timers != nil {
+			in.c.timers.stop()
+		}
+		if in.k != nil {
+			if err := in.k.Terminate(ctx); err != nil && !errors.Is(err, actors.ErrTerminated) {
+				errs = append(errs, err)
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// instance is one parallel instance of a stage: the state its ring kernel's
+// handler works on.
+type instance[In, Out any] struct {
+	s     *Stage[In, Out]
+	idx   int
+	k     *actors.Kernel[packet[In], ack]
+	stats *instStats
+	out   *Emitter[Out]
+	f     Funcs[In, Out]
+	c     Context
+
+	// inputs' watermarks and ends, by sender index
+	inWM      []int64
+	ended     []bool
+	left      int // senders that have not ended
+	done      bool
+	finalSent bool     // the final watermark has been delivered
+	extra     []output // side outputs
+}
+
+// output is what an instance does with its side outputs' emitters.
+type output interface {
+	advance(wm int64)
+	flush() error
+	end() error
+	take() error
+}
+
+// init prepares the instance before its kernel launches.
+func (in *instance[In, Out]) init(g *Graph) {
+	s := in.s
+	in.f = s.newFuncs()
+	in.c = Context{stage: s.n.name, instance: in.idx, par: s.n.par, wm: math.MinInt64, ctx: g.ctx, stats: in.stats}
+	in.c.timers = &timers{fire: func() {
+		_ = in.k.RequestAsync(g.ctx, packet[In]{from: -1, ctl: ctlTimer}, func(ack, error) {})
+	}}
+	in.inWM = make([]int64, s.n.senders)
+	for i := range in.inWM {
+		in.inWM[i] = math.MinInt64
+	}
+	in.ended = make([]bool, s.n.senders)
+	in.left = s.n.senders
+	in.extra = in.extra[:0]
+	for _, side := range s.sides {
+		in.extra = append(in.extra, side(in.idx))
+	}
+}
+
+// handle is the instance's ring-kernel handler: one packet.
+func (in *instance[In, Out]) handle(_ context.Context, p packet[In]) (ack, error) {
+	if in.done {
+		// Only a timer can come after the end (each sender ends once).
+		return ack{}, nil
+	}
+	mi, done := 0, uint64(0)
+	for i := 0; i < len(p.items); {
+		i, mi = in.elements(p, i, mi, &done)
+	}
+	in.stats.done.Add(done)
+	for ; mi < len(p.marks); mi++ {
+		in.senderWM(p.from, p.marks[mi].wm)
+	}
+	if p.buf != nil {
+		in.s.pool.put(p.buf)
+	}
+	switch p.ctl {
+	case ctlTimer:
+		in.c.timers.due(time.Now(), func(t Timer) {
+			if in.f.Timer != nil {
+				in.hook("timer", func() error { return in.f.Timer(&in.c, t, in.out) })
+			}
+		})
+	case ctlEOS:
+		in.senderEnd(p.from)
+	}
+	if in.f.Flush != nil && len(p.items) > 0 {
+		in.hook("flush", func() error { return in.f.Flush(&in.c, in.out) })
+	}
+	if err := in.out.flush(); err != nil {
+		in.report(0, nil, err)
+	}
+	in.out.take()
+	for _, x := range in.extra {
+		if err := x.flush(); err != nil {
+			in.report(0, nil, err)
+		}
+		x.take()
+	}
+	return ack{}, nil
+}
+
+// elements runs Element on p's elements from i (and applies the
+// watermarks between them, from mark mi) until the end of the packet or a
+// panic, which fails that element; it returns where to go on. An element's
+// error or panic is its outcome; done counts the others.
+func (in *instance[In, Out]) elements(p packet[In], i, mi int, done *uint64) (next, nextMark int) {
+	defer func() {
+		if pv := recover(); pv != nil {
+			in.failed(pv, fmt.Errorf("%w: %v\n%s", ErrPanic, pv, debug.Stack()))
+			next, nextMark = i+1, mi
+		}
+	}()
+	for ; i < len(p.items); i++ {
+		for mi < len(p.marks) && int(p.marks[mi].pos) <= i {
+			in.senderWM(p.from, p.marks[mi].wm)
+			mi++
+		}
+		err := in.f.Element(&in.c, p.items[i], in.out)
+		if in.out.err != nil && err == nil {
+			err = in.out.err
+		}
+		in.out.err = nil
+		for _, x := range in.extra {
+			if eerr := x.take(); err == nil {
+				err = eerr
+			}
+		}
+		if err != nil {
+			in.failed(nil, err)
+			continue
+		}
+		*done++
+	}
+	return i, mi
+}
+
+// failed accounts for an element whose outcome is err.
+func (in *instance[In, Out]) failed(pv any, err error) {
+	in.out.take()
+	for _, x := range in.extra {
+		x.take()
+	}
+	in.stats.failed.Add(1)
+	in.report(1, pv, err)
+}
+
+// hook runs one of the optional functions, reporting its error or panic.
+func (in *instance[In, Out]) hook(what string, f func() error) {
+	var pv any
+	err := func() (err error) {
+		defer func() {
+			if p := recover(); p != nil {
+				pv = p
+				err = fmt.Errorf("%w: %v\n%s", ErrPanic, p, debug.Stack())
+			}
+		}()
+		return f()
+	}()
+	if err != nil {
+		in.report(0, pv, fmt.Errorf("%s: %w", what, err))
+	}
+}
+
+func (in *instance[In, Out]) report(n int, pv any, err error) {
+	in.s.n.g.report(&StageError{Stage: in.s.n.name, Instance: in.idx, Elements: n, Panic: pv, Err: err})
+}
+
+// senderWM records sender from's watermark and advances the instance's.
+func (in *instance[In, Out]) senderWM(from int32, wm int64) {
+	if from < 0 || int(from) >= len(in.inWM) || wm <= in.inWM[from] {
+		return
+	}
+	in.inWM[from] = wm
+	in.advance()
+}
+
+// advance recomputes the instance's watermark (the minimum over the senders
+// that have not ended) and, when it has grown, fires Watermark and passes
+// it on.
+func (in *instance[In, Out]) advance() {
+	wm := int64(math.MaxInt64)
+	for i, w := range in.inWM {
+		if !in.ended[i] {
+			wm = min(wm, w)
+		}
+	}
+	if wm < in.c.wm || (wm == in.c.wm && (!in.c.final || in.finalSent)) {
+		return // (the final watermark is delivered once even when a real one was already math.MaxInt64)
+	}
+	in.finalSent = in.c.final
+	in.c.wm = wm
+	in.stats.wm.Store(wm)
+	if in.f.Watermark != nil {
+		in.hook("watermark", func() error { return in.f.Watermark(&in.c, wm, in.out) })
+	}
+	if in.s.timeOf == nil {
+		in.out.advance(wm)
+	}
+	for _, x := range in.extra {
+		x.advance(wm)
+	}
+}
+
+// senderEnd records that sender from has ended; after the last one the
+// instance drains and ends its own output.
+func (in *instance[In, Out]) senderEnd(from int32) {
+	if from < 0 || int(from) >= len(in.ended) || in.ended[from] {
+		return
+	}
+	in.ended[from] = true
+	in.left--
+	if in.left > 0 {
+		in.advance()
+		return
+	}
+	in.c.final = true
+	in.advance() // to math.MaxInt64: the final watermark
+	if in.f.Drain != nil {
+		in.hook("drain", func() error { return in.f.Drain(&in.c, in.out) })
+	}
+	in.done = true
+	if err := in.out.end(); err != nil {
+		in.report(0, nil, err)
+	}
+	for _, x := range in.extra {
+		if err := x.end(); err != nil {
+			in.report(0, nil, err)
+		}
+	}
+	close(in.s.n.drained[in.idx])
+}

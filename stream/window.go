@@ -1,0 +1,208 @@
+package stream
+
+import (
+	"cmp"
+	"container/heap"
+	"fmt"
+	"math"
+	"slices"
+)
+
+// Span is a window's event-time interval, Start ≤ t < End. A window whose
+// end does not fit in an int64 has End math.MaxInt64 and closes only when
+// the stage drains.
+type Span struct{ Start, End int64 }
+
+// WindowSpec declares a keyed event-time window stage: tumbling windows of
+// Size (Slide 0 or equal to Size) or sliding windows of Size every Slide.
+// Each element is folded with Add into the window(s) of its key that hold
+// its time; a window closes — Result is emitted — when the stage's
+// watermark reaches its end. An element whose every window has closed is
+// late: it goes to the side output, counted, instead.
+type WindowSpec[T any, K comparable, A, R any] struct {
+	Size, Slide int64
+	// Time is an element's event time (the one its source declared).
+	Time func(T) int64
+	// Key is an element's key (nil: one key for every element).
+	Key func(T) K
+	// Add folds v into the window's accumulator (zero for a new window).
+	Add func(acc *A, v T)
+	// Result turns a closed window into the stage's output.
+	Result func(key K, w Span, acc *A) R
+	// Order orders the keys of windows that close together, which are
+	// emitted by start, then key (nil: in no particular order of keys).
+	Order func(a, b K) int
+	// Skip, when set, sends the elements it is true for to the side output
+	// (Late.Skipped) without windowing them, in order with the late ones.
+	Skip func(T) bool
+}
+
+// Late is an element of a window stage's side output: one that arrived
+// after every window it belongs to had closed (or that Skip passed by).
+type Late[T any] struct {
+	Value     T
+	Watermark int64 // the stage's watermark when it arrived
+	Skipped   bool  // passed by WindowSpec.Skip, not late
+}
+
+// validate checks the spec.
+func (s *WindowSpec[T, K, A, R]) validate() error {
+	switch {
+	case s.Size < 1:
+		return fmt.Errorf("window size %d, want at least 1", s.Size)
+	case s.Slide < 0 || s.Slide > s.Size:
+		return fmt.Errorf("window slide %d, want 0 (tumbling) up to the size %d", s.Slide, s.Size)
+	case s.Time == nil || s.Add == nil || s.Result == nil:
+		return fmt.Errorf("a window needs Time, Add and Result")
+	}
+	return nil
+}
+
+// Window declares a window stage and its side output of late elements.
+// Feed it through KeyBy(spec.Key) when it has several instances, so that
+// each key's windows live in one instance.
+func Window[T any, K comparable, A, R any](g *Graph, name string, spec WindowSpec[T, K, A, R], opts ...StageOption) (*Stage[T, R], *Side[Late[T]]) {
+	var late *Side[Late[T]]
+	newFuncs := func() Funcs[T, R] {
+		w := &windower[T, K, A, R]{spec: spec, open: make(map[winKey[K]]*window[K, A]), late: late}
+		if w.spec.Slide == 0 {
+			w.spec.Slide = w.spec.Size
+		}
+		return Funcs[T, R]{Element: w.element, Watermark: w.watermark}
+	}
+	if err := spec.validate(); err != nil {
+		g.mu.Lock()
+		g.fail(fmt.Errorf("%w: window %q: %w", ErrInvalidGraph, name, err))
+		g.mu.Unlock()
+		newFuncs = nil
+	}
+	st := NewStage(g, name, newFuncs, opts...)
+	late = NewSide[Late[T]](st)
+	return st, late
+}
+
+type winKey[K comparable] struct {
+	key   K
+	start int64
+}
+
+type window[K comparable, A any] struct {
+	key    K
+	span   Span // End is math.MaxInt64 when the true end does not fit
+	beyond bool // the true end does not fit in an int64
+	acc    A
+}
+
+// windower is one window stage instance's state.
+type windower[T any, K comparable, A, R any] struct {
+	spec  WindowSpec[T, K, A, R]
+	open  map[winKey[K]]*window[K, A]
+	ends  winHeap[K, A]
+	late  *Side[Late[T]]
+	fired []*window[K, A]
+}
+
+// element folds v into its open windows, or sends it to the side output.
+func (w *windower[T, K, A, R]) element(c *Context, v T, _ *Emitter[R]) error {
+	if w.spec.Skip != nil && w.spec.Skip(v) {
+		w.late.Emit(c, Late[T]{Value: v, Watermark: c.wm, Skipped: true})
+		return nil
+	}
+	ts := w.spec.Time(v)
+	var key K
+	if w.spec.Key != nil {
+		key = w.spec.Key(v)
+	}
+	size, slide := w.spec.Size, w.spec.Slide
+	last, ok := floorTo(ts, slide)
+	if !ok {
+		return fmt.Errorf("event time %d: window start out of range", ts)
+	}
+	added := false
+	for s := last; ; s -= slide {
+		if uint64(ts)-uint64(s) >= uint64(size) { // ts - s, which may not fit in an int64
+			break
+		}
+		end := satAdd(s, size)
+		beyond := s > math.MaxInt64-size        // the true end does not fit: only the final watermark closes it
+		if end > c.wm || (beyond && !c.final) { // still open
+			k := winKey[K]{key: key, start: s}
+			win := w.open[k]
+			if win == nil {
+				win = &window[K, A]{key: key, span: Span{Start: s, End: end}, beyond: beyond}
+				w.open[k] = win
+				heap.Push(&w.ends, win)
+			}
+			w.spec.Add(&win.acc, v)
+			added = true
+		}
+		if s < math.MinInt64+slide {
+			break
+		}
+	}
+	if !added {
+		c.stats.late.Add(1)
+		w.late.Emit(c, Late[T]{Value: v, Watermark: c.wm})
+	}
+	return nil
+}
+
+// watermark closes the windows whose end the watermark has reached, and
+// emits them by start, then key.
+func (w *windower[T, K, A, R]) watermark(c *Context, wm int64, out *Emitter[R]) error {
+	w.fired = w.fired[:0]
+	for len(w.ends) > 0 && w.ends[0].span.End <= wm && (!w.ends[0].beyond || c.final) {
+		win := heap.Pop(&w.ends).(*window[K, A])
+		delete(w.open, winKey[K]{key: win.key, start: win.span.Start})
+		w.fired = append(w.fired, win)
+	}
+	if len(w.fired) == 0 {
+		return nil
+	}
+	slices.SortFunc(w.fired, func(a, b *window[K, A]) int {
+		if c := cmp.Compare(a.span.Start, b.span.Start); c != 0 || w.spec.Order == nil {
+			return c
+		}
+		return w.spec.Order(a.key, b.key)
+	})
+	for i, win := range w.fired {
+		out.Emit(w.spec.Result(win.key, win.span, &win.acc))
+		w.fired[i] = nil
+	}
+	return nil
+}
+
+// floorTo is floor(ts/step)·step, and false when it does not fit in an int64.
+func floorTo(ts, step int64) (int64, bool) {
+	q := ts / step
+	if ts%step < 0 {
+		q--
+	}
+	if q < math.MinInt64/step {
+		return 0, false
+	}
+	return q * step, true
+}
+
+// satAdd is a+b (b ≥ 0), saturating at math.MaxInt64.
+func satAdd(a, b int64) int64 {
+	if a > math.MaxInt64-b {
+		return math.MaxInt64
+	}
+	return a + b
+}
+
+// winHeap is a min-heap of open windows by end.
+type winHeap[K comparable, A any] []*window[K, A]
+
+func (h winHeap[K, A]) Len() int           { return len(h) }
+func (h winHeap[K, A]) Less(i, j int) bool { return h[i].span.End < h[j].span.End }
+func (h winHeap[K, A]) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *winHeap[K, A]) Push(x any)        { *h = append(*h, x.(*window[K, A])) }
+func (h *winHeap[K, A]) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	old[len(old)-1] = nil
+	*h = old[:len(old)-1]
+	return x
+}

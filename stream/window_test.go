@@ -1,0 +1,251 @@
+package stream
+
+import (
+	"cmp"
+	"errors"
+	"slices"
+	"sync/atomic"
+	"testing"
+)
+
+// count is a window result for tests.
+type count struct {
+	Key   string
+	Start int64
+	N     int
+}
+
+func countSpec(size, slide int64) WindowSpec[word, string, int, count] {
+	return WindowSpec[word, string, int, count]{
+		Size: size, Slide: slide,
+		Time:   func(w word) int64 { return w.TS },
+		Key:    func(w word) string { return w.W },
+		Add:    func(n *int, _ word) { *n++ },
+		Result: func(k string, s Span, n *int) count { return count{Key: k, Start: s.Start, N: *n} },
+		Order:  cmp.Compare[string],
+	}
+}
+
+// reference counts words per (key, window) the way the window stage must,
+// judging lateness against the watermark of the words before each.
+func reference(words []word, size, slide, lateness int64) (wins []count, late []word) {
+	if slide == 0 {
+		slide = size
+	}
+	open := map[[2]any]int{}
+	wm := int64(-1 << 63)
+	for _, w := range words {
+		added := false
+		last, _ := floorTo(w.TS, slide)
+		for s := last; s+size > w.TS; s -= slide {
+			if s+size > wm {
+				open[[2]any{w.W, s}]++
+				added = true
+			}
+		}
+		if !added {
+			late = append(late, w)
+		}
+		wm = max(wm, w.TS-lateness)
+	}
+	for k, n := range open {
+		wins = append(wins, count{Key: k[0].(string), Start: k[1].(int64), N: n})
+	}
+	slices.SortFunc(wins, byStartKey)
+	return wins, late
+}
+
+func byStartKey(a, b count) int {
+	if c := cmp.Compare(a.Start, b.Start); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.Key, b.Key)
+}
+
+// words makes n out-of-order words over keys.
+func words(n int, keys []string) []word {
+	out := make([]word, n)
+	for i := range out {
+		jitter := int64((i * 7919) % 23)
+		out[i] = word{W: keys[(i*31)%len(keys)], TS: int64(i)*3 - jitter}
+	}
+	return out
+}
+
+func TestTumblingWindowLateToSide(t *testing.T) {
+	for _, tc := range []struct {
+		name              string
+		size, slide, late int64
+		par               int
+	}{
+		{"tumbling", 50, 0, 10, 1},
+		{"tumbling-keyed-4", 50, 0, 10, 4},
+		{"sliding", 60, 20, 5, 1},
+		{"sliding-keyed-3", 60, 20, 30, 3},
+		{"no-lateness", 40, 0, 0, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := testCtx(t)
+			g := newGraph(t, WithBatch(16))
+			src := NewSource[word](g, "words").EventTime(func(w word) int64 { return w.TS }, tc.late)
+			win, lateOut := Window(g, "count", countSpec(tc.size, tc.slide), Parallelism(tc.par))
+			out, ch := ToChan[count](g, "out", 0)
+			lateSink, lateCh := ToChan[Late[word]](g, "late", 0)
+			if err := errors.Join(
+				Connect(src, win, KeyBy(func(w word) string { return w.W })),
+				Connect(win, out), Connect(lateOut, lateSink)); err != nil {
+				t.Fatal(err)
+			}
+			if err := g.Start(ctx); err != nil {
+				t.Fatal(err)
+			}
+			got, gotLate := collect(ch), collect(lateCh)
+			in := words(2000, []string{"a", "b", "c", "d", "e"})
+			for i := 0; i < len(in); i += 7 {
+				if err := src.SendAll(ctx, in[i:min(i+7, len(in))]...); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := g.Drain(ctx); err != nil {
+				t.Fatal(err)
+			}
+			wantWins, wantLate := reference(in, tc.size, tc.slide, tc.late)
+			wins := <-got
+			slices.SortFunc(wins, byStartKey)
+			if !slices.Equal(wins, wantWins) {
+				t.Fatalf("%d windows, want %d\n got %v\nwant %v", len(wins), len(wantWins), wins[:min(8, len(wins))], wantWins[:min(8, len(wantWins))])
+			}
+			var lateWords []word
+			for _, l := range <-gotLate {
+				lateWords = append(lateWords, l.Value)
+			}
+			slices.SortFunc(lateWords, func(a, b word) int { return cmp.Compare(a.TS, b.TS) })
+			slices.SortFunc(wantLate, func(a, b word) int { return cmp.Compare(a.TS, b.TS) })
+			if !slices.Equal(lateWords, wantLate) {
+				t.Fatalf("%d late, want %d", len(lateWords), len(wantLate))
+			}
+			var counted uint64
+			for _, s := range g.Stats() {
+				if s.Stage == "count" {
+					counted += s.Late
+				}
+			}
+			if counted != uint64(len(wantLate)) {
+				t.Fatalf("Stats count %d late, want %d", counted, len(wantLate))
+			}
+			if tc.late < 23*3 && len(wantLate) == 0 && tc.slide == 0 {
+				t.Fatalf("the input has no late words: the test proves nothing")
+			}
+			checkOutcomes(t, g)
+		})
+	}
+}
+
+// TestWindowsCloseInOrderWhileStreaming: with one instance the windows come
+// out as the watermark closes them, by start then key, before the drain.
+func TestWindowsCloseInOrderWhileStreaming(t *testing.T) {
+	ctx := testCtx(t)
+	g := newGraph(t, WithBatch(1))
+	src := NewSource[word](g, "words").EventTime(func(w word) int64 { return w.TS }, 0)
+	win, _ := Window(g, "count", countSpec(10, 0))
+	out, ch := ToChan[count](g, "out", 100)
+	Connect(src, win)
+	Connect(win, out)
+	if err := g.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []word{{"b", 1}, {"a", 2}, {"b", 12}, {"a", 25}} {
+		if err := src.Send(ctx, w); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The watermark (25) has closed [0,10) and [10,20) without a drain.
+	want := []count{{"a", 0, 1}, {"b", 0, 1}, {"b", 10, 1}}
+	for i, w := range want {
+		if got := <-ch; got != w {
+			t.Fatalf("window %d: got %v, want %v", i, got, w)
+		}
+	}
+	if err := g.Drain(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// The drain's final watermark closes the window still open.
+	if got := <-ch; got != (count{"a", 20, 1}) {
+		t.Fatalf("after drain: %v", got)
+	}
+	if _, ok := <-ch; ok {
+		t.Fatal("the channel is not closed after the drain")
+	}
+}
+
+func TestWindowSpecErrors(t *testing.T) {
+	g := New()
+	bad := countSpec(0, 0)
+	Window(g, "w", bad)
+	if err := g.Start(testCtx(t)); !errors.Is(err, ErrInvalidGraph) {
+		t.Fatalf("Start: %v, want ErrInvalidGraph", err)
+	}
+	g2 := New()
+	Window(g2, "w", countSpec(10, 20))
+	if err := g2.Err(); !errors.Is(err, ErrInvalidGraph) {
+		t.Fatalf("slide > size: %v", err)
+	}
+}
+
+// TestPanicAndDrainWithWindowsOpen: a stage upstream of a window panics on
+// some elements mid-stream; without event time nothing closes the windows
+// until the drain, whose final watermark emits every one of them. Each
+// element has one outcome and the panicking ones are missing from the counts.
+func TestPanicAndDrainWithWindowsOpen(t *testing.T) {
+	ctx := testCtx(t)
+	var panics atomic.Int64
+	g := newGraph(t, WithBatch(5), WithErrorHandler(func(e *StageError) {
+		if errors.Is(e, ErrPanic) {
+			panics.Add(1)
+		}
+	}))
+	src := NewSource[word](g, "words") // no event time: the watermark stays at its minimum
+	flaky := Map(g, "flaky", func(w word) (word, error) {
+		if w.TS%97 == 0 {
+			panic("flaky")
+		}
+		return w, nil
+	}, Parallelism(2))
+	win, _ := Window(g, "count", countSpec(100, 0), Parallelism(3))
+	out, ch := ToChan[count](g, "out", 0)
+	Connect(src, flaky)
+	Connect(flaky, win, KeyBy(func(w word) string { return w.W }))
+	Connect(win, out)
+	if err := g.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	got := collect(ch)
+	in := words(3000, []string{"a", "b", "c"})
+	var kept []word
+	for _, w := range in {
+		if err := src.Send(ctx, w); err != nil {
+			t.Fatal(err)
+		}
+		if w.TS%97 != 0 {
+			kept = append(kept, w)
+		}
+	}
+	for _, s := range g.Stats() {
+		if s.Stage == "out" && s.In != 0 {
+			t.Fatalf("a window closed before the drain: %+v", s)
+		}
+	}
+	if err := g.Drain(ctx); err != nil {
+		t.Fatal(err)
+	}
+	want, _ := reference(kept, 100, 0, 1<<62) // nothing late
+	wins := <-got
+	slices.SortFunc(wins, byStartKey)
+	if !slices.Equal(wins, want) {
+		t.Fatalf("%d windows, want %d", len(wins), len(want))
+	}
+	if int(panics.Load()) != len(in)-len(kept) || len(in) == len(kept) {
+		t.Fatalf("%d panics, want %d", panics.Load(), len(in)-len(kept))
+	}
+	checkOutcomes(t, g)
+}
