@@ -27,6 +27,10 @@
 //   cuda::std::memory_order_*           -> std::memory_order_*
 //   rc_now_ns() (ring_kernel.cuh)       -> system_clock nanoseconds (unix
 //                                          epoch, like the host's stamps)
+//   extern __shared__ (dynamic shared   -> rc_host::dyn_smem, a buffer per
+//   memory; RC_DYNAMIC_SHARED in           block of each launch_smem call
+//   ring_loop.cuh)                         (blocks run one after another, so
+//                                          one buffer serves a launch)
 
 #ifndef RINGACTOR_HOST_SHIM_H
 #define RINGACTOR_HOST_SHIM_H
@@ -62,6 +66,10 @@ namespace rc_host {
 
 inline thread_local dim3 thread_idx, block_idx, block_dim, grid_dim;
 inline thread_local std::barrier<> *block_barrier = nullptr;
+// dyn_smem is the dynamic shared memory of the block being run (see
+// launch_smem): one buffer per block per launch, so launches of the same
+// kernel may run at once.
+inline thread_local unsigned char *dyn_smem = nullptr;
 
 inline unsigned long long now_ns() {
 	return (unsigned long long)std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -99,6 +107,19 @@ inline void launch(dim3 grid, dim3 block, const std::function<void()> &body) {
 			}
 		}
 	}
+}
+
+// launch_smem is launch with smem bytes of dynamic shared memory per block
+// (64-byte aligned, zeroed), reached through dyn_smem.
+inline void launch_smem(dim3 grid, dim3 block, size_t smem, const std::function<void()> &body) {
+	const size_t bytes = (smem + 63) & ~(size_t)63;
+	std::vector<unsigned char> buf(bytes + 64);
+	unsigned char *base = buf.data() + ((64 - (reinterpret_cast<uintptr_t>(buf.data()) & 63)) & 63);
+	launch(grid, block, [&] {
+		dyn_smem = base;
+		body();
+		dyn_smem = nullptr;
+	});
 }
 
 } // namespace rc_host
