@@ -114,7 +114,7 @@ type zeroArray struct {
 }
 type keyword struct {
 	A     uint32
-	class uint32
+	class uint32 //lint:ignore U1000 the field exists to collide with a C++ keyword
 }
 
 func TestRejectedTypes(t *testing.T) {

@@ -32,7 +32,10 @@ type fakeDevice struct {
 }
 
 type fakeModule struct{ image []byte }
-type fakeFunc struct{ name string }
+type fakeFunc struct {
+	name string
+	prog *hostsim.Program // a user's ring program (simdevice_program.go); nil for the built-in kernels
+}
 type fakeEvent struct {
 	s    *fakeStream
 	mu   sync.Mutex
@@ -193,7 +196,7 @@ func (f *fakeDevice) ModuleUnload(m Module) error {
 	return nil
 }
 
-func (f *fakeDevice) LaunchKernel(fn Function, grid, block Dim3, _ uint32, s Stream, args ...uint64) error {
+func (f *fakeDevice) LaunchKernel(fn Function, grid, block Dim3, smem uint32, s Stream, args ...uint64) error {
 	if fn.IsNil() {
 		return fakeErr("cuLaunchKernel", ErrInvalidHandle, "CUDA_ERROR_INVALID_HANDLE", "nil function")
 	}
@@ -203,8 +206,13 @@ func (f *fakeDevice) LaunchKernel(fn Function, grid, block Dim3, _ uint32, s Str
 	if b.X*b.Y*b.Z > 1024 {
 		return fakeErr("cuLaunchKernel", ErrInvalidValue, "CUDA_ERROR_INVALID_VALUE", "block too large")
 	}
+	prog := (*fakeFunc)(fn.p).prog
 	return f.enqueue(s, func() error {
-		if err := f.sim.Launch(name, [3]uint32{g.X, g.Y, g.Z}, [3]uint32{b.X, b.Y, b.Z}, a); err != nil {
+		launch := func() error { return f.sim.Launch(name, [3]uint32{g.X, g.Y, g.Z}, [3]uint32{b.X, b.Y, b.Z}, a) }
+		if prog != nil {
+			launch = func() error { return f.sim.LaunchProgram(prog, [3]uint32{g.X, g.Y, g.Z}, [3]uint32{b.X, b.Y, b.Z}, smem, a) }
+		}
+		if err := launch(); err != nil {
 			return fakeErr("cuLaunchKernel", ErrLaunchFailed, "CUDA_ERROR_LAUNCH_FAILED", err.Error())
 		}
 		return nil
