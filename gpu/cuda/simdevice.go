@@ -210,7 +210,9 @@ func (f *fakeDevice) LaunchKernel(fn Function, grid, block Dim3, smem uint32, s 
 	return f.enqueue(s, func() error {
 		launch := func() error { return f.sim.Launch(name, [3]uint32{g.X, g.Y, g.Z}, [3]uint32{b.X, b.Y, b.Z}, a) }
 		if prog != nil {
-			launch = func() error { return f.sim.LaunchProgram(prog, [3]uint32{g.X, g.Y, g.Z}, [3]uint32{b.X, b.Y, b.Z}, smem, a) }
+			launch = func() error {
+				return f.sim.LaunchProgram(prog, [3]uint32{g.X, g.Y, g.Z}, [3]uint32{b.X, b.Y, b.Z}, smem, a)
+			}
 		}
 		if err := launch(); err != nil {
 			return fakeErr("cuLaunchKernel", ErrLaunchFailed, "CUDA_ERROR_LAUNCH_FAILED", err.Error())
