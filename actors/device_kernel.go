@@ -82,10 +82,11 @@ func (k *kernel[Req, Resp]) setPlacement(where string, why error) {
 		return
 	}
 	if why != nil {
-		k.rt.logger.Info("ringactor: device kernel runs on the CPU", "kernel", k.def.id, "op", k.def.device.String(), "reason", why)
+		k.rt.logger.Info("ringactor: device kernel runs on the CPU", "kernel", k.def.id, "handler", k.def.deviceName(), "placement", where, "reason", why)
 		return
 	}
-	k.rt.logger.Info("ringactor: device kernel runs on the device", "kernel", k.def.id, "op", k.def.device.String(), "backend", where)
+	k.rt.logger.Info("ringactor: device kernel runs on the device", "kernel", k.def.id, "handler", k.def.deviceName(), "placement", where,
+		"reason", "the backend runs persistent kernels and the handler is loaded")
 }
 
 // launchDeviceRing launches a persistent device ring kernel on the first
@@ -189,7 +190,7 @@ func (p *devicePump[Req, Resp]) forward(draining bool) (bool, error) {
 			moved = true
 			continue
 		}
-		ok, err := p.ring.TrySubmit(k.def.device.TypeID(), s.id, messages.FixedBytes(&s.msg))
+		ok, err := p.ring.TrySubmit(k.def.deviceTypeID(), s.id, messages.FixedBytes(&s.msg))
 		if err != nil { // the message cannot go to the device at all
 			k.finish(s, zero, &gpu.ExecutionError{Kernel: k.def.id, MessageID: s.id, Err: err}, true)
 			moved = true
@@ -224,7 +225,7 @@ func (p *devicePump[Req, Resp]) collect(draining bool) (bool, error) {
 		delete(p.pending, h.CorrelationID)
 		var zero Resp
 		if h.Status != ringmsg.StatusOK {
-			ee := &gpu.ExecutionError{Kernel: k.def.id, MessageID: s.id, Err: ringmsg.StatusError(k.def.device, h.Status)}
+			ee := &gpu.ExecutionError{Kernel: k.def.id, MessageID: s.id, Err: k.def.deviceStatusError(h.Status)}
 			k.finish(s, zero, ee, true)
 			if fault == nil && !draining && k.def.decider(ee) != supervision.Resume {
 				fault = ee
@@ -262,4 +263,32 @@ func (p *devicePump[Req, Resp]) stop(fault error) error {
 		return fault
 	}
 	return errors.Join(werr, cerr)
+}
+
+// deviceName names the kernel's device handler in logs: the built-in op,
+// or the user program's entry.
+func (d *KernelDef[Req, Resp]) deviceName() string {
+	if d.prog != nil {
+		return d.prog.src.Entry
+	}
+	return d.device.String()
+}
+
+// deviceTypeID is the slot type id of the kernel's messages on the device.
+func (d *KernelDef[Req, Resp]) deviceTypeID() uint32 {
+	if d.prog != nil {
+		return d.prog.typeID
+	}
+	return d.device.TypeID()
+}
+
+// deviceStatusError is the cause of the ExecutionError of a device reply
+// with a status other than OK: for a built-in handler the error its CPU
+// implementation gives; for a user's handler a *DeviceStatusError (a
+// length the loop refused, which typed messages cannot cause, is one too).
+func (d *KernelDef[Req, Resp]) deviceStatusError(status uint32) error {
+	if d.prog != nil {
+		return &DeviceStatusError{Kernel: d.id, Status: status}
+	}
+	return ringmsg.StatusError(d.device, status)
 }

@@ -17,7 +17,7 @@ import (
 
 // simRuntime is a runtime with a simulated CUDA device (the real backend
 // code over hostsim's host-compiled kernels), closed after the runtime.
-func simRuntime(t *testing.T) *Runtime {
+func simRuntime(t *testing.T, opts ...Option) *Runtime {
 	t.Helper()
 	b := cuda.NewSimulatedBackend(64 << 20)
 	t.Cleanup(func() {
@@ -25,7 +25,7 @@ func simRuntime(t *testing.T) *Runtime {
 			t.Errorf("closing the simulated backend: %v", err)
 		}
 	})
-	return newTestRuntime(t, WithBackends(b))
+	return newTestRuntime(t, append([]Option{WithBackends(b)}, opts...)...)
 }
 
 // TestDeviceKernelOnSimulatedDevice runs every built-in device handler as
