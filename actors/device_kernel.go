@@ -60,7 +60,11 @@ func NewDeviceKernel[Req, Resp any](id string, op ringmsg.Op, opts ...KernelOpti
 	if err != nil {
 		return nil, fmt.Errorf("%w: kernel %q: %w", ErrInvalidKernel, id, err)
 	}
-	def := NewStatelessKernel(id, func(_ context.Context, r Req) (Resp, error) { return h(r) }, opts...)
+	fallback := func() Handler[Req, Resp] { return func(_ context.Context, r Req) (Resp, error) { return h(r) } }
+	def, err := NewDeviceRingKernel(id, DeviceSource{Code: ringmsg.DeviceCode, Entry: op.DeviceEntry(), Types: ringmsg.DeviceTypes}, fallback, opts...)
+	if err != nil {
+		return nil, err
+	}
 	def.device = op
 	return def, nil
 }
@@ -268,18 +272,18 @@ func (p *devicePump[Req, Resp]) stop(fault error) error {
 // deviceName names the kernel's device handler in logs: the built-in op,
 // or the user program's entry.
 func (d *KernelDef[Req, Resp]) deviceName() string {
-	if d.prog != nil {
-		return d.prog.src.Entry
+	if d.device != 0 || d.prog == nil {
+		return d.device.String()
 	}
-	return d.device.String()
+	return d.prog.src.Entry
 }
 
 // deviceTypeID is the slot type id of the kernel's messages on the device.
 func (d *KernelDef[Req, Resp]) deviceTypeID() uint32 {
-	if d.prog != nil {
-		return d.prog.typeID
+	if d.device != 0 || d.prog == nil {
+		return d.device.TypeID()
 	}
-	return d.device.TypeID()
+	return d.prog.typeID
 }
 
 // deviceStatusError is the cause of the ExecutionError of a device reply
@@ -287,8 +291,8 @@ func (d *KernelDef[Req, Resp]) deviceTypeID() uint32 {
 // implementation gives; for a user's handler a *DeviceStatusError (a
 // length the loop refused, which typed messages cannot cause, is one too).
 func (d *KernelDef[Req, Resp]) deviceStatusError(status uint32) error {
-	if d.prog != nil {
-		return &DeviceStatusError{Kernel: d.id, Status: status}
+	if d.device != 0 || d.prog == nil {
+		return ringmsg.StatusError(d.device, status)
 	}
-	return ringmsg.StatusError(d.device, status)
+	return &DeviceStatusError{Kernel: d.id, Status: status}
 }

@@ -40,6 +40,9 @@ type DeviceSource struct {
 	// Threads is the block size of the kernel (default: 32 on a GPU, 4 on
 	// the simulated device, where every thread is a host thread).
 	Threads int
+	// Types are values of further fixed-layout struct types Code uses
+	// (e.g. a helper struct), declared in C after Req, Resp and State.
+	Types []any
 }
 
 // DeviceStatusError is the cause of the ExecutionError of a message whose
@@ -102,6 +105,9 @@ func NewDeviceRingKernel[Req, Resp any](id string, src DeviceSource, newFallback
 		Req: reflect.TypeFor[Req](), Resp: reflect.TypeFor[Resp]()}
 	if src.State != nil {
 		spec.State = reflect.TypeOf(src.State)
+	}
+	for _, v := range src.Types {
+		spec.Types = append(spec.Types, reflect.TypeOf(v))
 	}
 	ps, err := cuda.NewRingProgramSource(spec)
 	if err != nil {

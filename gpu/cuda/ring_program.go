@@ -219,7 +219,8 @@ func (b *Backend) LaunchRingProgram(p *RingProgram, cfg RingConfig) (*RingKernel
 		if k.stream, err = d.api.StreamCreate(StreamNonBlocking); err != nil {
 			return err
 		}
-		return d.api.LaunchKernel(p.fn, Dim3{X: 1}, Dim3{X: uint32(cfg.Threads)}, p.src.SharedBytes, k.stream,
+		smem := p.src.SharedBytes + 8*uint32(cfg.Threads) // the loop's, then the handler's reduction scratch
+		return d.api.LaunchKernel(p.fn, Dim3{X: 1}, Dim3{X: uint32(cfg.Threads)}, smem, k.stream,
 			ArgPtr(base), ArgPtr(base+DevicePtr(inOff)), ArgPtr(base+DevicePtr(outOff)), ArgPtr(base+DevicePtr(stateOff)))
 	})
 	if err != nil {

@@ -37,7 +37,8 @@
 #define RC_LOOP_MAX_BLOCK 1024u      // largest blockDim.x of a device ring kernel
 #define RC_LOOP_SMEM_HEADER 64u      // shared bytes of the loop's own words
 #define RC_LOOP_SMEM_MAX 49152u      // dynamic shared memory without an opt-in (48 KiB)
-#define RC_LOOP_STAGE_MAX (RC_LOOP_SMEM_MAX - RC_LOOP_SMEM_HEADER)
+#define RC_LOOP_SCRATCH_MAX (RC_LOOP_MAX_BLOCK * 8u) // the handlers' reduction scratch at the largest block
+#define RC_LOOP_STAGE_MAX (RC_LOOP_SMEM_MAX - RC_LOOP_SMEM_HEADER - RC_LOOP_SCRATCH_MAX)
 #define RC_LOOP_BACKOFF_MIN_NS 64u   // first idle sleep
 #define RC_LOOP_BACKOFF_MAX_NS 20000u // idle sleeps double up to this (20 µs)
 
@@ -53,6 +54,7 @@ typedef struct rc_ctx {
 	uint32_t reserved;
 	uint64_t correlation_id; // the message's id on the host
 	uint64_t sequence;       // the message's index in the input ring (counts every message since launch 0)
+	double *scratch;         // threads doubles of shared memory, for rc_block_reduce
 } rc_ctx;
 
 // rc_no_state is the State of a stateless device ring kernel.
@@ -155,11 +157,34 @@ __device__ __forceinline__ void rc_block_zero(void *dst, uint64_t n) {
 	}
 }
 
+// rc_block_reduce combines every thread's v with op (a functor of two
+// doubles) through ctx->scratch; every thread of the block must call it
+// (same branch) and gets the result. Any block size works.
+template <class Op>
+__device__ double rc_block_reduce(const rc_ctx *ctx, double v, Op op) {
+	double *red = ctx->scratch;
+	const uint32_t tid = ctx->thread;
+	red[tid] = v;
+	__syncthreads();
+	uint32_t n = ctx->threads;
+	while (n > 1) {
+		const uint32_t half = (n + 1) / 2;
+		if (tid + half < n) {
+			red[tid] = op(red[tid], red[tid + half]);
+		}
+		__syncthreads();
+		n = half;
+	}
+	const double r = red[0];
+	__syncthreads();
+	return r;
+}
+
 // rc_ring_loop_t is the loop of one device ring kernel. cb, in and out are
 // device pointers of mapped pinned host memory; state points to
 // sizeof(State) zeroed bytes the kernel keeps between messages; smem is at
-// least rc_loop_smem(sizeof(Req), sizeof(Resp)) bytes of shared memory,
-// 16-byte aligned.
+// least rc_loop_smem(sizeof(Req), sizeof(Resp)) + 8 * blockDim.x bytes of
+// shared memory, 16-byte aligned (the last part is the handler's scratch).
 template <class Req, class Resp, class State, uint32_t (*Handler)(const rc_ctx *, const Req *, Resp *, State *)>
 __device__ void rc_ring_loop_t(rc_control_block *cb, rc_ring_header *in, rc_ring_header *out, State *state,
 			       unsigned char *smem) {
@@ -241,6 +266,7 @@ __device__ void rc_ring_loop_t(rc_control_block *cb, rc_ring_header *in, rc_ring
 				ctx.reserved = 0;
 				ctx.correlation_id = req->correlation_id;
 				ctx.sequence = in_index;
+				ctx.scratch = (double *)(smem + rc_loop_smem(sizeof(Req), sizeof(Resp)));
 				__syncthreads();
 				const uint32_t st = Handler(&ctx, r, w, state);
 				__syncthreads(); // every thread's writes to w are done
