@@ -93,33 +93,6 @@ func (k *kernel[Req, Resp]) setPlacement(where string, why error) {
 		"reason", "the backend runs persistent kernels and the handler is loaded")
 }
 
-// launchDeviceRing launches a persistent device ring kernel on the first
-// CUDA backend that can run one, or says why none can.
-func (rt *Runtime) launchDeviceRing() (*cuda.RingKernel, string, error) {
-	var why error = errors.New("no CUDA backend")
-	for _, b := range rt.selector.Backends() {
-		cb, ok := b.(*cuda.Backend)
-		if !ok {
-			continue
-		}
-		if err := cb.Available(); err != nil {
-			why = err
-			continue
-		}
-		if err := cb.CheckPersistent(); err != nil {
-			why = err
-			continue
-		}
-		ring, err := cb.LaunchRing(cuda.RingConfig{})
-		if err != nil {
-			why = err
-			continue
-		}
-		return ring, cb.Name(), nil
-	}
-	return nil, "", why
-}
-
 // startDeviceLoop runs this incarnation on a launched device ring kernel:
 // a pump goroutine forwards admitted messages into the device's input ring
 // and delivers the replies of its output ring.

@@ -6,7 +6,6 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
-	"github.com/ringactor/ringactor/gpu/cuda"
 	"github.com/ringactor/ringactor/gpu/ring"
 	"github.com/ringactor/ringactor/lifecycle"
 	"github.com/ringactor/ringactor/supervision"
@@ -100,12 +99,8 @@ func (k *kernel[Req, Resp]) onStarted(c actor.Context) {
 // startLoop runs a fresh handler on a new loop goroutine. The handler's
 // factory runs here, so a panicking factory fails the actor like a handler.
 func (k *kernel[Req, Resp]) startLoop(c actor.Context) {
-	if k.def.device != 0 || k.def.prog != nil {
-		launch := k.rt.launchDeviceRing
-		if k.def.prog != nil {
-			launch = func() (*cuda.RingKernel, string, error) { return k.def.prog.launch(k.rt) }
-		}
-		ring, backend, err := launch()
+	if k.def.prog != nil {
+		ring, backend, err := k.def.prog.launch(k.rt)
 		if err == nil {
 			k.startDeviceLoop(c, ring, backend)
 			return

@@ -12,6 +12,7 @@ import (
 
 	"github.com/ringactor/ringactor/gpu"
 	"github.com/ringactor/ringactor/gpu/clayout"
+	"github.com/ringactor/ringactor/gpu/ringmsg"
 )
 
 // The test program: SAXPY over a fixed vector, with a counter as state.
@@ -128,6 +129,45 @@ func TestRingProgramSourceErrors(t *testing.T) {
 		}
 		if name == "slice" && !errors.Is(err, clayout.ErrLayout) {
 			t.Errorf("%s: %v does not match clayout.ErrLayout", name, err)
+		}
+	}
+}
+
+// TestBuiltinRingProgramsAssemble compiles each built-in handler of
+// gpu/ringmsg as its device ring program with NVRTC and assembles it with
+// ptxas for sm_70, sm_80 and sm_90.
+func TestBuiltinRingProgramsAssemble(t *testing.T) {
+	ptxas, err := exec.LookPath("ptxas")
+	if err != nil {
+		t.Skip("ptxas not found")
+	}
+	dir := t.TempDir()
+	for _, op := range []ringmsg.Op{ringmsg.Add, ringmsg.Mul, ringmsg.Scale, ringmsg.ReLU, ringmsg.LeakyReLU,
+		ringmsg.Sum, ringmsg.Min, ringmsg.Max, ringmsg.SpMV} {
+		req, resp, _ := op.Types()
+		spec := RingProgramSpec{Name: op.String(), Code: ringmsg.DeviceCode, Handler: op.DeviceEntry(), Req: req, Resp: resp}
+		for _, v := range ringmsg.DeviceTypes {
+			spec.Types = append(spec.Types, reflect.TypeOf(v))
+		}
+		src, err := NewRingProgramSource(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ptx, err := compileRingProgram(context.Background(), src)
+		if errors.Is(err, ErrNoNVRTC) {
+			t.Skip("NVRTC not available:", err)
+		}
+		if err != nil {
+			t.Fatalf("%v: %v", op, err)
+		}
+		f := filepath.Join(dir, op.String()+".ptx")
+		if err := os.WriteFile(f, ptx, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		for _, arch := range []string{"sm_70", "sm_80", "sm_90"} {
+			if out, err := exec.Command(ptxas, "-arch="+arch, "-o", os.DevNull, f).CombinedOutput(); err != nil {
+				t.Errorf("%v: ptxas %s: %v\n%s", op, arch, err, out)
+			}
 		}
 	}
 }
