@@ -99,7 +99,7 @@ func (k *kernel[Req, Resp]) setPlacement(where string, why error) {
 func (k *kernel[Req, Resp]) startDeviceLoop(c actor.Context, ring *cuda.RingKernel, backend string) {
 	k.setPlacement(backend, nil)
 	ring.Activate() // the Go side's gate is the kernel's gate
-	p := &devicePump[Req, Resp]{k: k, ring: ring, pending: map[uint64]*slot[Req, Resp]{}}
+	p := &devicePump[Req, Resp]{k: k, ring: ring, pending: map[uint64]*slot[Req, Resp]{}, buf: make([]byte, ring.PayloadMax())}
 	k.spawnLoop(c, p.run)
 }
 
@@ -108,6 +108,27 @@ type devicePump[Req, Resp any] struct {
 	k       *kernel[Req, Resp]
 	ring    *cuda.RingKernel
 	pending map[uint64]*slot[Req, Resp] // on the device, by message id
+	free    []*slot[Req, Resp]          // slots of answered messages, for reuse (no allocation per message)
+	buf     []byte                      // a reply's payload, copied out of the output ring
+}
+
+// take returns a slot holding s's message, reusing an answered one.
+func (p *devicePump[Req, Resp]) take(s *slot[Req, Resp]) *slot[Req, Resp] {
+	var t *slot[Req, Resp]
+	if n := len(p.free); n > 0 {
+		t, p.free = p.free[n-1], p.free[:n-1]
+	} else {
+		t = new(slot[Req, Resp])
+	}
+	*t = *s
+	return t
+}
+
+// done finishes an answered message and keeps its slot for reuse.
+func (p *devicePump[Req, Resp]) done(s *slot[Req, Resp], resp Resp, err error, failed bool) {
+	p.k.finish(s, resp, err, failed)
+	*s = slot[Req, Resp]{}
+	p.free = append(p.free, s)
 }
 
 // run is the pump's loop: a ring.Loop whose poll collects the device's
@@ -158,18 +179,18 @@ func (p *devicePump[Req, Resp]) forward(draining bool) (bool, error) {
 			if !ok {
 				return moved, nil
 			}
-			s = &next
+			s = p.take(&next)
 		}
 		k.devHeld = nil
 		var zero Resp
 		if err := k.screen(s, draining); err != nil {
-			k.finish(s, zero, err, false)
+			p.done(s, zero, err, false)
 			moved = true
 			continue
 		}
 		ok, err := p.ring.TrySubmit(k.def.deviceTypeID(), s.id, messages.FixedBytes(&s.msg))
 		if err != nil { // the message cannot go to the device at all
-			k.finish(s, zero, &gpu.ExecutionError{Kernel: k.def.id, MessageID: s.id, Err: err}, true)
+			p.done(s, zero, &gpu.ExecutionError{Kernel: k.def.id, MessageID: s.id, Err: err}, true)
 			moved = true
 			continue
 		}
@@ -189,10 +210,11 @@ func (p *devicePump[Req, Resp]) collect(draining bool) (bool, error) {
 	got := false
 	var fault error
 	for {
-		h, payload, ok := p.ring.TryPoll()
+		h, n, ok := p.ring.TryPollInto(p.buf)
 		if !ok {
 			return got, fault
 		}
+		payload := p.buf[:min(n, len(p.buf))]
 		got = true
 		s := p.pending[h.CorrelationID]
 		if s == nil {
@@ -203,7 +225,7 @@ func (p *devicePump[Req, Resp]) collect(draining bool) (bool, error) {
 		var zero Resp
 		if h.Status != ringmsg.StatusOK {
 			ee := &gpu.ExecutionError{Kernel: k.def.id, MessageID: s.id, Err: k.def.deviceStatusError(h.Status)}
-			k.finish(s, zero, ee, true)
+			p.done(s, zero, ee, true)
 			if fault == nil && !draining && k.def.decider(ee) != supervision.Resume {
 				fault = ee
 			}
@@ -211,10 +233,10 @@ func (p *devicePump[Req, Resp]) collect(draining bool) (bool, error) {
 		}
 		resp, err := messages.DecodeFixed[Resp](payload)
 		if err != nil {
-			k.finish(s, zero, &gpu.ExecutionError{Kernel: k.def.id, MessageID: s.id, Err: err}, true)
+			p.done(s, zero, &gpu.ExecutionError{Kernel: k.def.id, MessageID: s.id, Err: err}, true)
 			continue
 		}
-		k.finish(s, resp, nil, false)
+		p.done(s, resp, nil, false)
 	}
 }
 
@@ -230,7 +252,7 @@ func (p *devicePump[Req, Resp]) stop(fault error) error {
 	_, _ = p.collect(true) // replies left after the ack (draining: no fault)
 	var zero Resp
 	for id, s := range p.pending { // the device never answered these
-		p.k.finish(s, zero, &gpu.ExecutionError{Kernel: p.k.def.id, MessageID: s.id,
+		p.done(s, zero, &gpu.ExecutionError{Kernel: p.k.def.id, MessageID: s.id,
 			Err: fmt.Errorf("device ring kernel stopped without answering: %w", errors.Join(werr, fault))}, true)
 		delete(p.pending, id)
 	}

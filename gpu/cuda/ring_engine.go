@@ -209,6 +209,17 @@ func (k *RingKernel) TryPoll() (h ring.SlotHeader, payload []byte, ok bool) {
 	return k.out.TryPop()
 }
 
+// TryPollInto is TryPoll copying the payload into dst (of at least
+// PayloadMax bytes) instead of a new slice; n is the payload's length.
+// Consumer side: one goroutine at a time.
+func (k *RingKernel) TryPollInto(dst []byte) (h ring.SlotHeader, n int, ok bool) {
+	if k.mem == nil {
+		h, p, ok := k.TryPoll()
+		return h, copy(dst, p), ok
+	}
+	return k.out.TryPopInto(dst)
+}
+
 // Terminate asks the kernel to exit: ring.TerminateDrain handles what is
 // queued first, ring.TerminateNow stops after the message in hand.
 func (k *RingKernel) Terminate(mode ring.TerminateMode) { k.cb.Terminate.Store(uint64(mode)) }
