@@ -121,6 +121,26 @@ func NewDeviceRingKernel[Req, Resp any](id string, src DeviceSource, newFallback
 	return def, nil
 }
 
+// PrepareDevice compiles and loads def's device program on rt's CUDA
+// backends now, as registering def would: for a host that declares kernels
+// later under a short deadline (a cluster activation), so the compilation
+// happens up front. Programs are cached by source, so a kernel declared
+// later with the same source loads at once. A program that does not
+// compile is a *gpu.CompilationError; a def without a device program is
+// accepted (nothing to do).
+func PrepareDevice[Req, Resp any](rt *Runtime, def *KernelDef[Req, Resp]) error {
+	if def == nil || def.prog == nil {
+		return nil
+	}
+	if rt.closed.Load() {
+		return ErrRuntimeClosed
+	}
+	if err := def.prog.prepare(rt); err != nil {
+		return kernelErr(def.id, err)
+	}
+	return nil
+}
+
 // prepare compiles and loads the program on every CUDA backend of rt that
 // can run persistent kernels. A compilation error is returned (the kernel
 // cannot be registered); any other failure is remembered as the reason the

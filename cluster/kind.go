@@ -35,6 +35,9 @@ type Kind struct {
 	handlerTimeout time.Duration
 	// producer makes the grain actor of one activation on member m.
 	producer func(m *Member) actor.Producer
+	// prepare, if set, runs when member m starts (a device kind compiles
+	// its program there).
+	prepare func(m *Member) error
 }
 
 // NewKind declares a cluster kind named name whose activations run a ring
@@ -46,7 +49,9 @@ func NewKind[Req, Resp any](name string, newHandler func() actors.Handler[Req, R
 	k := &Kind{name: name, handlerTimeout: DefaultHandlerTimeout}
 	k.producer = func(m *Member) actor.Producer {
 		return func() actor.Actor {
-			return &grain[Req, Resp]{kind: k, member: m, newHandler: newHandler, opts: opts}
+			return &grain[Req, Resp]{kind: k, member: m, newDef: func(id string) (*actors.KernelDef[Req, Resp], error) {
+				return actors.NewKernel(id, newHandler, opts...), nil
+			}}
 		}
 	}
 	return k
@@ -81,10 +86,9 @@ func (k *Kind) build(m *Member) *pcluster.Kind {
 // and turns wire envelopes into typed kernel requests. It handles one
 // message at a time, so an identity sees its messages in arrival order.
 type grain[Req, Resp any] struct {
-	kind       *Kind
-	member     *Member
-	newHandler func() actors.Handler[Req, Resp]
-	opts       []actors.KernelOption
+	kind   *Kind
+	member *Member
+	newDef func(kernelID string) (*actors.KernelDef[Req, Resp], error) // the identity's kernel declaration
 
 	kernelID string
 	kernel   *actors.Kernel[Req, Resp]
@@ -117,8 +121,11 @@ func (g *grain[Req, Resp]) activate(c actor.Context, id *pcluster.ClusterIdentit
 	g.kernelID = id.Kind + "/" + id.Identity
 	ctx, cancel := context.WithTimeout(context.Background(), activationTimeout)
 	defer cancel()
-	def := actors.NewKernel(g.kernelID, g.newHandler, g.opts...)
-	h, err := actors.Launch(ctx, g.member.rt, def)
+	def, err := g.newDef(g.kernelID)
+	var h *actors.Kernel[Req, Resp]
+	if err == nil {
+		h, err = actors.Launch(ctx, g.member.rt, def)
+	}
 	if err == nil {
 		err = h.Activate(ctx)
 		if err != nil {
