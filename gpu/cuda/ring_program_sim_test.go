@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"reflect"
 	"sync"
 	"testing"
 	"time"
@@ -205,5 +206,84 @@ func TestRingProgramErrors(t *testing.T) {
 	}
 	if _, err := b.LaunchRingProgram(nil, RingConfig{}); !errors.Is(err, gpu.ErrArgument) {
 		t.Fatalf("nil program: %v", err)
+	}
+}
+
+// bigReq does not fit shared memory with its response: the loop hands the
+// handler the slots in mapped memory instead of staging them.
+type bigReq struct {
+	N uint32
+	X [12000]float32
+}
+
+type bigResp struct {
+	Sum float64
+	Y   [12000]float32
+}
+
+const bigCode = `
+struct big_sum {
+	__device__ double operator()(double a, double b) const { return a + b; }
+};
+
+__device__ uint32_t big(const rc_ctx *ctx, const bigReq *req, bigResp *resp, rc_no_state *) {
+	double acc = 0.0;
+	for (uint32_t i = ctx->thread; i < req->N && i < 12000; i += ctx->threads) {
+		resp->Y[i] = 2.0f * req->X[i];
+		acc += (double)req->X[i];
+	}
+	const double s = rc_block_reduce(ctx, acc, big_sum());
+	if (ctx->thread == 0) {
+		resp->Sum = s;
+	}
+	return RC_STATUS_OK;
+}
+`
+
+// TestRingProgramLargeMessagesAnyBlock runs a handler whose messages are
+// too large to stage (read and written in place in the ring slots) with
+// block sizes that are not powers of two, reducing with rc_block_reduce;
+// the response is zero-filled beyond what the handler writes, even in a
+// reused slot.
+func TestRingProgramLargeMessagesAnyBlock(t *testing.T) {
+	b, _ := newSimBackend(t, nil)
+	src, err := NewRingProgramSource(RingProgramSpec{Name: "big", Code: bigCode, Handler: "big",
+		Req: reflect.TypeFor[bigReq](), Resp: reflect.TypeFor[bigResp]()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if src.SharedBytes != loopSmemHeader {
+		t.Fatalf("shared bytes %d: a message this large must not be staged", src.SharedBytes)
+	}
+	p, err := b.LoadRingProgram(context.Background(), src)
+	if errors.Is(err, hostsim.ErrNoHostCompiler) {
+		t.Skip("no host compiler")
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, threads := range []int{1, 3, 5} {
+		k, err := b.LaunchRingProgram(p, RingConfig{Capacity: 2, Threads: threads})
+		if err != nil {
+			t.Fatal(err)
+		}
+		k.Activate()
+		for i, n := range []uint32{12000, 7, 12000, 3} { // the 2-slot ring reuses slots
+			req := &bigReq{N: n}
+			var want bigResp
+			for j := range n {
+				req.X[j] = float32(j%97) - 40
+				want.Y[j] = 2 * req.X[j]
+				want.Sum += float64(req.X[j])
+			}
+			h, got := exchange(t, k, uint64(i), messages.FixedBytes(req))
+			if h.Status != 0 || string(got) != string(messages.FixedBytes(&want)) {
+				r, _ := messages.DecodeFixed[bigResp](got)
+				t.Fatalf("threads %d message %d (n %d): status %d, sum %v want %v", threads, i, n, h.Status, r.Sum, want.Sum)
+			}
+		}
+		if err := k.Close(context.Background()); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
