@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -96,10 +97,10 @@ func (k *kernel[Req, Resp]) setPlacement(where string, why error) {
 // startDeviceLoop runs this incarnation on a launched device ring kernel:
 // a pump goroutine forwards admitted messages into the device's input ring
 // and delivers the replies of its output ring.
-func (k *kernel[Req, Resp]) startDeviceLoop(c actor.Context, ring *cuda.RingKernel, backend string) {
-	k.setPlacement(backend, nil)
+func (k *kernel[Req, Resp]) startDeviceLoop(c actor.Context, ring *cuda.RingKernel, backend *cuda.Backend) {
+	k.setPlacement(backend.Name(), nil)
 	ring.Activate() // the Go side's gate is the kernel's gate
-	p := &devicePump[Req, Resp]{k: k, ring: ring, pending: map[uint64]*slot[Req, Resp]{}, buf: make([]byte, ring.PayloadMax())}
+	p := &devicePump[Req, Resp]{k: k, ring: ring, backend: backend, pending: map[uint64]*slot[Req, Resp]{}, buf: make([]byte, ring.PayloadMax())}
 	k.spawnLoop(c, p.run)
 }
 
@@ -107,9 +108,49 @@ func (k *kernel[Req, Resp]) startDeviceLoop(c actor.Context, ring *cuda.RingKern
 type devicePump[Req, Resp any] struct {
 	k       *kernel[Req, Resp]
 	ring    *cuda.RingKernel
+	backend *cuda.Backend
 	pending map[uint64]*slot[Req, Resp] // on the device, by message id
 	free    []*slot[Req, Resp]          // slots of answered messages, for reuse (no allocation per message)
 	buf     []byte                      // a reply's payload, copied out of the output ring
+	faulted error                       // this kernel's own device fault, once seen
+}
+
+// deviceMoved is the fault a device pump stops with when the device
+// failed (its own kernel faulted, or another ring kernel of the same
+// backend did): the kernel's next incarnation runs its fallback with the
+// queued messages; it is not a failure of the kernel itself.
+type deviceMoved struct{ err error }
+
+func (e *deviceMoved) Error() string {
+	return "device failed, moving to the fallback: " + e.err.Error()
+}
+func (e *deviceMoved) Unwrap() error { return e.err }
+
+// deviceFault checks, without blocking, whether this kernel's device
+// launch faulted (then the backend is marked failed for every kernel of
+// its context) or the backend failed under another kernel.
+func (p *devicePump[Req, Resp]) deviceFault() error {
+	if err := p.ring.Fault(); err != nil {
+		p.faulted = err
+		p.backend.MarkFailed(err)
+		p.k.rt.logger.Warn("ringactor: device fault: every device ring kernel of the backend moves to its fallback",
+			"kernel", p.k.def.id, "backend", p.backend.Name(), "error", err)
+		return &deviceMoved{err}
+	}
+	if err := p.backend.Failed(); err != nil {
+		return &deviceMoved{err}
+	}
+	return nil
+}
+
+// takeHeld returns the oldest message an earlier incarnation left, or nil.
+func (k *kernel[Req, Resp]) takeHeld() *slot[Req, Resp] {
+	if len(k.devHeld) == 0 {
+		return nil
+	}
+	s := k.devHeld[0]
+	k.devHeld = k.devHeld[1:]
+	return s
 }
 
 // take returns a slot holding s's message, reusing an answered one.
@@ -140,8 +181,8 @@ func (p *devicePump[Req, Resp]) run() error {
 	loop := &ring.Loop{
 		Control: k.cb, Wake: k.wake, Wait: devicePumpWait(k.def.wait),
 		Poll:  p.poll,
-		Ready: func() bool { return k.ready() || k.devHeld != nil },
-		Busy:  func() bool { return len(p.pending) > 0 || k.devHeld != nil },
+		Ready: func() bool { return k.ready() || len(k.devHeld) > 0 },
+		Busy:  func() bool { return len(p.pending) > 0 || len(k.devHeld) > 0 },
 		Stop: func(fault error) error {
 			err := p.stop(fault)
 			if fault == nil && err != nil {
@@ -157,6 +198,9 @@ func (p *devicePump[Req, Resp]) run() error {
 // then (gate open, or draining) move admitted messages to the device.
 func (p *devicePump[Req, Resp]) poll(draining bool) (bool, error) {
 	k := p.k
+	if err := p.deviceFault(); err != nil {
+		return false, err
+	}
 	progressed, err := p.collect(draining)
 	if err == nil && (draining || k.cb.IsOpen()) {
 		var fwd bool
@@ -173,7 +217,7 @@ func (p *devicePump[Req, Resp]) forward(draining bool) (bool, error) {
 	k := p.k
 	moved := false
 	for {
-		s := k.devHeld
+		s := k.takeHeld()
 		if s == nil {
 			next, ok := k.next()
 			if !ok {
@@ -181,7 +225,6 @@ func (p *devicePump[Req, Resp]) forward(draining bool) (bool, error) {
 			}
 			s = p.take(&next)
 		}
-		k.devHeld = nil
 		var zero Resp
 		if err := k.screen(s, draining); err != nil {
 			p.done(s, zero, err, false)
@@ -195,7 +238,7 @@ func (p *devicePump[Req, Resp]) forward(draining bool) (bool, error) {
 			continue
 		}
 		if !ok { // the device's input ring is full: try again later
-			k.devHeld = s
+			k.devHeld = append([]*slot[Req, Resp]{s}, k.devHeld...)
 			return moved, nil
 		}
 		p.pending[s.id] = s
@@ -245,6 +288,11 @@ func (p *devicePump[Req, Resp]) collect(draining bool) (bool, error) {
 // Messages not yet forwarded stay queued for the next incarnation. It
 // returns fault, or the failure to stop the device kernel.
 func (p *devicePump[Req, Resp]) stop(fault error) error {
+	var moved *deviceMoved
+	if errors.As(fault, &moved) {
+		p.abandon()
+		return fault
+	}
 	p.ring.Terminate(ring.TerminateDrain)
 	ctx, cancel := context.WithTimeout(context.Background(), deviceTerminateTimeout)
 	defer cancel()
@@ -262,6 +310,34 @@ func (p *devicePump[Req, Resp]) stop(fault error) error {
 		return fault
 	}
 	return errors.Join(werr, cerr)
+}
+
+// abandon leaves a failed device: replies it published are delivered; the
+// message it was handling when it faulted (the oldest it held, if this
+// kernel's launch faulted) gets an ExecutionError wrapping the fault; the
+// others it held go back to the kernel, oldest first, for the fallback.
+// (The device State is lost; the fallback starts from a fresh state.)
+func (p *devicePump[Req, Resp]) abandon() {
+	p.ring.Abandon()
+	_, _ = p.collect(true) // replies published before the fault (draining: no fault)
+	ids := make([]uint64, 0, len(p.pending))
+	for id := range p.pending {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids) // message ids grow in admission order
+	var zero Resp
+	requeue := make([]*slot[Req, Resp], 0, len(ids))
+	for i, id := range ids {
+		s := p.pending[id]
+		delete(p.pending, id)
+		if i == 0 && p.faulted != nil {
+			p.done(s, zero, &gpu.ExecutionError{Kernel: p.k.def.id, MessageID: s.id, Err: p.faulted}, true)
+			continue
+		}
+		requeue = append(requeue, s)
+	}
+	p.k.devHeld = append(requeue, p.k.devHeld...)
+	p.k.endBatch()
 }
 
 // deviceName names the kernel's device handler in logs: the built-in op,

@@ -184,7 +184,7 @@ func (p *deviceProgram) prepare(rt *Runtime) error {
 
 // launch starts the program on the first backend of rt it is loaded on, or
 // says why it runs nowhere.
-func (p *deviceProgram) launch(rt *Runtime) (*cuda.RingKernel, string, error) {
+func (p *deviceProgram) launch(rt *Runtime) (*cuda.RingKernel, *cuda.Backend, error) {
 	var why error = errors.New("the runtime has no CUDA backend")
 	for _, b := range rt.selector.Backends() {
 		cb, ok := b.(*cuda.Backend)
@@ -200,12 +200,16 @@ func (p *deviceProgram) launch(rt *Runtime) (*cuda.RingKernel, string, error) {
 			}
 			continue
 		}
+		if err := cb.Failed(); err != nil {
+			why = err
+			continue
+		}
 		k, err := cb.LaunchRingProgram(prog, cuda.RingConfig{Threads: p.threads})
 		if err != nil {
 			why = fmt.Errorf("%s: %w", cb.Name(), err)
 			continue
 		}
-		return k, cb.Name(), nil
+		return k, cb, nil
 	}
-	return nil, "", why
+	return nil, nil, why
 }

@@ -175,11 +175,11 @@ extern "C" __attribute__((visibility("default"))) int rc_hs_program_launch(unsig
 	if (nargs != 4) {
 		return -2;
 	}
-	rc_host::launch_smem(dim3(gx, gy, gz), dim3(bx, by, bz), smem, [&] {
+	const bool trapped = rc_host::launch_smem(dim3(gx, gy, gz), dim3(bx, by, bz), smem, [&] {
 		%[1]s((rc_control_block *)(uintptr_t)args[0], (rc_ring_header *)(uintptr_t)args[1],
 			(rc_ring_header *)(uintptr_t)args[2], (%[2]s *)(uintptr_t)args[3]);
 	});
-	return 0;
+	return trapped ? -5 : 0;
 }
 
 extern "C" __attribute__((visibility("default"))) const char *rc_hs_program_entry(void) { return %[3]q; }

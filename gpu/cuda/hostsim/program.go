@@ -57,6 +57,11 @@ var ErrNoHostCompiler = errors.New("hostsim: the simulated device needs a C++20 
 // --fmad=false), position-independent, exporting only the launch entry.
 var hostFlags = []string{"-std=c++20", "-O2", "-fPIC", "-shared", "-pthread", "-ffp-contract=off", "-fvisibility=hidden", "-x", "c++"}
 
+// ErrKernelFault is the error of a launch whose kernel called __trap(): the
+// simulated device's model of a device fault (a trap or an illegal address
+// on a GPU, which leaves the context unusable).
+var ErrKernelFault = errors.New("hostsim: the kernel trapped (a device fault)")
+
 // Program is a user's device ring program built for the host: a shared
 // library, loaded once per process and never unloaded, whose entry the
 // simulated device launches like a kernel (see Device.LaunchProgram).
@@ -208,8 +213,11 @@ func (d *Device) LaunchProgram(p *Program, grid, block [3]uint32, smem uint32, a
 	d.mu.Unlock()
 	rc := C.rc_hs_call_program(p.launch, C.uint(grid[0]), C.uint(grid[1]), C.uint(grid[2]),
 		C.uint(block[0]), C.uint(block[1]), C.uint(block[2]), C.size_t(smem), ap, C.int(len(args)))
-	if rc != 0 {
-		return fmt.Errorf("%w: %q with %d parameters (status %d)", ErrBadLaunch, p.entry, len(args), int(rc))
+	switch rc {
+	case 0:
+		return nil
+	case -5:
+		return fmt.Errorf("%w: %q", ErrKernelFault, p.entry)
 	}
-	return nil
+	return fmt.Errorf("%w: %q with %d parameters (status %d)", ErrBadLaunch, p.entry, len(args), int(rc))
 }

@@ -270,6 +270,11 @@ __device__ void rc_ring_loop_t(rc_control_block *cb, rc_ring_header *in, rc_ring
 				__syncthreads();
 				const uint32_t st = Handler(&ctx, r, w, state);
 				__syncthreads(); // every thread's writes to w are done
+#if !defined(__CUDA_ARCH__) && defined(RC_HOST_SIM)
+				if (::rc_host::trapped()) {
+					return; // the simulated device fault: the kernel dies here, no ack, no reply
+				}
+#endif
 				if (tid == 0) {
 					bc[3] = st;
 				}
