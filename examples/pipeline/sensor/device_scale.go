@@ -94,7 +94,7 @@ func newDeviceScaleHandler(cfg Config, dev *actors.Kernel[ScaleBlock, ScaleBlock
 				blk.V[j-lo] = rows[j].V
 			}
 			wg.Add(1)
-			err := dev.Go(ctx, blk, func(out ScaleBlock, err error) {
+			err := dev.RequestAsync(ctx, blk, func(out ScaleBlock, err error) {
 				defer wg.Done()
 				if err == nil && int(out.N) != hi-lo {
 					err = fmt.Errorf("sensor: device scale answered %d values for %d", out.N, hi-lo)
