@@ -168,7 +168,11 @@ extern "C" __global__ void %[6]s(rc_control_block *cb, rc_ring_header *in, rc_ri
 `, file+".entry.cu", reqName, respName, stateName, p.SharedBytes, p.Entry, spec.Handler)
 	p.Device = b.String()
 	p.Hash = sha256.Sum256([]byte(p.Device))
-	p.Host = hostShim + "\n" + p.Device + fmt.Sprintf(`
+	// The host build gets the shim in a namespace of its own: a process that
+	// links hostsim (or another program) has the same inline functions and
+	// lambda types under rc_host, and the dynamic linker would otherwise
+	// bind this library's std::thread vtables to the executable's copies.
+	p.Host = "#define rc_host rc_host_program\n" + hostShim + "\n" + p.Device + fmt.Sprintf(`
 // The simulated device's launch of this program (gpu/cuda/hostsim).
 extern "C" __attribute__((visibility("default"))) int rc_hs_program_launch(unsigned gx, unsigned gy, unsigned gz,
 		unsigned bx, unsigned by, unsigned bz, size_t smem, const uint64_t *args, int nargs) {

@@ -70,6 +70,15 @@ func NewDeviceScaleKernel(id string, opts ...actors.KernelOption) (*actors.Kerne
 	return actors.NewDeviceRingKernel(id, actors.DeviceSource{Code: scaleCUDA, Entry: "scale_block"}, scaleBlockFallback, opts...)
 }
 
+// launchDeviceScale launches and activates the device scale kernel.
+func launchDeviceScale(ctx context.Context, rt *actors.Runtime, id string) (*actors.Kernel[ScaleBlock, ScaleBlock], error) {
+	def, err := NewDeviceScaleKernel(id)
+	if err != nil {
+		return nil, fmt.Errorf("sensor: declare %s: %w", id, err)
+	}
+	return launch(ctx, rt, def)
+}
+
 // newDeviceScaleHandler is the scale stage's handler with the arithmetic on
 // the device kernel dev: it sends the batch's values in blocks, pipelined,
 // and writes the scaled values back into the rows, in place. The

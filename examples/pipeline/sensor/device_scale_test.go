@@ -6,6 +6,7 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/ringactor/ringactor/actors"
@@ -80,5 +81,31 @@ func TestDeviceScaleMatchesCPU(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestRunWithDeviceScale runs the whole pipeline with the scale stage on
+// the simulated device and compares its output, rejects and counters with
+// the CPU run's; OnStage says where each stage ran.
+func TestRunWithDeviceScale(t *testing.T) {
+	sim := cuda.NewSimulatedBackend(64 << 20)
+	t.Cleanup(func() { _ = sim.Close() })
+	in := messy{lines: 5000, seed: 14, header: true, crlf: 2, disorder: 3000}.generate()
+	cfg := DefaultConfig()
+	cfg.Scale, cfg.Offset = 0.3, -7.5
+	wantOut, wantRej, wantSt := runString(t, cfg, strings.NewReader(in))
+	var stages []string
+	cfg.DeviceScale = true
+	cfg.OnStage = func(stage, placement string) { stages = append(stages, stage+": "+placement) }
+	var out, rej strings.Builder
+	st, err := Run(testCtx(t), cfg, strings.NewReader(in), &out, &rej, append(quiet(), actors.WithBackends(sim))...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(stages, ", ") != "parse: cpu, scale: cuda:sim, window: cpu, sink: cpu" {
+		t.Fatalf("stages %v", stages)
+	}
+	if out.String() != wantOut || rej.String() != wantRej || st != wantSt {
+		t.Fatalf("device run differs from the CPU run: stats %+v vs %+v", st, wantSt)
 	}
 }

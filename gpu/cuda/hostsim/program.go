@@ -31,6 +31,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"unsafe"
 
@@ -55,7 +56,11 @@ var ErrNoHostCompiler = errors.New("hostsim: the simulated device needs a C++20 
 // hostFlags are the flags of a program's host build: the same float
 // semantics as the device build (no contraction into fma: NVRTC gets
 // --fmad=false), position-independent, exporting only the launch entry.
-var hostFlags = []string{"-std=c++20", "-O2", "-fPIC", "-shared", "-pthread", "-ffp-contract=off", "-fvisibility=hidden", "-x", "c++"}
+// -Bsymbolic binds the library's references to its own definitions (the
+// executable may define the same vague-linkage symbols: libstdc++'s
+// templates are not hidden).
+var hostFlags = []string{"-std=c++20", "-O2", "-fPIC", "-shared", "-pthread", "-ffp-contract=off", "-fvisibility=hidden",
+	"-Wl,-Bsymbolic", "-x", "c++"}
 
 // ErrKernelFault is the error of a launch whose kernel called __trap(): the
 // simulated device's model of a device fault (a trap or an illegal address
@@ -97,7 +102,7 @@ var (
 // the compiler's output; no compiler is a *gpu.DeviceError wrapping
 // ErrNoHostCompiler. ctx bounds the wait for a compilation.
 func BuildProgram(ctx context.Context, name, source string) (*Program, error) {
-	key := sha256.Sum256([]byte(source))
+	key := sha256.Sum256([]byte(strings.Join(hostFlags, " ") + "\n" + source)) // the flags too: they shape the library
 	buildsMu.Lock()
 	r, ok := builds[key]
 	if !ok {
