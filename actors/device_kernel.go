@@ -113,6 +113,16 @@ type devicePump[Req, Resp any] struct {
 	free    []*slot[Req, Resp]          // slots of answered messages, for reuse (no allocation per message)
 	buf     []byte                      // a reply's payload, copied out of the output ring
 	faulted error                       // this kernel's own device fault, once seen
+	wait    *slot[Req, Resp]            // taken but not submitted (the device's input ring was full); older than k.devHeld
+}
+
+// leave hands the message taken but not submitted back to the kernel, for
+// the next incarnation.
+func (p *devicePump[Req, Resp]) leave() {
+	if p.wait != nil {
+		p.k.devHeld = append([]*slot[Req, Resp]{p.wait}, p.k.devHeld...)
+		p.wait = nil
+	}
 }
 
 // deviceMoved is the fault a device pump stops with when the device
@@ -181,8 +191,8 @@ func (p *devicePump[Req, Resp]) run() error {
 	loop := &ring.Loop{
 		Control: k.cb, Wake: k.wake, Wait: devicePumpWait(k.def.wait),
 		Poll:  p.poll,
-		Ready: func() bool { return k.ready() || len(k.devHeld) > 0 },
-		Busy:  func() bool { return len(p.pending) > 0 || len(k.devHeld) > 0 },
+		Ready: func() bool { return k.ready() || len(k.devHeld) > 0 || p.wait != nil },
+		Busy:  func() bool { return len(p.pending) > 0 || len(k.devHeld) > 0 || p.wait != nil },
 		Stop: func(fault error) error {
 			err := p.stop(fault)
 			if fault == nil && err != nil {
@@ -217,7 +227,11 @@ func (p *devicePump[Req, Resp]) forward(draining bool) (bool, error) {
 	k := p.k
 	moved := false
 	for {
-		s := k.takeHeld()
+		s := p.wait
+		p.wait = nil
+		if s == nil {
+			s = k.takeHeld()
+		}
 		if s == nil {
 			next, ok := k.next()
 			if !ok {
@@ -237,8 +251,8 @@ func (p *devicePump[Req, Resp]) forward(draining bool) (bool, error) {
 			moved = true
 			continue
 		}
-		if !ok { // the device's input ring is full: try again later
-			k.devHeld = append([]*slot[Req, Resp]{s}, k.devHeld...)
+		if !ok { // the device's input ring is full: try again later (no allocation)
+			p.wait = s
 			return moved, nil
 		}
 		p.pending[s.id] = s
@@ -288,6 +302,7 @@ func (p *devicePump[Req, Resp]) collect(draining bool) (bool, error) {
 // Messages not yet forwarded stay queued for the next incarnation. It
 // returns fault, or the failure to stop the device kernel.
 func (p *devicePump[Req, Resp]) stop(fault error) error {
+	p.leave()
 	var moved *deviceMoved
 	if errors.As(fault, &moved) {
 		p.abandon()
