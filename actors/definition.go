@@ -80,7 +80,8 @@ type KernelDef[Req, Resp any] struct {
 	downstream string
 	decider    supervision.Decider
 	wait       ring.WaitStrategy
-	device     ringmsg.Op // a built-in device ring handler (NewDeviceKernel); 0: none
+	device     ringmsg.Op     // a built-in device ring handler (NewDeviceKernel); 0: none
+	prog       *deviceProgram // a user's device ring program (NewDeviceRingKernel); nil: none
 }
 
 // KernelOption configures a KernelDef.

@@ -194,6 +194,28 @@ func TestDeviceHazards(t *testing.T) {
 	}
 	noHazards("second device kernel")
 
+	// A device ring kernel of the user's own code: its registration
+	// compiles its program and loads it, in a device epoch beside the live
+	// rings, and it launches beside them.
+	epochs3 := b.EpochStats().Count
+	def3, err := NewDeviceRingKernel("hz-saxpy", DeviceSource{Code: saxpyCUDA, Entry: "saxpy"}, newSaxpyFallback("hz-saxpy"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ring3 := mustLaunch(t, rt, def3, true)
+	if ring3.Placement() != "cuda:sim" || len(hz.InFlight()) != 3 {
+		t.Fatalf("user device kernel: placement %q, persistent launches %v", ring3.Placement(), hz.InFlight())
+	}
+	if got := b.EpochStats(); got.Count <= epochs3 || got.LastReason != "cuModuleLoadDataEx" {
+		t.Fatalf("registering a user device kernel beside rings: epochs %d -> %+v", epochs3, got)
+	}
+	q := saxpyReq{A: 2, N: 2}
+	q.X[0], q.X[1], q.Y[0], q.Y[1] = 1, 2, 10, 20
+	if got, err := ring3.Request(ctx, q); err != nil || got.N != 2 || got.Z[0] != 12 || got.Z[1] != 24 {
+		t.Fatalf("user device kernel: %+v, %v", got.Z[:2], err)
+	}
+	noHazards("a user device kernel's registration")
+
 	stopTraffic()
 	if sent == 0 {
 		t.Fatal("no traffic went through the first ring")

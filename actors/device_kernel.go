@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -60,7 +61,11 @@ func NewDeviceKernel[Req, Resp any](id string, op ringmsg.Op, opts ...KernelOpti
 	if err != nil {
 		return nil, fmt.Errorf("%w: kernel %q: %w", ErrInvalidKernel, id, err)
 	}
-	def := NewStatelessKernel(id, func(_ context.Context, r Req) (Resp, error) { return h(r) }, opts...)
+	fallback := func() Handler[Req, Resp] { return func(_ context.Context, r Req) (Resp, error) { return h(r) } }
+	def, err := NewDeviceRingKernel(id, DeviceSource{Code: ringmsg.DeviceCode, Entry: op.DeviceEntry(), Types: ringmsg.DeviceTypes}, fallback, opts...)
+	if err != nil {
+		return nil, err
+	}
 	def.device = op
 	return def, nil
 }
@@ -82,46 +87,20 @@ func (k *kernel[Req, Resp]) setPlacement(where string, why error) {
 		return
 	}
 	if why != nil {
-		k.rt.logger.Info("ringactor: device kernel runs on the CPU", "kernel", k.def.id, "op", k.def.device.String(), "error", why)
+		k.rt.logger.Info("ringactor: device kernel runs on the CPU", "kernel", k.def.id, "handler", k.def.deviceName(), "placement", where, "error", why)
 		return
 	}
-	k.rt.logger.Info("ringactor: device kernel runs on the device", "kernel", k.def.id, "op", k.def.device.String(), "backend", where)
-}
-
-// launchDeviceRing launches a persistent device ring kernel on the first
-// CUDA backend that can run one, or says why none can.
-func (rt *Runtime) launchDeviceRing() (*cuda.RingKernel, string, error) {
-	var why error = errors.New("no CUDA backend")
-	for _, b := range rt.selector.Backends() {
-		cb, ok := b.(*cuda.Backend)
-		if !ok {
-			continue
-		}
-		if err := cb.Available(); err != nil {
-			why = err
-			continue
-		}
-		if err := cb.CheckPersistent(); err != nil {
-			why = err
-			continue
-		}
-		ring, err := cb.LaunchRing(cuda.RingConfig{})
-		if err != nil {
-			why = err
-			continue
-		}
-		return ring, cb.Name(), nil
-	}
-	return nil, "", why
+	k.rt.logger.Info("ringactor: device kernel runs on the device", "kernel", k.def.id, "handler", k.def.deviceName(), "placement", where,
+		"reason", "the backend runs persistent kernels and the handler is loaded")
 }
 
 // startDeviceLoop runs this incarnation on a launched device ring kernel:
 // a pump goroutine forwards admitted messages into the device's input ring
 // and delivers the replies of its output ring.
-func (k *kernel[Req, Resp]) startDeviceLoop(c actor.Context, ring *cuda.RingKernel, backend string) {
-	k.setPlacement(backend, nil)
+func (k *kernel[Req, Resp]) startDeviceLoop(c actor.Context, ring *cuda.RingKernel, backend *cuda.Backend) {
+	k.setPlacement(backend.Name(), nil)
 	ring.Activate() // the Go side's gate is the kernel's gate
-	p := &devicePump[Req, Resp]{k: k, ring: ring, pending: map[uint64]*slot[Req, Resp]{}}
+	p := &devicePump[Req, Resp]{k: k, ring: ring, backend: backend, pending: map[uint64]*slot[Req, Resp]{}, buf: make([]byte, ring.PayloadMax())}
 	k.spawnLoop(c, p.run)
 }
 
@@ -129,7 +108,78 @@ func (k *kernel[Req, Resp]) startDeviceLoop(c actor.Context, ring *cuda.RingKern
 type devicePump[Req, Resp any] struct {
 	k       *kernel[Req, Resp]
 	ring    *cuda.RingKernel
+	backend *cuda.Backend
 	pending map[uint64]*slot[Req, Resp] // on the device, by message id
+	free    []*slot[Req, Resp]          // slots of answered messages, for reuse (no allocation per message)
+	buf     []byte                      // a reply's payload, copied out of the output ring
+	faulted error                       // this kernel's own device fault, once seen
+	wait    *slot[Req, Resp]            // taken but not submitted (the device's input ring was full); older than k.devHeld
+}
+
+// leave hands the message taken but not submitted back to the kernel, for
+// the next incarnation.
+func (p *devicePump[Req, Resp]) leave() {
+	if p.wait != nil {
+		p.k.devHeld = append([]*slot[Req, Resp]{p.wait}, p.k.devHeld...)
+		p.wait = nil
+	}
+}
+
+// deviceMoved is the fault a device pump stops with when the device
+// failed (its own kernel faulted, or another ring kernel of the same
+// backend did): the kernel's next incarnation runs its fallback with the
+// queued messages; it is not a failure of the kernel itself.
+type deviceMoved struct{ err error }
+
+func (e *deviceMoved) Error() string {
+	return "device failed, moving to the fallback: " + e.err.Error()
+}
+func (e *deviceMoved) Unwrap() error { return e.err }
+
+// deviceFault checks, without blocking, whether this kernel's device
+// launch faulted (then the backend is marked failed for every kernel of
+// its context) or the backend failed under another kernel.
+func (p *devicePump[Req, Resp]) deviceFault() error {
+	if err := p.ring.Fault(); err != nil {
+		p.faulted = err
+		p.backend.MarkFailed(err)
+		p.k.rt.logger.Warn("ringactor: device fault: every device ring kernel of the backend moves to its fallback",
+			"kernel", p.k.def.id, "backend", p.backend.Name(), "error", err)
+		return &deviceMoved{err}
+	}
+	if err := p.backend.Failed(); err != nil {
+		return &deviceMoved{err}
+	}
+	return nil
+}
+
+// takeHeld returns the oldest message an earlier incarnation left, or nil.
+func (k *kernel[Req, Resp]) takeHeld() *slot[Req, Resp] {
+	if len(k.devHeld) == 0 {
+		return nil
+	}
+	s := k.devHeld[0]
+	k.devHeld = k.devHeld[1:]
+	return s
+}
+
+// take returns a slot holding s's message, reusing an answered one.
+func (p *devicePump[Req, Resp]) take(s *slot[Req, Resp]) *slot[Req, Resp] {
+	var t *slot[Req, Resp]
+	if n := len(p.free); n > 0 {
+		t, p.free = p.free[n-1], p.free[:n-1]
+	} else {
+		t = new(slot[Req, Resp])
+	}
+	*t = *s
+	return t
+}
+
+// done finishes an answered message and keeps its slot for reuse.
+func (p *devicePump[Req, Resp]) done(s *slot[Req, Resp], resp Resp, err error, failed bool) {
+	p.k.finish(s, resp, err, failed)
+	*s = slot[Req, Resp]{}
+	p.free = append(p.free, s)
 }
 
 // run is the pump's loop: a ring.Loop whose poll collects the device's
@@ -141,8 +191,8 @@ func (p *devicePump[Req, Resp]) run() error {
 	loop := &ring.Loop{
 		Control: k.cb, Wake: k.wake, Wait: devicePumpWait(k.def.wait),
 		Poll:  p.poll,
-		Ready: func() bool { return k.ready() || k.devHeld != nil },
-		Busy:  func() bool { return len(p.pending) > 0 || k.devHeld != nil },
+		Ready: func() bool { return k.ready() || len(k.devHeld) > 0 || p.wait != nil },
+		Busy:  func() bool { return len(p.pending) > 0 || len(k.devHeld) > 0 || p.wait != nil },
 		Stop: func(fault error) error {
 			err := p.stop(fault)
 			if fault == nil && err != nil {
@@ -158,6 +208,9 @@ func (p *devicePump[Req, Resp]) run() error {
 // then (gate open, or draining) move admitted messages to the device.
 func (p *devicePump[Req, Resp]) poll(draining bool) (bool, error) {
 	k := p.k
+	if err := p.deviceFault(); err != nil {
+		return false, err
+	}
 	progressed, err := p.collect(draining)
 	if err == nil && (draining || k.cb.IsOpen()) {
 		var fwd bool
@@ -174,29 +227,32 @@ func (p *devicePump[Req, Resp]) forward(draining bool) (bool, error) {
 	k := p.k
 	moved := false
 	for {
-		s := k.devHeld
+		s := p.wait
+		p.wait = nil
+		if s == nil {
+			s = k.takeHeld()
+		}
 		if s == nil {
 			next, ok := k.next()
 			if !ok {
 				return moved, nil
 			}
-			s = &next
+			s = p.take(&next)
 		}
-		k.devHeld = nil
 		var zero Resp
 		if err := k.screen(s, draining); err != nil {
-			k.finish(s, zero, err, false)
+			p.done(s, zero, err, false)
 			moved = true
 			continue
 		}
-		ok, err := p.ring.TrySubmit(k.def.device.TypeID(), s.id, messages.FixedBytes(&s.msg))
+		ok, err := p.ring.TrySubmit(k.def.deviceTypeID(), s.id, messages.FixedBytes(&s.msg))
 		if err != nil { // the message cannot go to the device at all
-			k.finish(s, zero, &gpu.ExecutionError{Kernel: k.def.id, MessageID: s.id, Err: err}, true)
+			p.done(s, zero, &gpu.ExecutionError{Kernel: k.def.id, MessageID: s.id, Err: err}, true)
 			moved = true
 			continue
 		}
-		if !ok { // the device's input ring is full: try again later
-			k.devHeld = s
+		if !ok { // the device's input ring is full: try again later (no allocation)
+			p.wait = s
 			return moved, nil
 		}
 		p.pending[s.id] = s
@@ -211,10 +267,11 @@ func (p *devicePump[Req, Resp]) collect(draining bool) (bool, error) {
 	got := false
 	var fault error
 	for {
-		h, payload, ok := p.ring.TryPoll()
+		h, n, ok := p.ring.TryPollInto(p.buf)
 		if !ok {
 			return got, fault
 		}
+		payload := p.buf[:min(n, len(p.buf))]
 		got = true
 		s := p.pending[h.CorrelationID]
 		if s == nil {
@@ -224,8 +281,8 @@ func (p *devicePump[Req, Resp]) collect(draining bool) (bool, error) {
 		delete(p.pending, h.CorrelationID)
 		var zero Resp
 		if h.Status != ringmsg.StatusOK {
-			ee := &gpu.ExecutionError{Kernel: k.def.id, MessageID: s.id, Err: ringmsg.StatusError(k.def.device, h.Status)}
-			k.finish(s, zero, ee, true)
+			ee := &gpu.ExecutionError{Kernel: k.def.id, MessageID: s.id, Err: k.def.deviceStatusError(h.Status)}
+			p.done(s, zero, ee, true)
 			if fault == nil && !draining && k.def.decider(ee) != supervision.Resume {
 				fault = ee
 			}
@@ -233,10 +290,10 @@ func (p *devicePump[Req, Resp]) collect(draining bool) (bool, error) {
 		}
 		resp, err := messages.DecodeFixed[Resp](payload)
 		if err != nil {
-			k.finish(s, zero, &gpu.ExecutionError{Kernel: k.def.id, MessageID: s.id, Err: err}, true)
+			p.done(s, zero, &gpu.ExecutionError{Kernel: k.def.id, MessageID: s.id, Err: err}, true)
 			continue
 		}
-		k.finish(s, resp, nil, false)
+		p.done(s, resp, nil, false)
 	}
 }
 
@@ -245,6 +302,12 @@ func (p *devicePump[Req, Resp]) collect(draining bool) (bool, error) {
 // Messages not yet forwarded stay queued for the next incarnation. It
 // returns fault, or the failure to stop the device kernel.
 func (p *devicePump[Req, Resp]) stop(fault error) error {
+	p.leave()
+	var moved *deviceMoved
+	if errors.As(fault, &moved) {
+		p.abandon()
+		return fault
+	}
 	p.ring.Terminate(ring.TerminateDrain)
 	ctx, cancel := context.WithTimeout(context.Background(), deviceTerminateTimeout)
 	defer cancel()
@@ -252,7 +315,7 @@ func (p *devicePump[Req, Resp]) stop(fault error) error {
 	_, _ = p.collect(true) // replies left after the ack (draining: no fault)
 	var zero Resp
 	for id, s := range p.pending { // the device never answered these
-		p.k.finish(s, zero, &gpu.ExecutionError{Kernel: p.k.def.id, MessageID: s.id,
+		p.done(s, zero, &gpu.ExecutionError{Kernel: p.k.def.id, MessageID: s.id,
 			Err: fmt.Errorf("device ring kernel stopped without answering: %w", errors.Join(werr, fault))}, true)
 		delete(p.pending, id)
 	}
@@ -262,4 +325,60 @@ func (p *devicePump[Req, Resp]) stop(fault error) error {
 		return fault
 	}
 	return errors.Join(werr, cerr)
+}
+
+// abandon leaves a failed device: replies it published are delivered; the
+// message it was handling when it faulted (the oldest it held, if this
+// kernel's launch faulted) gets an ExecutionError wrapping the fault; the
+// others it held go back to the kernel, oldest first, for the fallback.
+// (The device State is lost; the fallback starts from a fresh state.)
+func (p *devicePump[Req, Resp]) abandon() {
+	p.ring.Abandon()
+	_, _ = p.collect(true) // replies published before the fault (draining: no fault)
+	ids := make([]uint64, 0, len(p.pending))
+	for id := range p.pending {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids) // message ids grow in admission order
+	var zero Resp
+	requeue := make([]*slot[Req, Resp], 0, len(ids))
+	for i, id := range ids {
+		s := p.pending[id]
+		delete(p.pending, id)
+		if i == 0 && p.faulted != nil {
+			p.done(s, zero, &gpu.ExecutionError{Kernel: p.k.def.id, MessageID: s.id, Err: p.faulted}, true)
+			continue
+		}
+		requeue = append(requeue, s)
+	}
+	p.k.devHeld = append(requeue, p.k.devHeld...)
+	p.k.endBatch()
+}
+
+// deviceName names the kernel's device handler in logs: the built-in op,
+// or the user program's entry.
+func (d *KernelDef[Req, Resp]) deviceName() string {
+	if d.device != 0 || d.prog == nil {
+		return d.device.String()
+	}
+	return d.prog.src.Entry
+}
+
+// deviceTypeID is the slot type id of the kernel's messages on the device.
+func (d *KernelDef[Req, Resp]) deviceTypeID() uint32 {
+	if d.device != 0 || d.prog == nil {
+		return d.device.TypeID()
+	}
+	return d.prog.typeID
+}
+
+// deviceStatusError is the cause of the ExecutionError of a device reply
+// with a status other than OK: for a built-in handler the error its CPU
+// implementation gives; for a user's handler a *DeviceStatusError (a
+// length the loop refused, which typed messages cannot cause, is one too).
+func (d *KernelDef[Req, Resp]) deviceStatusError(status uint32) error {
+	if d.device != 0 || d.prog == nil {
+		return ringmsg.StatusError(d.device, status)
+	}
+	return &DeviceStatusError{Kernel: d.id, Status: status}
 }

@@ -8,6 +8,7 @@ import (
 	"math"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/ringactor/ringactor/gpu"
 	"github.com/ringactor/ringactor/gpu/cuda"
@@ -17,7 +18,7 @@ import (
 
 // simRuntime is a runtime with a simulated CUDA device (the real backend
 // code over hostsim's host-compiled kernels), closed after the runtime.
-func simRuntime(t *testing.T) *Runtime {
+func simRuntime(t *testing.T, opts ...Option) *Runtime {
 	t.Helper()
 	b := cuda.NewSimulatedBackend(64 << 20)
 	t.Cleanup(func() {
@@ -25,7 +26,7 @@ func simRuntime(t *testing.T) *Runtime {
 			t.Errorf("closing the simulated backend: %v", err)
 		}
 	})
-	return newTestRuntime(t, WithBackends(b))
+	return newTestRuntime(t, append([]Option{WithBackends(b)}, opts...)...)
 }
 
 // TestDeviceKernelOnSimulatedDevice runs every built-in device handler as
@@ -33,7 +34,10 @@ func simRuntime(t *testing.T) *Runtime {
 // API, and compares with the CPU handlers.
 func TestDeviceKernelOnSimulatedDevice(t *testing.T) {
 	rt := simRuntime(t)
-	ctx := testCtx(t)
+	// Registering each built-in compiles its program (NVRTC, and g++ for
+	// the simulated device unless cached): give the nine of them time.
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
 	v := vecMsg(100, func(i int) (float32, float32) { return float32(i) - 50, float32(i%7) * 0.5 })
 	u := ringmsg.UnaryMsg{N: 100, Param: 0.1}
 	r := ringmsg.ReduceMsg{N: 100}

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/ringactor/ringactor/gpu"
+	"github.com/ringactor/ringactor/gpu/cuda"
 	"github.com/ringactor/ringactor/gpu/ringmsg"
 )
 
@@ -52,6 +53,10 @@ func TestDeviceKernelCPUFallback(t *testing.T) {
 
 // deviceUsable reports whether the runtime has a usable CUDA backend.
 func deviceUsable(rt *Runtime) bool {
-	_, _, err := rt.launchDeviceRing()
-	return err == nil
+	for _, b := range rt.selector.Backends() {
+		if cb, ok := b.(*cuda.Backend); ok && cb.Available() == nil && cb.CheckPersistent() == nil {
+			return true
+		}
+	}
+	return false
 }

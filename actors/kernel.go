@@ -119,10 +119,11 @@ type kernel[Req, Resp any] struct {
 
 	// owned by the actor goroutine
 	loopRunning bool
-	// devHeld is a message a device pump took from the ring but could not
-	// yet submit (the device's input ring was full); the next incarnation
-	// submits it first.
-	devHeld     *slot[Req, Resp]
+	// devHeld are messages a device incarnation took from the ring and
+	// did not answer, oldest first: one it could not yet submit (the
+	// device's input ring was full), or those the device held when it
+	// faulted. The next incarnation handles them first.
+	devHeld     []*slot[Req, Resp]
 	loopDone    chan struct{}
 	lastFault   error
 	terminators []func(lifecycle.Reply)

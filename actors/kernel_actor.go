@@ -1,6 +1,7 @@
 package actors
 
 import (
+	"errors"
 	"fmt"
 	"reflect"
 
@@ -99,8 +100,8 @@ func (k *kernel[Req, Resp]) onStarted(c actor.Context) {
 // startLoop runs a fresh handler on a new loop goroutine. The handler's
 // factory runs here, so a panicking factory fails the actor like a handler.
 func (k *kernel[Req, Resp]) startLoop(c actor.Context) {
-	if k.def.device != 0 {
-		ring, backend, err := k.rt.launchDeviceRing()
+	if k.def.prog != nil {
+		ring, backend, err := k.def.prog.launch(k.rt)
 		if err == nil {
 			k.startDeviceLoop(c, ring, backend)
 			return
@@ -122,21 +123,22 @@ func (k *kernel[Req, Resp]) startLoop(c actor.Context) {
 		Poll:  func(draining bool) (bool, error) { return k.poll(h, draining) },
 		Ready: k.ready,
 	}
-	if held := k.devHeld; held != nil {
-		// A device incarnation left a message it had taken but not
-		// submitted; this CPU incarnation handles it first.
+	if held := k.devHeld; len(held) > 0 {
+		// A device incarnation left messages it had taken but not
+		// answered; this CPU incarnation handles them first, in order.
 		k.devHeld = nil
 		poll, ready := loop.Poll, loop.Ready
 		loop.Poll = func(draining bool) (bool, error) {
-			if s := held; s != nil {
-				held = nil
+			if len(held) > 0 {
+				s := held[0]
+				held = held[1:]
 				err := k.handle(h, s, draining)
 				k.endBatch()
 				return true, err
 			}
 			return poll(draining)
 		}
-		loop.Ready = func() bool { return held != nil || ready() }
+		loop.Ready = func() bool { return len(held) > 0 || ready() }
 	}
 	k.spawnLoop(c, loop.Run)
 }
@@ -174,6 +176,16 @@ func (k *kernel[Req, Resp]) onLoopEnd(c actor.Context, fault error) {
 		k.finishTermination(c)
 		return
 	}
+	k.mu.Unlock()
+	var moved *deviceMoved
+	if errors.As(fault, &moved) {
+		// The device failed under this kernel: the next incarnation runs
+		// the fallback, with the queued messages (no supervisor restart:
+		// nothing of the kernel's own failed).
+		k.startLoop(c)
+		return
+	}
+	k.mu.Lock()
 	if next, err := lifecycle.Transition(k.st, lifecycle.Fault); err == nil {
 		k.setState(next)
 	}
@@ -278,11 +290,11 @@ func (k *kernel[Req, Resp]) onStopping() {
 		k.wake.Notify()
 		<-k.loopDone
 	} else { // no loop: this goroutine is the ring's consumer now
-		if s := k.devHeld; s != nil {
-			k.devHeld = nil
+		for _, s := range k.devHeld {
 			k.handle(nil, s, true) // rejecting: the handler is never called
-			k.endBatch()
 		}
+		k.devHeld = nil
+		k.endBatch()
 		for found := true; found; {
 			found, _ = k.poll(nil, true) // rejecting: the handler is never called
 		}

@@ -245,6 +245,11 @@ func (d *KernelDef[Req, Resp]) register(rt *Runtime) (anyKernel, error) {
 	if err := d.validate(); err != nil {
 		return nil, err
 	}
+	if d.prog != nil {
+		if err := d.prog.prepare(rt); err != nil {
+			return nil, kernelErr(d.id, err)
+		}
+	}
 	return newKernel(rt, d), nil
 }
 

@@ -38,6 +38,9 @@ type Kind struct {
 	// placement actor spawns it; an actor the producer makes without an
 	// identity (Proto.Actor's own identity lookup) refuses every request.
 	producer func(m *Member, identity string, state []byte) actor.Producer
+	// prepare, if set, runs when member m starts (a device kind compiles
+	// its program there).
+	prepare func(m *Member) error
 }
 
 // NewKind declares a cluster kind named name whose activations run a ring
@@ -108,6 +111,9 @@ type grain[Req, Resp any] struct {
 	state    []byte
 	start    startFunc[Req, Resp]
 	opts     []actors.KernelOption
+	// newDef, if set, declares the identity's kernel (a device kind's
+	// device ring kernel) instead of actors.NewKernel with start's handler.
+	newDef func(kernelID string) (*actors.KernelDef[Req, Resp], error)
 
 	kernelID string
 	kernel   *actors.Kernel[Req, Resp]
@@ -152,9 +158,16 @@ func (g *grain[Req, Resp]) activate(c actor.Context) {
 	if err == nil {
 		ctx, cancel := context.WithTimeout(context.Background(), activationTimeout)
 		defer cancel()
-		def := actors.NewKernel(g.kernelID, newHandler, g.opts...)
+		var def *actors.KernelDef[Req, Resp]
+		if g.newDef != nil {
+			def, err = g.newDef(g.kernelID)
+		} else {
+			def = actors.NewKernel(g.kernelID, newHandler, g.opts...)
+		}
 		var h *actors.Kernel[Req, Resp]
-		h, err = actors.Launch(ctx, g.member.rt, def)
+		if err == nil {
+			h, err = actors.Launch(ctx, g.member.rt, def)
+		}
 		if err == nil {
 			err = h.Activate(ctx)
 			if err != nil {

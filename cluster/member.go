@@ -52,6 +52,13 @@ type memberConfig struct {
 	providers      *telemetry.Providers
 }
 
+// WithRuntimeOptions adds options to the member's ringactor runtime, e.g.
+// actors.WithBackends to give device kinds (NewDeviceKind) a CUDA backend
+// or the simulated device.
+func WithRuntimeOptions(opts ...actors.Option) Option {
+	return func(c *memberConfig) { c.runtimeOptions = append(c.runtimeOptions, opts...) }
+}
+
 // WithProtoKinds makes the member also host plain Proto.Actor cluster kinds,
 // next to its ringactor kinds: a user's own grains, in the same cluster.
 func WithProtoKinds(kinds ...*pcluster.Kind) Option {
@@ -306,7 +313,8 @@ func configure(kinds []*Kind, opts []Option) (cfg memberConfig, host string, por
 // newMember makes the member's runtime on sys, its Proto.Actor kinds and its
 // topology subscription.
 func newMember(sys *actor.ActorSystem, name string, kinds []*Kind, cfg memberConfig) (*Member, []*pcluster.Kind, error) {
-	rt, err := actors.NewRuntime(append(cfg.runtimeOptions, actors.WithActorSystem(sys), actors.WithName("ringactor-cluster-"+name), actors.WithLogger(cfg.logger))...)
+	rt, err := actors.NewRuntime(append([]actors.Option{actors.WithActorSystem(sys), actors.WithName("ringactor-cluster-" + name),
+		actors.WithLogger(cfg.logger)}, cfg.runtimeOptions...)...)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -320,6 +328,11 @@ func newMember(sys *actor.ActorSystem, name string, kinds []*Kind, cfg memberCon
 	}
 	pkinds := make([]*pcluster.Kind, len(kinds))
 	for i, k := range kinds {
+		if k.prepare != nil {
+			if err := k.prepare(m); err != nil {
+				return nil, nil, errors.Join(fmt.Errorf("cluster: kind %q: %w", k.name, err), rt.Close(context.Background()))
+			}
+		}
 		pkinds[i] = k.build(m)
 		m.kinds[k.name] = k
 	}

@@ -15,7 +15,7 @@ import (
 
 // Help text of the pipeline command.
 const (
-	pipelineSynopsis    = "[--window-ms W] [--scale S] [--offset O] [--lateness-ms L] [--max-rejects N] [FILE | -]"
+	pipelineSynopsis    = "[--window-ms W] [--scale S] [--offset O] [--lateness-ms L] [--max-rejects N] [--device[=sim]] [FILE | -]"
 	pipelineDescription = `Stream sensor readings through a stream graph of ring kernels,
 parse → scale → window → sink, and print per-sensor tumbling-window
 statistics as CSV on stdout.
@@ -46,6 +46,14 @@ bounded on endless input; an event for a window that has closed is
 rejected as late ("line N: late event for window ..."). Rows then come out
 as windows close: ordered by window start, then sensor.
 
+--device runs the scale stage's arithmetic as a device ring kernel (a CUDA
+handler in a persistent GPU loop, with a Go fallback where no GPU can run
+it); --device=sim runs it on the simulated device (the same program built
+for the host), so a machine without a GPU exercises the device path. The
+output is the same as without --device, bit for bit. With --device each
+stage's placement is printed on stderr as "stage NAME: PLACEMENT" (e.g.
+"stage scale: cuda:sim", "stage window: cpu").
+
 The rings are bounded: a slow consumer of stdout slows the reading down.
 Flags may come before or after FILE.
 `
@@ -72,6 +80,8 @@ func runPipelineCommand(ctx context.Context, args []string, stdout, stderr io.Wr
 	fs.Float64Var(&cfg.Offset, "offset", cfg.Offset, "then add `O` (finite)")
 	lateness := fs.Int64("lateness-ms", 0, "stream: write a window once the newest timestamp is `L` ms past its end (at least 0); unset: hold every window until the end of input")
 	maxRejects := fs.Int64("max-rejects", -1, "stop with an error at the first rejected row beyond `N` (0: none allowed; -1: any number)")
+	var device deviceFlag
+	fs.Var(&device, "device", "run the scale stage as a device ring kernel; `=sim` on the simulated device")
 	verbose := fs.Bool("v", false, "log at debug level (by default only warnings and errors are logged: stderr is for rejected rows)")
 	files, code, ok := parseInterspersed(fs, args)
 	if !ok {
@@ -104,7 +114,12 @@ func runPipelineCommand(ctx context.Context, args []string, stdout, stderr io.Wr
 		defer f.Close()
 		in = f
 	}
-	st, err := sensor.Run(ctx, cfg, in, stdout, stderr, actors.WithLogger(log))
+	devOpts, release, err := pipelineDevice(device.mode, &cfg, stderr)
+	if err != nil {
+		return failure(stderr, "pipeline", err)
+	}
+	defer release()
+	st, err := sensor.Run(ctx, cfg, in, stdout, stderr, append([]actors.Option{actors.WithLogger(log)}, devOpts...)...)
 	if errors.Is(err, sensor.ErrTooManyRejects) {
 		// The rejects are on stderr already; the kernel's wrapping says nothing more.
 		err = fmt.Errorf("stopped: more than %d rows rejected (--max-rejects %d)", cfg.MaxRejects, cfg.MaxRejects)

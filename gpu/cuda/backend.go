@@ -133,8 +133,12 @@ func (b *Backend) Kind() gpu.BackendKind { return gpu.KindCUDA }
 // (DeviceUnavailable) saying why there is none: the probe's reason (no
 // library, cuInit failed with the driver's error, no device), or the
 // one-shot module failing to load (with its *ModuleLoadError and JIT log).
-// The first call with a device opens it.
+// The first call with a device opens it. After a device fault
+// (MarkFailed) it returns the fault.
 func (b *Backend) Available() error {
+	if err := b.Failed(); err != nil {
+		return err
+	}
 	_, err := b.device()
 	return err
 }

@@ -61,7 +61,8 @@ type ringPark struct {
 	id        uint64
 	fn        Function
 	threads   uint32
-	args      [3]uint64
+	args      []uint64
+	smem      uint32 // dynamic shared memory of the launch
 	parked    bool
 	want      ring.TerminateMode // the owner's terminate request (0: none)
 	launchErr error              // a relaunch that failed
@@ -217,8 +218,7 @@ func (d *device) resume(k *RingKernel) error {
 	}
 	k.cb.Terminate.Store(uint64(want))
 	k.cb.TerminatedAck.Store(0)
-	err := d.api.LaunchKernel(k.park.fn, Dim3{X: 1}, Dim3{X: k.park.threads}, 0, k.stream,
-		k.park.args[0], k.park.args[1], k.park.args[2])
+	err := d.api.LaunchKernel(k.park.fn, Dim3{X: 1}, Dim3{X: k.park.threads}, k.park.smem, k.stream, k.park.args...)
 	if err != nil {
 		// The ring is gone: its owner's Wait reports why.
 		k.park.launchErr = fmt.Errorf("cuda: relaunching ring %d after a device epoch: %w", k.park.id, err)

@@ -140,9 +140,8 @@ func (b *Backend) LaunchRing(cfg RingConfig) (*RingKernel, error) {
 			return err
 		}
 		k.park.fn, k.park.threads = fn, uint32(cfg.Threads)
-		k.park.args = [3]uint64{ArgPtr(base), ArgPtr(base + DevicePtr(inOff)), ArgPtr(base + DevicePtr(outOff))}
-		if err := d.api.LaunchKernel(fn, Dim3{X: 1}, Dim3{X: k.park.threads}, 0, k.stream,
-			k.park.args[0], k.park.args[1], k.park.args[2]); err != nil {
+		k.park.args = []uint64{ArgPtr(base), ArgPtr(base + DevicePtr(inOff)), ArgPtr(base + DevicePtr(outOff))}
+		if err := d.api.LaunchKernel(fn, Dim3{X: 1}, Dim3{X: k.park.threads}, 0, k.stream, k.park.args...); err != nil {
 			return err
 		}
 		d.addLive(k)
@@ -222,6 +221,17 @@ func (k *RingKernel) TryPoll() (h ring.SlotHeader, payload []byte, ok bool) {
 		return r.h, r.payload, true
 	}
 	return k.out.TryPop()
+}
+
+// TryPollInto is TryPoll copying the payload into dst (of at least
+// PayloadMax bytes) instead of a new slice; n is the payload's length.
+// Consumer side: one goroutine at a time.
+func (k *RingKernel) TryPollInto(dst []byte) (h ring.SlotHeader, n int, ok bool) {
+	if k.mem == nil {
+		h, p, ok := k.TryPoll()
+		return h, copy(dst, p), ok
+	}
+	return k.out.TryPopInto(dst)
 }
 
 // Terminate asks the kernel to exit: ring.TerminateDrain handles what is

@@ -37,7 +37,10 @@ type fakeDevice struct {
 }
 
 type fakeModule struct{ image []byte }
-type fakeFunc struct{ name string }
+type fakeFunc struct {
+	name string
+	prog *hostsim.Program // a user's ring program (simdevice_program.go); nil for the built-in kernels
+}
 type fakeEvent struct {
 	s    *fakeStream
 	mu   sync.Mutex
@@ -229,7 +232,7 @@ func (f *fakeDevice) ModuleUnload(m Module) error {
 	return nil
 }
 
-func (f *fakeDevice) LaunchKernel(fn Function, grid, block Dim3, _ uint32, s Stream, args ...uint64) error {
+func (f *fakeDevice) LaunchKernel(fn Function, grid, block Dim3, smem uint32, s Stream, args ...uint64) error {
 	if fn.IsNil() {
 		return fakeErr("cuLaunchKernel", ErrInvalidHandle, "CUDA_ERROR_INVALID_HANDLE", "nil function")
 	}
@@ -242,13 +245,20 @@ func (f *fakeDevice) LaunchKernel(fn Function, grid, block Dim3, _ uint32, s Str
 	if _, err := f.stream(s); err != nil {
 		return err
 	}
+	prog := (*fakeFunc)(fn.p).prog
 	tr, err := f.hz.Begin(streamID(s), name, a) // in flight until the kernel returns
 	if err != nil {
 		return err
 	}
 	return f.enqueue(s, func() error {
 		defer f.hz.End(tr)
-		if err := f.sim.Launch(name, [3]uint32{g.X, g.Y, g.Z}, [3]uint32{b.X, b.Y, b.Z}, a); err != nil {
+		launch := func() error { return f.sim.Launch(name, [3]uint32{g.X, g.Y, g.Z}, [3]uint32{b.X, b.Y, b.Z}, a) }
+		if prog != nil {
+			launch = func() error {
+				return f.sim.LaunchProgram(prog, [3]uint32{g.X, g.Y, g.Z}, [3]uint32{b.X, b.Y, b.Z}, smem, a)
+			}
+		}
+		if err := launch(); err != nil {
 			return fakeErr("cuLaunchKernel", ErrLaunchFailed, "CUDA_ERROR_LAUNCH_FAILED", err.Error())
 		}
 		return nil

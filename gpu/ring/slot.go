@@ -183,6 +183,25 @@ func (r *SlotRing) TryPop() (h SlotHeader, payload []byte, ok bool) {
 	return h, payload, true
 }
 
+// TryPopInto is TryPop copying the payload into dst instead of a new
+// slice: n is the payload's length, at most len(dst) bytes of it copied
+// (a dst of PayloadMax bytes holds any payload). Consumer side only.
+func (r *SlotRing) TryPopInto(dst []byte) (h SlotHeader, n int, ok bool) {
+	head := r.hdr.Head.Load() // own index
+	if head == r.cachedTail {
+		r.cachedTail = r.hdr.Tail.Load() // acquire the producer's writes
+		if head == r.cachedTail {
+			return h, 0, false
+		}
+	}
+	s := r.slot(head)
+	h = *(*SlotHeader)(s)
+	n = min(int(h.Length), r.PayloadMax())
+	copy(dst, unsafe.Slice((*byte)(unsafe.Add(s, unsafe.Sizeof(SlotHeader{}))), n))
+	r.hdr.Head.Store(head + 1) // release the slot to the producer
+	return h, n, true
+}
+
 // Len is the number of slots in use (exact only when both sides are still).
 func (r *SlotRing) Len() int {
 	tail, head := r.hdr.Tail.Load(), r.hdr.Head.Load()

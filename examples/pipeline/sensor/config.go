@@ -39,6 +39,15 @@ type Config struct {
 	// RingCapacity is each stage's input ring, in messages, a power of two
 	// at least 2 (0: DefaultRingCapacity).
 	RingCapacity int
+	// DeviceScale runs the scale stage's arithmetic as a device ring kernel
+	// (NewDeviceScaleKernel): on the runtime's CUDA backend (or the
+	// simulated device) where one can run it, else its Go fallback; the
+	// output is the same bit for bit.
+	DeviceScale bool
+	// OnStage, if set, is told where each stage runs ("cpu", "cuda:0",
+	// "cuda:sim"), stage by stage (parse, scale, window, sink), once the
+	// pipeline is launched.
+	OnStage func(stage, placement string)
 }
 
 // DefaultConfig is W = 1000 ms, scale 1, offset 0, every window held until

@@ -100,7 +100,16 @@ func runChainIn(ctx context.Context, rt *actors.Runtime, cfg Config, in io.Reade
 		return Stats{}, err
 	}
 	launched = append([]stage{windowK}, launched...)
-	scaleK, err := launch(ctx, rt, actors.NewStatelessKernel(prefix+"scale", newScaleHandler(cfg),
+	scaleHandler, scalePlacement := newScaleHandler(cfg), actors.PlacementCPU
+	if cfg.DeviceScale {
+		dev, err := launchDeviceScale(ctx, rt, prefix+"scale.device")
+		if err != nil {
+			return Stats{}, err
+		}
+		launched = append([]stage{dev}, launched...)
+		scaleHandler, scalePlacement = newDeviceScaleHandler(cfg, dev), dev.Placement()
+	}
+	scaleK, err := launch(ctx, rt, actors.NewStatelessKernel(prefix+"scale", scaleHandler,
 		with(actors.WithDownstream(windowK.ID()))...))
 	if err != nil {
 		return Stats{}, err
@@ -112,6 +121,12 @@ func runChainIn(ctx context.Context, rt *actors.Runtime, cfg Config, in io.Reade
 		return Stats{}, err
 	}
 	launched = append([]stage{parseK}, launched...)
+	if cfg.OnStage != nil {
+		cfg.OnStage("parse", parseK.Placement())
+		cfg.OnStage("scale", scalePlacement)
+		cfg.OnStage("window", windowK.Placement())
+		cfg.OnStage("sink", sinkK.Placement())
+	}
 
 	// The reader feeds parse; this goroutine reads the sink's progress until
 	// the final chunk has come through every stage.

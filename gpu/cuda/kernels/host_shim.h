@@ -25,8 +25,15 @@
 //   cuda::atomic_ref<T, scope>          -> std::atomic_ref<T> (C++20); scopes
 //                                          collapse to the process
 //   cuda::std::memory_order_*           -> std::memory_order_*
+//   __trap()                            -> marks the launch faulted (the device
+//                                          ring loop then exits without an
+//                                          ack; the launch reports a fault)
 //   rc_now_ns() (ring_kernel.cuh)       -> system_clock nanoseconds (unix
 //                                          epoch, like the host's stamps)
+//   extern __shared__ (dynamic shared   -> rc_host::dyn_smem, a buffer per
+//   memory; RC_DYNAMIC_SHARED in           block of each launch_smem call
+//   ring_loop.cuh)                         (blocks run one after another, so
+//                                          one buffer serves a launch)
 
 #ifndef RINGACTOR_HOST_SHIM_H
 #define RINGACTOR_HOST_SHIM_H
@@ -62,6 +69,13 @@ namespace rc_host {
 
 inline thread_local dim3 thread_idx, block_idx, block_dim, grid_dim;
 inline thread_local std::barrier<> *block_barrier = nullptr;
+// dyn_smem is the dynamic shared memory of the block being run (see
+// launch_smem): one buffer per block per launch, so launches of the same
+// kernel may run at once.
+inline thread_local unsigned char *dyn_smem = nullptr;
+// trap_flag is set by __trap() in a launch_smem launch: the simulated
+// device's model of a device fault (see __trap below).
+inline thread_local std::atomic<bool> *trap_flag = nullptr;
 
 inline unsigned long long now_ns() {
 	return (unsigned long long)std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -101,6 +115,27 @@ inline void launch(dim3 grid, dim3 block, const std::function<void()> &body) {
 	}
 }
 
+// launch_smem is launch with smem bytes of dynamic shared memory per block
+// (64-byte aligned, zeroed), reached through dyn_smem.
+// It returns whether a thread called __trap().
+inline bool launch_smem(dim3 grid, dim3 block, size_t smem, const std::function<void()> &body) {
+	const size_t bytes = (smem + 63) & ~(size_t)63;
+	std::vector<unsigned char> buf(bytes + 64);
+	unsigned char *base = buf.data() + ((64 - (reinterpret_cast<uintptr_t>(buf.data()) & 63)) & 63);
+	std::atomic<bool> trapped{false};
+	launch(grid, block, [&] {
+		dyn_smem = base;
+		trap_flag = &trapped;
+		body();
+		dyn_smem = nullptr;
+		trap_flag = nullptr;
+	});
+	return trapped.load();
+}
+
+// trapped reports whether a thread of this launch called __trap().
+inline bool trapped() { return trap_flag != nullptr && trap_flag->load(); }
+
 } // namespace rc_host
 
 #define threadIdx (::rc_host::thread_idx)
@@ -119,6 +154,17 @@ inline void __nanosleep(unsigned ns) {
 		std::this_thread::yield();
 	} else {
 		std::this_thread::sleep_for(std::chrono::nanoseconds(ns));
+	}
+}
+
+// __trap() on a GPU aborts the kernel and leaves its context unusable
+// (sticky). Here it marks the launch faulted and returns: the device ring
+// loop (ring_loop.cuh) checks the mark after the handler and exits at once
+// without acknowledging or publishing a reply, and the launch reports the
+// fault, as the driver would.
+inline void __trap() {
+	if (::rc_host::trap_flag != nullptr) {
+		::rc_host::trap_flag->store(true);
 	}
 }
 

@@ -10,13 +10,29 @@
 #ifndef RINGACTOR_RING_ABI_GEN_H
 #define RINGACTOR_RING_ABI_GEN_H
 
+// NVRTC (CUDA's run-time compiler, which compiles user ring handlers with
+// this header) has neither the C library's headers nor offsetof: it gets
+// the fixed-width types here and only the size assertions.
+#if defined(__CUDACC_RTC__)
+typedef signed char int8_t;
+typedef unsigned char uint8_t;
+typedef short int16_t;
+typedef unsigned short uint16_t;
+typedef int int32_t;
+typedef unsigned int uint32_t;
+typedef long long int64_t;
+typedef unsigned long long uint64_t;
+#define RC_STATIC_ASSERT(cond, msg) static_assert(cond, msg)
+#define RC_ASSERT_OFFSET(cond, msg)
+#else
 #include <stddef.h>
 #include <stdint.h>
-
 #ifdef __cplusplus
 #define RC_STATIC_ASSERT(cond, msg) static_assert(cond, msg)
 #else
 #define RC_STATIC_ASSERT(cond, msg) _Static_assert(cond, msg)
+#endif
+#define RC_ASSERT_OFFSET(cond, msg) RC_STATIC_ASSERT(cond, msg)
 #endif
 
 #define RC_CACHE_LINE 64u // ring.CacheLine
@@ -48,8 +64,8 @@ typedef struct rc_padded_u64 {
 	uint8_t pad[56];
 } rc_padded_u64;
 RC_STATIC_ASSERT(sizeof(rc_padded_u64) == 64, "sizeof rc_padded_u64 != Go's ring.Word");
-RC_STATIC_ASSERT(offsetof(rc_padded_u64, v) == 0, "rc_padded_u64.v: offset differs from Go's ring.Word");
-RC_STATIC_ASSERT(offsetof(rc_padded_u64, pad) == 8, "rc_padded_u64.pad: offset differs from Go's ring.Word");
+RC_ASSERT_OFFSET(offsetof(rc_padded_u64, v) == 0, "rc_padded_u64.v: offset differs from Go's ring.Word");
+RC_ASSERT_OFFSET(offsetof(rc_padded_u64, pad) == 8, "rc_padded_u64.pad: offset differs from Go's ring.Word");
 
 // ControlBlock is the shared state of one ring kernel: the words the host
 // writes (gate, terminate) and the words the kernel's consumer writes
@@ -87,18 +103,18 @@ typedef struct rc_control_block {
 	rc_padded_u64 restarts; // supervisor restarts of the kernel; kernel actor
 } rc_control_block;
 RC_STATIC_ASSERT(sizeof(rc_control_block) == 768, "sizeof rc_control_block != Go's ring.ControlBlock");
-RC_STATIC_ASSERT(offsetof(rc_control_block, gate) == 0, "rc_control_block.gate: offset differs from Go's ring.ControlBlock");
-RC_STATIC_ASSERT(offsetof(rc_control_block, terminate) == 64, "rc_control_block.terminate: offset differs from Go's ring.ControlBlock");
-RC_STATIC_ASSERT(offsetof(rc_control_block, terminated_ack) == 128, "rc_control_block.terminated_ack: offset differs from Go's ring.ControlBlock");
-RC_STATIC_ASSERT(offsetof(rc_control_block, processed) == 192, "rc_control_block.processed: offset differs from Go's ring.ControlBlock");
-RC_STATIC_ASSERT(offsetof(rc_control_block, errors) == 256, "rc_control_block.errors: offset differs from Go's ring.ControlBlock");
-RC_STATIC_ASSERT(offsetof(rc_control_block, dropped) == 320, "rc_control_block.dropped: offset differs from Go's ring.ControlBlock");
-RC_STATIC_ASSERT(offsetof(rc_control_block, heartbeat) == 384, "rc_control_block.heartbeat: offset differs from Go's ring.ControlBlock");
-RC_STATIC_ASSERT(offsetof(rc_control_block, latency_min) == 448, "rc_control_block.latency_min: offset differs from Go's ring.ControlBlock");
-RC_STATIC_ASSERT(offsetof(rc_control_block, latency_max) == 512, "rc_control_block.latency_max: offset differs from Go's ring.ControlBlock");
-RC_STATIC_ASSERT(offsetof(rc_control_block, latency_sum) == 576, "rc_control_block.latency_sum: offset differs from Go's ring.ControlBlock");
-RC_STATIC_ASSERT(offsetof(rc_control_block, latency_count) == 640, "rc_control_block.latency_count: offset differs from Go's ring.ControlBlock");
-RC_STATIC_ASSERT(offsetof(rc_control_block, restarts) == 704, "rc_control_block.restarts: offset differs from Go's ring.ControlBlock");
+RC_ASSERT_OFFSET(offsetof(rc_control_block, gate) == 0, "rc_control_block.gate: offset differs from Go's ring.ControlBlock");
+RC_ASSERT_OFFSET(offsetof(rc_control_block, terminate) == 64, "rc_control_block.terminate: offset differs from Go's ring.ControlBlock");
+RC_ASSERT_OFFSET(offsetof(rc_control_block, terminated_ack) == 128, "rc_control_block.terminated_ack: offset differs from Go's ring.ControlBlock");
+RC_ASSERT_OFFSET(offsetof(rc_control_block, processed) == 192, "rc_control_block.processed: offset differs from Go's ring.ControlBlock");
+RC_ASSERT_OFFSET(offsetof(rc_control_block, errors) == 256, "rc_control_block.errors: offset differs from Go's ring.ControlBlock");
+RC_ASSERT_OFFSET(offsetof(rc_control_block, dropped) == 320, "rc_control_block.dropped: offset differs from Go's ring.ControlBlock");
+RC_ASSERT_OFFSET(offsetof(rc_control_block, heartbeat) == 384, "rc_control_block.heartbeat: offset differs from Go's ring.ControlBlock");
+RC_ASSERT_OFFSET(offsetof(rc_control_block, latency_min) == 448, "rc_control_block.latency_min: offset differs from Go's ring.ControlBlock");
+RC_ASSERT_OFFSET(offsetof(rc_control_block, latency_max) == 512, "rc_control_block.latency_max: offset differs from Go's ring.ControlBlock");
+RC_ASSERT_OFFSET(offsetof(rc_control_block, latency_sum) == 576, "rc_control_block.latency_sum: offset differs from Go's ring.ControlBlock");
+RC_ASSERT_OFFSET(offsetof(rc_control_block, latency_count) == 640, "rc_control_block.latency_count: offset differs from Go's ring.ControlBlock");
+RC_ASSERT_OFFSET(offsetof(rc_control_block, restarts) == 704, "rc_control_block.restarts: offset differs from Go's ring.ControlBlock");
 
 // RingHeader starts the memory of a slot ring (rc_ring_header): head and
 // tail each alone on a cache line, then the geometry, written before the
@@ -113,11 +129,11 @@ typedef struct rc_ring_header {
 	uint8_t pad[48];
 } rc_ring_header;
 RC_STATIC_ASSERT(sizeof(rc_ring_header) == 192, "sizeof rc_ring_header != Go's ring.RingHeader");
-RC_STATIC_ASSERT(offsetof(rc_ring_header, head) == 0, "rc_ring_header.head: offset differs from Go's ring.RingHeader");
-RC_STATIC_ASSERT(offsetof(rc_ring_header, tail) == 64, "rc_ring_header.tail: offset differs from Go's ring.RingHeader");
-RC_STATIC_ASSERT(offsetof(rc_ring_header, capacity) == 128, "rc_ring_header.capacity: offset differs from Go's ring.RingHeader");
-RC_STATIC_ASSERT(offsetof(rc_ring_header, slot_size) == 136, "rc_ring_header.slot_size: offset differs from Go's ring.RingHeader");
-RC_STATIC_ASSERT(offsetof(rc_ring_header, pad) == 144, "rc_ring_header.pad: offset differs from Go's ring.RingHeader");
+RC_ASSERT_OFFSET(offsetof(rc_ring_header, head) == 0, "rc_ring_header.head: offset differs from Go's ring.RingHeader");
+RC_ASSERT_OFFSET(offsetof(rc_ring_header, tail) == 64, "rc_ring_header.tail: offset differs from Go's ring.RingHeader");
+RC_ASSERT_OFFSET(offsetof(rc_ring_header, capacity) == 128, "rc_ring_header.capacity: offset differs from Go's ring.RingHeader");
+RC_ASSERT_OFFSET(offsetof(rc_ring_header, slot_size) == 136, "rc_ring_header.slot_size: offset differs from Go's ring.RingHeader");
+RC_ASSERT_OFFSET(offsetof(rc_ring_header, pad) == 144, "rc_ring_header.pad: offset differs from Go's ring.RingHeader");
 
 // SlotHeader starts every slot of a slot ring, request and reply alike
 // (rc_slot_header); the payload follows it.
@@ -131,11 +147,11 @@ typedef struct rc_slot_header {
 	uint64_t timestamp_ns; // request: admission time (0 = none); reply: copied from the request
 } rc_slot_header;
 RC_STATIC_ASSERT(sizeof(rc_slot_header) == 32, "sizeof rc_slot_header != Go's ring.SlotHeader");
-RC_STATIC_ASSERT(offsetof(rc_slot_header, type_id) == 0, "rc_slot_header.type_id: offset differs from Go's ring.SlotHeader");
-RC_STATIC_ASSERT(offsetof(rc_slot_header, flags) == 4, "rc_slot_header.flags: offset differs from Go's ring.SlotHeader");
-RC_STATIC_ASSERT(offsetof(rc_slot_header, correlation_id) == 8, "rc_slot_header.correlation_id: offset differs from Go's ring.SlotHeader");
-RC_STATIC_ASSERT(offsetof(rc_slot_header, length) == 16, "rc_slot_header.length: offset differs from Go's ring.SlotHeader");
-RC_STATIC_ASSERT(offsetof(rc_slot_header, status) == 20, "rc_slot_header.status: offset differs from Go's ring.SlotHeader");
-RC_STATIC_ASSERT(offsetof(rc_slot_header, timestamp_ns) == 24, "rc_slot_header.timestamp_ns: offset differs from Go's ring.SlotHeader");
+RC_ASSERT_OFFSET(offsetof(rc_slot_header, type_id) == 0, "rc_slot_header.type_id: offset differs from Go's ring.SlotHeader");
+RC_ASSERT_OFFSET(offsetof(rc_slot_header, flags) == 4, "rc_slot_header.flags: offset differs from Go's ring.SlotHeader");
+RC_ASSERT_OFFSET(offsetof(rc_slot_header, correlation_id) == 8, "rc_slot_header.correlation_id: offset differs from Go's ring.SlotHeader");
+RC_ASSERT_OFFSET(offsetof(rc_slot_header, length) == 16, "rc_slot_header.length: offset differs from Go's ring.SlotHeader");
+RC_ASSERT_OFFSET(offsetof(rc_slot_header, status) == 20, "rc_slot_header.status: offset differs from Go's ring.SlotHeader");
+RC_ASSERT_OFFSET(offsetof(rc_slot_header, timestamp_ns) == 24, "rc_slot_header.timestamp_ns: offset differs from Go's ring.SlotHeader");
 
 #endif

@@ -170,13 +170,29 @@ func Generate(dir string) ([]byte, error) {
 #ifndef RINGACTOR_RING_ABI_GEN_H
 #define RINGACTOR_RING_ABI_GEN_H
 
+// NVRTC (CUDA's run-time compiler, which compiles user ring handlers with
+// this header) has neither the C library's headers nor offsetof: it gets
+// the fixed-width types here and only the size assertions.
+#if defined(__CUDACC_RTC__)
+typedef signed char int8_t;
+typedef unsigned char uint8_t;
+typedef short int16_t;
+typedef unsigned short uint16_t;
+typedef int int32_t;
+typedef unsigned int uint32_t;
+typedef long long int64_t;
+typedef unsigned long long uint64_t;
+#define RC_STATIC_ASSERT(cond, msg) static_assert(cond, msg)
+#define RC_ASSERT_OFFSET(cond, msg)
+#else
 #include <stddef.h>
 #include <stdint.h>
-
 #ifdef __cplusplus
 #define RC_STATIC_ASSERT(cond, msg) static_assert(cond, msg)
 #else
 #define RC_STATIC_ASSERT(cond, msg) _Static_assert(cond, msg)
+#endif
+#define RC_ASSERT_OFFSET(cond, msg) RC_STATIC_ASSERT(cond, msg)
 #endif
 `)
 	for _, group := range constants {
@@ -243,7 +259,7 @@ func genStruct(p func(string, ...any), cm comments, cNames map[reflect.Type]stri
 	p("} %s;\n", cName)
 	p("RC_STATIC_ASSERT(sizeof(%s) == %d, \"sizeof %s != Go's ring.%s\");\n", cName, t.Size(), cName, t.Name())
 	for _, f := range fields {
-		p("RC_STATIC_ASSERT(offsetof(%s, %s) == %d, \"%s.%s: offset differs from Go's ring.%s\");\n",
+		p("RC_ASSERT_OFFSET(offsetof(%s, %s) == %d, \"%s.%s: offset differs from Go's ring.%s\");\n",
 			cName, f.name, f.offset, cName, f.name, t.Name())
 	}
 	return nil

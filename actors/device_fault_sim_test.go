@@ -1,0 +1,127 @@
+//go:build linux && cgo
+
+package actors
+
+import (
+	"bytes"
+	"errors"
+	"sync"
+	"testing"
+
+	"github.com/ringactor/ringactor/gpu"
+	"github.com/ringactor/ringactor/gpu/cuda"
+	"github.com/ringactor/ringactor/messages"
+)
+
+// trapCUDA is saxpy that traps (a device fault) on A == 13.
+const trapCUDA = `
+__device__ uint32_t trapper(const rc_ctx *ctx, const saxpyReq *req, saxpyResp *resp, rc_no_state *) {
+	if (req->A == 13.0f) {
+		__trap();
+		return 99;
+	}
+	for (uint32_t i = ctx->thread; i < req->N && i < 256; i += ctx->threads) {
+		resp->Z[i] = req->A * req->X[i] + req->Y[i];
+	}
+	if (ctx->thread == 0) {
+		resp->N = req->N;
+	}
+	return RC_STATUS_OK;
+}
+`
+
+// TestDeviceFaultMovesToFallback: a device ring kernel that faults gives
+// the message in flight an ExecutionError wrapping the device fault; the
+// messages it had queued are answered by its fallback, in order; every
+// other device ring kernel of the backend moves to its fallback too, and
+// the backend reports the failure.
+func TestDeviceFaultMovesToFallback(t *testing.T) {
+	sim := cuda.NewSimulatedBackend(64 << 20)
+	t.Cleanup(func() { _ = sim.Close() }) // a faulted context may report its fault again at close
+	rt := newTestRuntime(t, WithBackends(sim))
+	ctx := testCtx(t)
+	defT, err := NewDeviceRingKernel("trapper", DeviceSource{Code: trapCUDA, Entry: "trapper"}, newSaxpyFallback("trapper"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defS, err := NewDeviceRingKernel("saxpy-beside", DeviceSource{Code: saxpyCUDA, Entry: "saxpy"}, newSaxpyFallback("saxpy-beside"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	kt, ks := mustLaunch(t, rt, defT, true), mustLaunch(t, rt, defS, true)
+	if kt.Placement() != "cuda:sim" || ks.Placement() != "cuda:sim" {
+		t.Skipf("placements %q, %q (no host compiler?)", kt.Placement(), ks.Placement())
+	}
+	msgs := make([]saxpyReq, 12)
+	for i := range msgs {
+		msgs[i] = saxpyReq{A: float32(i + 1), N: 8}
+		for j := range 8 {
+			msgs[i].X[j], msgs[i].Y[j] = float32(j), float32(i)
+		}
+	}
+	msgs[3].A = 13 // traps on the device
+	var (
+		mu  sync.Mutex
+		out []outcome[saxpyResp]
+		wg  sync.WaitGroup
+	)
+	for i, m := range msgs {
+		wg.Add(1)
+		if err := kt.Go(ctx, m, func(r saxpyResp, err error) {
+			mu.Lock()
+			out = append(out, outcome[saxpyResp]{i, r, err})
+			mu.Unlock()
+			wg.Done()
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wg.Wait()
+	fallback := newSaxpyFallback("trapper")()
+	for j, o := range out {
+		if o.i != j {
+			t.Fatalf("outcome %d is message %d's", j, o.i)
+		}
+		if j == 3 {
+			var ee *gpu.ExecutionError
+			var de *gpu.DeviceError
+			if !errors.As(o.err, &ee) || !errors.As(o.err, &de) || de.Kind != gpu.DeviceFailed {
+				t.Fatalf("the trapping message: %v, want an ExecutionError wrapping the device fault", o.err)
+			}
+			continue
+		}
+		want, _ := fallback(ctx, msgs[j])
+		if o.err != nil || !bytes.Equal(messages.FixedBytes(&o.resp), messages.FixedBytes(&want)) {
+			t.Fatalf("message %d: %v (%v), want the fallback's reply", j, o.resp.Z[:8], o.err)
+		}
+	}
+	if kt.Placement() != PlacementCPU {
+		t.Fatalf("faulted kernel placement %q", kt.Placement())
+	}
+	var de *gpu.DeviceError
+	if err := sim.Available(); !errors.As(err, &de) || de.Kind != gpu.DeviceFailed {
+		t.Fatalf("backend after the fault: %v", err)
+	}
+	// The other kernel of the context answers, from its fallback.
+	r, err := ks.Request(ctx, msgs[0])
+	want, _ := fallback(ctx, msgs[0])
+	if err != nil || !bytes.Equal(messages.FixedBytes(&r), messages.FixedBytes(&want)) {
+		t.Fatalf("kernel beside: %v, %v", r.Z[:8], err)
+	}
+	if ks.Placement() != PlacementCPU {
+		t.Fatalf("kernel beside placement %q after the fault", ks.Placement())
+	}
+	// A device kernel declared now runs its fallback.
+	defN, err := NewDeviceRingKernel("after-fault", DeviceSource{Code: saxpyCUDA, Entry: "saxpy"}, newSaxpyFallback("after-fault"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if kn := mustLaunch(t, rt, defN, true); kn.Placement() != PlacementCPU {
+		t.Fatalf("kernel launched after the fault: placement %q", kn.Placement())
+	}
+	for _, k := range []*Kernel[saxpyReq, saxpyResp]{kt, ks} {
+		if err := k.Terminate(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,95 @@
+package cuda
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/ringactor/ringactor/gpu"
+)
+
+// launchFaultReporter is implemented by device APIs that can tell, without
+// blocking, whether work on a stream has failed (the simulated device; the
+// driver would use cuStreamQuery).
+type launchFaultReporter interface {
+	launchFault(s Stream) error
+}
+
+// Fault reports a device fault of the kernel's launch (a trap, an illegal
+// address: on a GPU such a fault is sticky for the whole context), or nil
+// while none is known. It does not block. The simulated device reports
+// faults; on the driver it returns nil for now (detecting them there needs
+// cuStreamQuery beside a persistent kernel, not wired yet). Consumer side.
+func (k *RingKernel) Fault() error {
+	if k.mem == nil || k.stream.IsDefault() {
+		return nil
+	}
+	r, ok := k.d.api.(launchFaultReporter)
+	if !ok {
+		return nil
+	}
+	if err := r.launchFault(k.stream); err != nil {
+		return &gpu.DeviceError{Kind: gpu.DeviceFailed, Backend: BackendName, Device: k.d.ordinal,
+			Reason: "a persistent ring kernel faulted; the context is unusable", Err: err}
+	}
+	return nil
+}
+
+// abandonWait bounds Abandon's wait for the terminated ack of a kernel
+// whose context failed.
+const abandonWait = 200 * time.Millisecond
+
+// Abandon stops using the kernel after a device fault: it asks for an
+// immediate terminate and waits briefly for the ack (a kernel still
+// running acknowledges; its published replies stay readable with TryPoll).
+// A kernel that does not acknowledge is released when its launch is known
+// to have ended (Fault is not nil), and otherwise its memory is kept.
+func (k *RingKernel) Abandon() {
+	if k.waited || k.mem == nil {
+		return
+	}
+	if k.cb.Terminate.Load() == 0 {
+		k.Terminate(TerminateNow)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), abandonWait)
+	defer cancel()
+	if err := k.Wait(ctx); err == nil || !errors.Is(err, ErrRingTimeout) {
+		return
+	}
+	if k.Fault() != nil { // the launch has ended: nothing uses the memory
+		for {
+			h, p, ok := k.out.TryPop()
+			if !ok {
+				break
+			}
+			k.left = append(k.left, ringReply{h, p})
+		}
+		k.waited, k.leaked = true, false
+		_ = k.d.do(k.release)
+	}
+}
+
+var failedBackends sync.Map // *Backend → error: device faults, sticky
+
+// MarkFailed records that the backend's device faulted (a ring kernel's
+// trap or illegal address: sticky for the whole context on a GPU): from
+// now on Available and Failed return a *gpu.DeviceError (gpu.DeviceFailed)
+// wrapping err, so nothing new is placed on it. The first fault is kept.
+func (b *Backend) MarkFailed(err error) {
+	if err == nil {
+		err = errors.New("device fault")
+	}
+	failedBackends.LoadOrStore(b, err)
+}
+
+// Failed returns the error of a fault recorded by MarkFailed, or nil.
+func (b *Backend) Failed() error {
+	v, ok := failedBackends.Load(b)
+	if !ok {
+		return nil
+	}
+	return &gpu.DeviceError{Kind: gpu.DeviceFailed, Backend: b.name,
+		Reason: fmt.Sprintf("the device faulted and is not used any more: %v", v), Err: v.(error)}
+}
