@@ -85,10 +85,40 @@ func RunGraph(ctx context.Context, cfg Config, in io.Reader, out, rejects io.Wri
 	opts := []stream.Option{stream.WithCapacity(cfg.RingCapacity), stream.WithBatch(cmp.Or(o.Batch, stream.DefaultBatch)), stream.WithErrorHandler(func(e *stream.StageError) {
 		cancel(e) // any failure ends the run
 	})}
-	if o.Runtime != nil {
-		opts = append(opts, stream.WithRuntime(o.Runtime))
+	rt := o.Runtime
+	if rt == nil && cfg.DeviceScale && o.Scale == nil {
+		// The device scale kernel must launch before the graph is declared:
+		// a runtime of the run's own, closed after the graph has stopped.
+		if rt, err = actors.NewRuntime(o.RuntimeOptions...); err != nil {
+			return Stats{}, fmt.Errorf("sensor: start runtime: %w", err)
+		}
+		defer func() {
+			cctx, ccancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownTimeout)
+			defer ccancel()
+			if cerr := rt.Close(cctx); cerr != nil {
+				err = errors.Join(err, fmt.Errorf("sensor: close runtime: %w", cerr))
+			}
+		}()
+	}
+	if rt != nil {
+		opts = append(opts, stream.WithRuntime(rt))
 	} else {
 		opts = append(opts, stream.WithRuntimeOptions(o.RuntimeOptions...))
+	}
+	scaleFn, scalePlacement := o.Scale, actors.PlacementCPU
+	if cfg.DeviceScale && scaleFn == nil {
+		dev, err := launchDeviceScale(ctx, rt, fmt.Sprintf("sensor.%d.scale.device", runs.Add(1)))
+		if err != nil {
+			return Stats{}, err
+		}
+		defer func() {
+			tctx, tcancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownTimeout)
+			defer tcancel()
+			if terr := dev.Terminate(tctx); terr != nil {
+				err = errors.Join(err, fmt.Errorf("sensor: terminate the device scale kernel: %w", terr))
+			}
+		}()
+		scaleFn, scalePlacement = DeviceScaleStage(dev), dev.Placement()
 	}
 	g := stream.New(append(opts, o.Stream...)...)
 	defer func() {
@@ -115,7 +145,6 @@ func RunGraph(ctx context.Context, cfg Config, in io.Reader, out, rejects io.Wri
 	if cfg.Streaming {
 		parse.EventTime(func(r Reading) int64 { return r.TS }, cfg.LatenessMS)
 	}
-	scaleFn := o.Scale
 	if scaleFn == nil {
 		scaleFn = DefaultScaleStage
 	}
@@ -231,6 +260,14 @@ func RunGraph(ctx context.Context, cfg Config, in io.Reader, out, rejects io.Wri
 	}
 	if err := g.Start(rctx); err != nil {
 		return Stats{}, fmt.Errorf("sensor: %w", err)
+	}
+	if cfg.OnStage != nil {
+		// The graph's stages are CPU ring kernels; the scale stage's
+		// arithmetic runs where its device kernel was placed.
+		cfg.OnStage("parse", actors.PlacementCPU)
+		cfg.OnStage("scale", scalePlacement)
+		cfg.OnStage("window", actors.PlacementCPU)
+		cfg.OnStage("sink", actors.PlacementCPU)
 	}
 	bout.WriteString(OutputHeader + "\n")
 	if err := feedFunc(rctx, func(c Chunk) error { return src.Send(rctx, c) }, in, p); err != nil {
