@@ -82,6 +82,8 @@ func kinds() []*cluster.Kind {
 		cluster.NewKind("sum", runningSum),
 		cluster.NewKind("idle", runningSum).WithIdleTimeout(150 * time.Millisecond),
 		cluster.NewKind("slow", slowHandler).WithHandlerTimeout(300 * time.Millisecond),
+		typedAdd.Kind(),
+		typedSum.Kind(),
 	}
 }
 
