@@ -115,9 +115,9 @@ func run(m *testing.M) int {
 	defer cancel()
 	agent := ptest.NewInMemAgent()
 	var errA, errB error
-	memberA, errA = cluster.Start(ctx, "test", ptest.NewTestProvider(agent), kinds(), cluster.WithLogger(actors.DiscardLogger()))
+	memberA, errA = cluster.Start(ctx, "test", ptest.NewTestProvider(agent), kinds(), cluster.WithLogger(actors.DiscardLogger()), cluster.WithProtoKinds(protoEcho()))
 	if errA == nil {
-		memberB, errB = cluster.Start(ctx, "test", ptest.NewTestProvider(agent), kinds(), cluster.WithLogger(actors.DiscardLogger()))
+		memberB, errB = cluster.Start(ctx, "test", ptest.NewTestProvider(agent), kinds(), cluster.WithLogger(actors.DiscardLogger()), cluster.WithProtoKinds(protoEcho()))
 	}
 	defer func() {
 		for _, mem := range []*cluster.Member{memberA, memberB} {
