@@ -12,6 +12,7 @@ import (
 	pcluster "github.com/asynkron/protoactor-go/cluster"
 
 	"github.com/ringactor/ringactor/actors"
+	"github.com/ringactor/ringactor/gpu/ring"
 	"github.com/ringactor/ringactor/messages"
 )
 
@@ -24,6 +25,13 @@ const (
 	// activation's kernel.
 	activationTimeout = 5 * time.Second
 )
+
+// activationWait is the idle strategy of an activation's kernel unless the
+// kind's options set one: it parks at once. A member hosts many
+// activations, mostly idle between requests that come over the network;
+// kernels that yield while idle take the CPU that the member's remote
+// needs.
+var activationWait = ring.WaitStrategy{}
 
 // Kind is a cluster kind backed by a ring-kernel declaration: each activated
 // identity runs its own ring kernel, with a fresh handler from the factory.
@@ -46,7 +54,10 @@ type Kind struct {
 // options opts. Req and Resp must be registered message types
 // (messages.Register) for the kind to be reachable from other members.
 // An activation's state is lost when it passivates or moves; see
-// NewStatefulKind for a kind that hands its state over.
+// NewStatefulKind for a kind that hands its state over. Define declares the
+// same kind and returns its typed handle, whose references check the
+// message and reply types at compile time. An activation's kernel parks at
+// once when idle unless opts set another actors.WithWaitStrategy.
 func NewKind[Req, Resp any](name string, newHandler func() actors.Handler[Req, Resp], opts ...actors.KernelOption) *Kind {
 	return newKind(name, func(string, []byte) (func() actors.Handler[Req, Resp], func() ([]byte, error), error) {
 		return newHandler, nil, nil
@@ -152,7 +163,7 @@ func (g *grain[Req, Resp]) activate(c actor.Context) {
 	if err == nil {
 		ctx, cancel := context.WithTimeout(context.Background(), activationTimeout)
 		defer cancel()
-		def := actors.NewKernel(g.kernelID, newHandler, g.opts...)
+		def := actors.NewKernel(g.kernelID, newHandler, append([]actors.KernelOption{actors.WithWaitStrategy(activationWait)}, g.opts...)...)
 		var h *actors.Kernel[Req, Resp]
 		h, err = actors.Launch(ctx, g.member.rt, def)
 		if err == nil {
