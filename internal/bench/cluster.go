@@ -153,19 +153,56 @@ func RunCluster(ctx context.Context, cfg ClusterConfig, m *cluster.Member) (Clus
 	res.ClusterRTTP50, res.ClusterRTTP99 = percentile(tRTT, 50), percentile(tRTT, 99)
 	res.ProtoActorClusterRTTP50, res.ProtoActorClusterRTTP99 = percentile(pRTT, 50), percentile(pRTT, 99)
 	res.ClusterRTTRatio = float64(res.ClusterRTTP50) / float64(res.ProtoActorClusterRTTP50)
-	if res.ClusterMsgsPerS, res.ClusterClientAllocs, err = throughput(ctx, cfg, typed); err != nil {
-		return res, err
+	// Throughput, alternating in rounds so that both see the same noise.
+	var tt, pt rounds
+	round := cfg
+	round.Messages = max(cfg.Messages/throughputRounds, 1)
+	for range throughputRounds {
+		if err := tt.run(ctx, round, typed); err != nil {
+			return res, err
+		}
+		if err := pt.run(ctx, round, plain); err != nil {
+			return res, err
+		}
 	}
-	if res.ProtoActorClusterMsgsPS, res.ProtoActorClusterClientAllocs, err = throughput(ctx, cfg, plain); err != nil {
-		return res, err
-	}
+	res.ClusterMsgsPerS, res.ClusterClientAllocs = tt.rate()
+	res.ProtoActorClusterMsgsPS, res.ProtoActorClusterClientAllocs = pt.rate()
 	return res, nil
 }
 
+// throughputRounds is how many alternating rounds the throughput
+// measurement of each path is split into.
+const throughputRounds = 4
+
+// rounds sums the throughput rounds of one path.
+type rounds struct {
+	msgs    int
+	elapsed time.Duration
+	allocs  uint64
+}
+
+// run runs one round of cfg.Messages requests and adds it up.
+func (r *rounds) run(ctx context.Context, cfg ClusterConfig, f func(context.Context, string) error) error {
+	elapsed, allocs, err := throughput(ctx, cfg, f)
+	r.msgs += cfg.Messages
+	r.elapsed += elapsed
+	r.allocs += allocs
+	return err
+}
+
+// rate returns requests per second and this process's heap allocations per
+// request over the rounds.
+func (r *rounds) rate() (float64, float64) {
+	if r.msgs == 0 || r.elapsed <= 0 {
+		return 0, 0
+	}
+	return float64(r.msgs) / r.elapsed.Seconds(), float64(r.allocs) / float64(r.msgs)
+}
+
 // throughput runs cfg.Messages requests with cfg.InFlight requesters over
-// cfg.Identities identities and returns requests per second and this
-// process's heap allocations per request.
-func throughput(ctx context.Context, cfg ClusterConfig, f func(context.Context, string) error) (float64, float64, error) {
+// cfg.Identities identities and returns how long they took and this
+// process's heap allocations meanwhile.
+func throughput(ctx context.Context, cfg ClusterConfig, f func(context.Context, string) error) (time.Duration, uint64, error) {
 	var (
 		next  atomic.Int64
 		wg    sync.WaitGroup
@@ -196,5 +233,5 @@ func throughput(ctx context.Context, cfg ClusterConfig, f func(context.Context, 
 	if first != nil {
 		return 0, 0, first
 	}
-	return float64(cfg.Messages) / elapsed.Seconds(), float64(after.Mallocs-before.Mallocs) / float64(cfg.Messages), nil
+	return elapsed, after.Mallocs - before.Mallocs, nil
 }
