@@ -75,4 +75,3 @@ func kernelRunning(name string) bool {
 	}
 	return false
 }
-

@@ -255,7 +255,7 @@ func (g *grain[Req, Resp]) handle(c actor.Context, w *messages.WireEnvelope) {
 	if t := time.Duration(w.GetTimeoutNs()); t > 0 && t < timeout {
 		timeout, remote = t, true
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	ctx, cancel := newLazyDeadline(time.Now().Add(timeout))
 	err = g.kernel.RequestAsync(ctx, req, func(resp Resp, err error) {
 		cancel()
 		if err != nil {
