@@ -96,15 +96,21 @@ func (m *Member) call(ctx context.Context, kind, identity string, w *messages.Wi
 		return nil, ErrClosed
 	default:
 	}
-	if _, ok := ctx.Deadline(); !ok {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, m.requestTimeout)
-		defer cancel()
-	}
 	if err := ctx.Err(); err != nil {
 		return nil, ctxError(err, nil)
 	}
 	var last error // why the previous attempt failed
+	if _, ok := ctx.Deadline(); !ok {
+		deadline := time.Now().Add(m.requestTimeout)
+		res, err, done := m.callCached(ctx, deadline, kind, identity, w, wantReply)
+		if done {
+			return res, err
+		}
+		last = err
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, deadline)
+		defer cancel()
+	}
 	for {
 		hosts, members, changed := m.topology(kind)
 		if hosts == 0 {
@@ -142,35 +148,14 @@ func (m *Member) call(ctx context.Context, kind, identity string, w *messages.Wi
 			deadline, _ := ctx.Deadline()
 			w.TimeoutNs = uint64(max(time.Until(deadline), 0))
 			res, err := m.request(ctx, pid, w)
-			if we, ok := res.(*messages.WireError); ok && err == nil {
-				switch we.GetKind() {
-				case wireKindMoved:
-					// Not handled: the activation is moving. Look again.
-					m.cluster.PidCache.Remove(identity, kind)
-					last = fmt.Errorf("%w: %s/%s is moving: %s", ErrMemberUnavailable, kind, identity, we.GetMessage())
-					err = errRetry
-				case wireKindClusterMismatch:
-					return nil, fmt.Errorf("%w: %s (this node is in cluster %q, protocol %d)", ErrClusterMismatch, we.GetMessage(), m.name, ProtocolVersion)
+			reply, final, retry := m.outcome(res, err, pid, kind, identity)
+			if retry == nil {
+				if final != nil {
+					return nil, ctxError(final, last)
 				}
+				return reply, nil
 			}
-			switch {
-			case errors.Is(err, errRetry):
-			case err == nil:
-				return res, nil
-			case errors.Is(err, errDeparted):
-				// The member hosting the activation left the topology (it
-				// died or shut down) with the request in flight: it may or
-				// may not have been handled, so it is not sent again.
-				m.cluster.PidCache.Remove(identity, kind)
-				return nil, fmt.Errorf("%w: the member at %s hosting %s/%s left with the request in flight", ErrMemberUnavailable, pid.Address, kind, identity)
-			case errors.Is(err, actor.ErrDeadLetter) || errors.Is(err, remote.ErrDeadLetter):
-				// The activation is gone (passivated, or its member left)
-				// before it took the request: forget it and look again.
-				m.cluster.PidCache.Remove(identity, kind)
-				last = fmt.Errorf("%w: activation of %s/%s is gone", ErrMemberUnavailable, kind, identity)
-			default:
-				return nil, ctxError(err, last)
-			}
+			last = retry
 		}
 		t := time.NewTimer(lookupRetry)
 		select {
@@ -182,6 +167,71 @@ func (m *Member) call(ctx context.Context, kind, identity string, w *messages.Wi
 	}
 }
 
+// callCached is call's fast path for a ctx without a deadline whose
+// identity's activation is in the PID cache: it sends w there without
+// deriving a context (a timer bounds the wait at deadline). done reports
+// whether res and err are the call's outcome; when it is false, the call
+// goes on by the slow path and err, if not nil, is why this attempt failed.
+func (m *Member) callCached(ctx context.Context, deadline time.Time, kind, identity string, w *messages.WireEnvelope, wantReply bool) (res any, err error, done bool) {
+	if hosts, _, _ := m.topology(kind); hosts == 0 {
+		return nil, nil, false
+	}
+	pid, ok := m.cluster.PidCache.Get(identity, kind)
+	if !ok || pid == nil {
+		return nil, nil, false
+	}
+	if !wantReply {
+		m.sys.Root.Send(pid, w)
+		return nil, nil, true
+	}
+	wait := time.Until(deadline)
+	w.TimeoutNs = uint64(max(wait, 0))
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	res, err = m.requestGrace(ctx, pid, w, departGrace, t.C)
+	reply, final, retry := m.outcome(res, err, pid, kind, identity)
+	switch {
+	case retry != nil:
+		return nil, retry, false
+	case final != nil:
+		return nil, ctxError(final, nil), true
+	}
+	return reply, nil, true
+}
+
+// outcome sorts out the result of a request to the activation at pid: its
+// reply, a final error (the caller maps a context error), or, when retry is
+// not nil, why the request was not handled and the identity must be looked
+// up again.
+func (m *Member) outcome(res any, err error, pid *actor.PID, kind, identity string) (reply any, final, retry error) {
+	if we, ok := res.(*messages.WireError); ok && err == nil {
+		switch we.GetKind() {
+		case wireKindMoved:
+			// Not handled: the activation is moving. Look again.
+			m.cluster.PidCache.Remove(identity, kind)
+			return nil, nil, fmt.Errorf("%w: %s/%s is moving: %s", ErrMemberUnavailable, kind, identity, we.GetMessage())
+		case wireKindClusterMismatch:
+			return nil, fmt.Errorf("%w: %s (this node is in cluster %q, protocol %d)", ErrClusterMismatch, we.GetMessage(), m.name, ProtocolVersion), nil
+		}
+	}
+	switch {
+	case err == nil:
+		return res, nil, nil
+	case errors.Is(err, errDeparted):
+		// The member hosting the activation left the topology (it died or
+		// shut down) with the request in flight: it may or may not have
+		// been handled, so it is not sent again.
+		m.cluster.PidCache.Remove(identity, kind)
+		return nil, fmt.Errorf("%w: the member at %s hosting %s/%s left with the request in flight", ErrMemberUnavailable, pid.Address, kind, identity), nil
+	case errors.Is(err, actor.ErrDeadLetter) || errors.Is(err, remote.ErrDeadLetter):
+		// The activation is gone (passivated, or its member left) before
+		// it took the request: forget it and look again.
+		m.cluster.PidCache.Remove(identity, kind)
+		return nil, nil, fmt.Errorf("%w: activation of %s/%s is gone", ErrMemberUnavailable, kind, identity)
+	}
+	return nil, err, nil
+}
+
 // maxRedirects bounds the redirects one lookup follows before it pauses.
 const maxRedirects = 4
 
@@ -189,10 +239,6 @@ const maxRedirects = 4
 // a request to it (held by Proto.Actor's endpoint) for about two seconds,
 // and the lookup is better off asking again, its topology having moved on.
 const placementAttempt = 500 * time.Millisecond
-
-// errRetry: the attempt failed without the request being handled; look
-// again.
-var errRetry = errors.New("retry")
 
 // lookup returns the PID of the identity's activation, or nil and why
 // there is none now. It asks the placement actor of the member that owns
@@ -264,11 +310,12 @@ func (m *Member) providerJoinError() error {
 // a Proto.Actor future is, without its timer and without a goroutine to
 // wait on it under ctx).
 func (m *Member) request(ctx context.Context, pid *actor.PID, msg any) (any, error) {
-	return m.requestGrace(ctx, pid, msg, departGrace)
+	return m.requestGrace(ctx, pid, msg, departGrace, nil)
 }
 
-// requestGrace is request with the given grace after a departure.
-func (m *Member) requestGrace(ctx context.Context, pid *actor.PID, msg any, graceAfterDeparture time.Duration) (any, error) {
+// requestGrace is request with the given grace after a departure, and,
+// when expire is not nil, context.DeadlineExceeded when it fires.
+func (m *Member) requestGrace(ctx context.Context, pid *actor.PID, msg any, graceAfterDeparture time.Duration, expire <-chan time.Time) (any, error) {
 	p := &replyProcess{ch: make(chan any, 1)}
 	self, _ := m.sys.ProcessRegistry.Add(p, "ringactor-request"+m.sys.ProcessRegistry.NextId())
 	defer m.sys.ProcessRegistry.Remove(self)
@@ -284,6 +331,8 @@ func (m *Member) requestGrace(ctx context.Context, pid *actor.PID, msg any, grac
 			return r, nil
 		case <-ctx.Done():
 			return nil, ctx.Err()
+		case <-expire:
+			return nil, context.DeadlineExceeded
 		case <-departed:
 			departed = nil
 			if graceAfterDeparture <= 0 {

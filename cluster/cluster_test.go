@@ -82,6 +82,8 @@ func kinds() []*cluster.Kind {
 		cluster.NewKind("sum", runningSum),
 		cluster.NewKind("idle", runningSum).WithIdleTimeout(150 * time.Millisecond),
 		cluster.NewKind("slow", slowHandler).WithHandlerTimeout(300 * time.Millisecond),
+		typedAdd.Kind(),
+		typedSum.Kind(),
 	}
 }
 
@@ -113,9 +115,9 @@ func run(m *testing.M) int {
 	defer cancel()
 	agent := ptest.NewInMemAgent()
 	var errA, errB error
-	memberA, errA = cluster.Start(ctx, "test", ptest.NewTestProvider(agent), kinds(), cluster.WithLogger(actors.DiscardLogger()))
+	memberA, errA = cluster.Start(ctx, "test", ptest.NewTestProvider(agent), kinds(), cluster.WithLogger(actors.DiscardLogger()), cluster.WithProtoKinds(protoEcho()))
 	if errA == nil {
-		memberB, errB = cluster.Start(ctx, "test", ptest.NewTestProvider(agent), kinds(), cluster.WithLogger(actors.DiscardLogger()))
+		memberB, errB = cluster.Start(ctx, "test", ptest.NewTestProvider(agent), kinds(), cluster.WithLogger(actors.DiscardLogger()), cluster.WithProtoKinds(protoEcho()))
 	}
 	defer func() {
 		for _, mem := range []*cluster.Member{memberA, memberB} {

@@ -37,3 +37,14 @@ func NewDeviceKind[Req, Resp any](name string, src actors.DeviceSource, newFallb
 	}
 	return k, nil
 }
+
+// DefineDevice is NewDeviceKind returning the kind's typed handle
+// (KindOf[Req, Resp]): its references (KindOf.Ref) take only Req and
+// return only Resp, as a Define kind's do.
+func DefineDevice[Req, Resp any](name string, src actors.DeviceSource, newFallback func() actors.Handler[Req, Resp], opts ...actors.KernelOption) (*KindOf[Req, Resp], error) {
+	k, err := NewDeviceKind(name, src, newFallback, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return typedKind[Req, Resp](k), nil
+}

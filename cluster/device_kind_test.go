@@ -49,7 +49,7 @@ func TestDeviceKind(t *testing.T) {
 	if _, err := cluster.NewDeviceKind[countReq, countResp]("bad", actors.DeviceSource{Code: countCUDA, Entry: "count", State: "no"}, countFallback); !errors.Is(err, actors.ErrInvalidKernel) {
 		t.Fatalf("bad state type: %v", err)
 	}
-	kind, err := cluster.NewDeviceKind[countReq, countResp]("count", actors.DeviceSource{Code: countCUDA, Entry: "count", State: countState{}}, countFallback)
+	kind, err := cluster.DefineDevice[countReq, countResp]("count", actors.DeviceSource{Code: countCUDA, Entry: "count", State: countState{}}, countFallback)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +57,7 @@ func TestDeviceKind(t *testing.T) {
 	defer sim.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	m, err := cluster.Start(ctx, "devkind", ptest.NewTestProvider(ptest.NewInMemAgent()), []*cluster.Kind{kind},
+	m, err := cluster.Start(ctx, "devkind", ptest.NewTestProvider(ptest.NewInMemAgent()), []*cluster.Kind{kind.Kind()},
 		cluster.WithLogger(actors.DiscardLogger()), cluster.WithRuntimeOptions(actors.WithBackends(sim)))
 	if err != nil {
 		t.Fatal(err)
@@ -78,7 +78,12 @@ func TestDeviceKind(t *testing.T) {
 			if id == "b" {
 				add = 10
 			}
-			got, err := cluster.Request[countResp](ctx, m, "count", id, countReq{Add: add})
+			var got countResp
+			if id == "a" { // the typed reference and the string-keyed call reach the same kind
+				got, err = kind.Ref(m, id).Request(ctx, countReq{Add: add})
+			} else {
+				got, err = cluster.Request[countResp](ctx, m, "count", id, countReq{Add: add})
+			}
 			if err != nil {
 				t.Fatal(err)
 			}

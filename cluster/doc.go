@@ -17,7 +17,11 @@
 // Every message carries the cluster's name and [ProtocolVersion]: nodes of
 // another cluster are refused with [ErrClusterMismatch].
 //
-// [Request] and [Send] address an identity of a kind from any member. The
+// [Define] (and [DefineStateful]) declare a typed kind, a [KindOf]; its
+// [KindOf.Ref] addresses one identity through a member or client, and
+// [Ref.Request] and [Ref.Send] take and return only the kind's types, so
+// misuse is a compile error. [Request] and [Send] address an identity of a
+// kind by name, for dynamic use, from any member. The
 // message travels as a [messages.WireEnvelope] (msgpack inside protobuf);
 // failures come back as typed errors: [ErrUnknownKind], [ErrTimeout],
 // [ErrMemberUnavailable], [ErrClusterMismatch], [*RemoteError] (which matches gpu.ErrExecution,

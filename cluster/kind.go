@@ -12,6 +12,7 @@ import (
 	pcluster "github.com/asynkron/protoactor-go/cluster"
 
 	"github.com/ringactor/ringactor/actors"
+	"github.com/ringactor/ringactor/gpu/ring"
 	"github.com/ringactor/ringactor/messages"
 )
 
@@ -24,6 +25,13 @@ const (
 	// activation's kernel.
 	activationTimeout = 5 * time.Second
 )
+
+// activationWait is the idle strategy of an activation's kernel unless the
+// kind's options set one: it parks at once. A member hosts many
+// activations, mostly idle between requests that come over the network;
+// kernels that yield while idle take the CPU that the member's remote
+// needs.
+var activationWait = ring.WaitStrategy{}
 
 // Kind is a cluster kind backed by a ring-kernel declaration: each activated
 // identity runs its own ring kernel, with a fresh handler from the factory.
@@ -49,7 +57,10 @@ type Kind struct {
 // options opts. Req and Resp must be registered message types
 // (messages.Register) for the kind to be reachable from other members.
 // An activation's state is lost when it passivates or moves; see
-// NewStatefulKind for a kind that hands its state over.
+// NewStatefulKind for a kind that hands its state over. Define declares the
+// same kind and returns its typed handle, whose references check the
+// message and reply types at compile time. An activation's kernel parks at
+// once when idle unless opts set another actors.WithWaitStrategy.
 func NewKind[Req, Resp any](name string, newHandler func() actors.Handler[Req, Resp], opts ...actors.KernelOption) *Kind {
 	return newKind(name, func(string, []byte) (func() actors.Handler[Req, Resp], func() ([]byte, error), error) {
 		return newHandler, nil, nil
@@ -162,7 +173,7 @@ func (g *grain[Req, Resp]) activate(c actor.Context) {
 		if g.newDef != nil {
 			def, err = g.newDef(g.kernelID)
 		} else {
-			def = actors.NewKernel(g.kernelID, newHandler, g.opts...)
+			def = actors.NewKernel(g.kernelID, newHandler, append([]actors.KernelOption{actors.WithWaitStrategy(activationWait)}, g.opts...)...)
 		}
 		var h *actors.Kernel[Req, Resp]
 		if err == nil {
@@ -257,8 +268,8 @@ func (g *grain[Req, Resp]) handle(c actor.Context, w *messages.WireEnvelope) {
 	if t := time.Duration(w.GetTimeoutNs()); t > 0 && t < timeout {
 		timeout, remote = t, true
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	ctx, span := g.member.startHandleSpan(ctx, w, g.kind.name, g.kernelID)
+	lctx, cancel := newLazyDeadline(time.Now().Add(timeout))
+	ctx, span := g.member.startHandleSpan(lctx, w, g.kind.name, g.kernelID)
 	err = g.kernel.RequestAsync(ctx, req, func(resp Resp, err error) {
 		cancel()
 		endHandleSpan(span, err)

@@ -54,13 +54,15 @@ stream_rows_per_s, chan_stream_rows_per_s, stream_ratio_vs_chan. Progress is log
 on stderr.
 
 -cluster adds the cluster measures, with a second member in a process of
-its own (this binary's serve command) on loopback: typed cluster.Request
-round trips to a ring-kernel identity on the other member against raw
+its own (this binary's serve command) on loopback: typed requests
+(KindOf.Ref(m, id).Request) round trips to a ring-kernel identity on the other member against raw
 Proto.Actor cluster requests to a plain echo grain there, and both paths'
 throughput with 64 requests in flight over 8 identities. Its JSON keys:
 cluster_rtt_p50_ns, cluster_rtt_p99_ns, protoactor_cluster_rtt_p50_ns,
 protoactor_cluster_rtt_p99_ns, cluster_rtt_p50_ratio_vs_protoactor,
-cluster_msgs_per_s, protoactor_cluster_msgs_per_s, cluster_in_flight.
+cluster_msgs_per_s, protoactor_cluster_msgs_per_s, cluster_in_flight,
+cluster_client_allocs_per_request, protoactor_cluster_client_allocs_per_request
+(heap allocations per request in the requesting process).
 `
 )
 
@@ -151,6 +153,7 @@ func benchTable(res bench.Result, cfg bench.Config, label string) string {
 		fmt.Fprintf(&b, row, "round trip p50 (ns)", count(float64(c.ClusterRTTP50)), count(float64(c.ProtoActorClusterRTTP50)), "")
 		fmt.Fprintf(&b, row, "round trip p99 (ns)", count(float64(c.ClusterRTTP99)), count(float64(c.ProtoActorClusterRTTP99)), "")
 		fmt.Fprintf(&b, row, fmt.Sprintf("%d in flight (msg/s)", c.ClusterInFlight), count(c.ClusterMsgsPerS), count(c.ProtoActorClusterMsgsPS), "")
+		fmt.Fprintf(&b, row, "requester allocs / request", fmt.Sprintf("%.1f", c.ClusterClientAllocs), fmt.Sprintf("%.1f", c.ProtoActorClusterClientAllocs), "")
 		fmt.Fprintf(&b, ratio, "ring / Proto.Actor cluster p50", c.ClusterRTTRatio, "(below 1: ring kernel faster)")
 	}
 	return b.String()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -37,15 +38,19 @@ func init() { messages.MustRegister[ClusterPing]("ringactor.bench.ClusterPing") 
 // the ringactor ping kind, and the plain Proto.Actor echo kind to pass to
 // cluster.WithProtoKinds.
 func ClusterKinds() ([]*cluster.Kind, *pcluster.Kind) {
-	ping := cluster.NewKind(PingKind, func() actors.Handler[ClusterPing, ClusterPing] {
-		return func(_ context.Context, p ClusterPing) (ClusterPing, error) { return p, nil }
-	})
 	echo := pcluster.NewKind(ProtoEchoKind, actor.PropsFromFunc(func(c actor.Context) {
 		if m, ok := c.Message().(*messages.WireEnvelope); ok {
 			c.Respond(m)
 		}
 	}))
-	return []*cluster.Kind{ping}, echo
+	return []*cluster.Kind{pingKind().Kind()}, echo
+}
+
+// pingKind declares the typed ping kind: its ring kernel echoes the ping.
+func pingKind() *cluster.KindOf[ClusterPing, ClusterPing] {
+	return cluster.Define(PingKind, func() actors.Handler[ClusterPing, ClusterPing] {
+		return func(_ context.Context, p ClusterPing) (ClusterPing, error) { return p, nil }
+	})
 }
 
 // ClusterConfig sizes the cluster benchmark.
@@ -76,6 +81,11 @@ type ClusterResult struct {
 	ClusterMsgsPerS         float64 `json:"cluster_msgs_per_s"`
 	ProtoActorClusterMsgsPS float64 `json:"protoactor_cluster_msgs_per_s"`
 	ClusterInFlight         int     `json:"cluster_in_flight"`
+	// Heap allocations per request of the throughput runs on the
+	// requesting member (the process running the benchmark; the hosting
+	// member's are not counted).
+	ClusterClientAllocs           float64 `json:"cluster_client_allocs_per_request"`
+	ProtoActorClusterClientAllocs float64 `json:"protoactor_cluster_client_allocs_per_request"`
 }
 
 // RunCluster measures from m, a member that hosts no benchmark kinds, the
@@ -94,8 +104,9 @@ func RunCluster(ctx context.Context, cfg ClusterConfig, m *cluster.Member) (Clus
 		return res, err
 	}
 	pc := m.Cluster()
+	kind := pingKind()
 	typed := func(ctx context.Context, id string) error {
-		_, err := cluster.Request[ClusterPing](ctx, m, PingKind, id, ping)
+		_, err := kind.Ref(m, id).Request(ctx, ping)
 		return err
 	}
 	plain := func(_ context.Context, id string) error {
@@ -142,24 +153,64 @@ func RunCluster(ctx context.Context, cfg ClusterConfig, m *cluster.Member) (Clus
 	res.ClusterRTTP50, res.ClusterRTTP99 = percentile(tRTT, 50), percentile(tRTT, 99)
 	res.ProtoActorClusterRTTP50, res.ProtoActorClusterRTTP99 = percentile(pRTT, 50), percentile(pRTT, 99)
 	res.ClusterRTTRatio = float64(res.ClusterRTTP50) / float64(res.ProtoActorClusterRTTP50)
-	if res.ClusterMsgsPerS, err = throughput(ctx, cfg, typed); err != nil {
-		return res, err
+	// Throughput, alternating in rounds so that both see the same noise.
+	var tt, pt rounds
+	round := cfg
+	round.Messages = max(cfg.Messages/throughputRounds, 1)
+	for range throughputRounds {
+		if err := tt.run(ctx, round, typed); err != nil {
+			return res, err
+		}
+		if err := pt.run(ctx, round, plain); err != nil {
+			return res, err
+		}
 	}
-	if res.ProtoActorClusterMsgsPS, err = throughput(ctx, cfg, plain); err != nil {
-		return res, err
-	}
+	res.ClusterMsgsPerS, res.ClusterClientAllocs = tt.rate()
+	res.ProtoActorClusterMsgsPS, res.ProtoActorClusterClientAllocs = pt.rate()
 	return res, nil
 }
 
+// throughputRounds is how many alternating rounds the throughput
+// measurement of each path is split into.
+const throughputRounds = 4
+
+// rounds sums the throughput rounds of one path.
+type rounds struct {
+	msgs    int
+	elapsed time.Duration
+	allocs  uint64
+}
+
+// run runs one round of cfg.Messages requests and adds it up.
+func (r *rounds) run(ctx context.Context, cfg ClusterConfig, f func(context.Context, string) error) error {
+	elapsed, allocs, err := throughput(ctx, cfg, f)
+	r.msgs += cfg.Messages
+	r.elapsed += elapsed
+	r.allocs += allocs
+	return err
+}
+
+// rate returns requests per second and this process's heap allocations per
+// request over the rounds.
+func (r *rounds) rate() (float64, float64) {
+	if r.msgs == 0 || r.elapsed <= 0 {
+		return 0, 0
+	}
+	return float64(r.msgs) / r.elapsed.Seconds(), float64(r.allocs) / float64(r.msgs)
+}
+
 // throughput runs cfg.Messages requests with cfg.InFlight requesters over
-// cfg.Identities identities and returns requests per second.
-func throughput(ctx context.Context, cfg ClusterConfig, f func(context.Context, string) error) (float64, error) {
+// cfg.Identities identities and returns how long they took and this
+// process's heap allocations meanwhile.
+func throughput(ctx context.Context, cfg ClusterConfig, f func(context.Context, string) error) (time.Duration, uint64, error) {
 	var (
 		next  atomic.Int64
 		wg    sync.WaitGroup
 		errMu sync.Mutex
 		first error
 	)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
 	start := time.Now()
 	for w := range cfg.InFlight {
 		wg.Add(1)
@@ -177,8 +228,10 @@ func throughput(ctx context.Context, cfg ClusterConfig, f func(context.Context, 
 		}()
 	}
 	wg.Wait()
+	elapsed := time.Since(start)
+	runtime.ReadMemStats(&after)
 	if first != nil {
-		return 0, first
+		return 0, 0, first
 	}
-	return float64(cfg.Messages) / time.Since(start).Seconds(), nil
+	return elapsed, after.Mallocs - before.Mallocs, nil
 }

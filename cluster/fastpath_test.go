@@ -1,0 +1,77 @@
+//go:build !race
+
+package cluster_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/ringactor/ringactor/cluster"
+)
+
+// Requests whose context has no deadline take the client's fast path when
+// the identity's activation is cached. These tests hit it with a cached
+// activation that is gone and with a cancellation while waiting.
+
+func TestFastPathFollowsPassivatedActivation(t *testing.T) {
+	id := unique("fast-idle")
+	bg := context.Background() // no deadline: the fast path
+	for n := 1; n <= 2; n++ {
+		got, err := cluster.Request[total](bg, memberB, "idle", id, add{N: 1})
+		if err != nil || got.Calls != n {
+			t.Fatalf("request %d: %+v, %v", n, got, err)
+		}
+	}
+	// Wait until the activation has passivated (idle timeout 150ms): the
+	// member's PID cache still names it.
+	deadline := time.Now().Add(3 * time.Second)
+	for kernelRunning("idle/" + id) {
+		if time.Now().After(deadline) {
+			t.Fatal("the idle activation did not passivate")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	// The cached activation is gone: the request is not lost, it finds the
+	// identity's new activation, which starts afresh.
+	got, err := cluster.Request[total](bg, memberB, "idle", id, add{N: 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (total{Total: 7, Calls: 1}); got != want {
+		t.Fatalf("after passivation: got %+v, want %+v", got, want)
+	}
+}
+
+func TestFastPathCancelWhileWaiting(t *testing.T) {
+	id := unique("fast-slow")
+	// Activate and cache the identity: the slow handler outlasts the kind's
+	// handler timeout, so this ends with a remote error.
+	ctx := testCtx(t)
+	var re *cluster.RemoteError
+	if _, err := cluster.Request[total](ctx, memberA, "slow", id, add{N: 1}); !errors.As(err, &re) {
+		t.Fatalf("warm-up: %v, want a *RemoteError", err)
+	}
+	cctx, cancel := context.WithCancel(context.Background()) // no deadline
+	time.AfterFunc(50*time.Millisecond, cancel)
+	start := time.Now()
+	if _, err := cluster.Request[total](cctx, memberA, "slow", id, add{N: 1}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancel while waiting: got %v", err)
+	}
+	if d := time.Since(start); d > 250*time.Millisecond {
+		t.Fatalf("cancel took %v", d)
+	}
+}
+
+// kernelRunning reports whether a kernel named name runs on either member.
+func kernelRunning(name string) bool {
+	for _, mem := range []*cluster.Member{memberA, memberB} {
+		for _, k := range mem.Runtime().Kernels() {
+			if st, err := mem.Runtime().Status(k); k == name && err == nil && !st.State.Terminal() {
+				return true
+			}
+		}
+	}
+	return false
+}
