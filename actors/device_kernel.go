@@ -114,7 +114,20 @@ type devicePump[Req, Resp any] struct {
 	buf     []byte                      // a reply's payload, copied out of the output ring
 	faulted error                       // this kernel's own device fault, once seen
 	wait    *slot[Req, Resp]            // taken but not submitted (the device's input ring was full); older than k.devHeld
+	rounds  uint32                      // poll rounds, for the rate of fault queries
+	active  bool                        // the last round moved or answered messages
+	asked   time.Time                   // the last fault query
 }
+
+// faultQueryEvery is how often (in poll rounds) the pump asks the device
+// whether its launch faulted while messages keep moving; an idle round
+// asks (a faulted kernel stops answering, so its pump soon idles), at most
+// once per faultQueryGap. The query (cuStreamQuery) hops to the context's
+// thread: it is kept off the per-message path.
+const (
+	faultQueryEvery = 64
+	faultQueryGap   = 100 * time.Microsecond
+)
 
 // leave hands the message taken but not submitted back to the kernel, for
 // the next incarnation.
@@ -136,10 +149,22 @@ func (e *deviceMoved) Error() string {
 }
 func (e *deviceMoved) Unwrap() error { return e.err }
 
-// deviceFault checks, without blocking, whether this kernel's device
-// launch faulted (then the backend is marked failed for every kernel of
-// its context) or the backend failed under another kernel.
+// deviceFault checks whether this kernel's device launch faulted (then
+// the backend is marked failed for every kernel of its context) or the
+// backend failed under another kernel. The launch is asked (RingKernel.Fault:
+// cuStreamQuery, a hop to the context's thread that waits for no device
+// work) after an idle round and every faultQueryEvery rounds otherwise;
+// the backend's recorded failure is read every round.
 func (p *devicePump[Req, Resp]) deviceFault() error {
+	p.rounds++
+	if p.active && p.rounds%faultQueryEvery != 0 {
+		return p.backendFailed()
+	}
+	now := time.Now()
+	if !p.active && now.Sub(p.asked) < faultQueryGap {
+		return p.backendFailed()
+	}
+	p.asked = now
 	if err := p.ring.Fault(); err != nil {
 		p.faulted = err
 		p.backend.MarkFailed(err)
@@ -147,6 +172,11 @@ func (p *devicePump[Req, Resp]) deviceFault() error {
 			"kernel", p.k.def.id, "backend", p.backend.Name(), "error", err)
 		return &deviceMoved{err}
 	}
+	return p.backendFailed()
+}
+
+// backendFailed reports a fault another kernel of the backend saw.
+func (p *devicePump[Req, Resp]) backendFailed() error {
 	if err := p.backend.Failed(); err != nil {
 		return &deviceMoved{err}
 	}
@@ -218,6 +248,7 @@ func (p *devicePump[Req, Resp]) poll(draining bool) (bool, error) {
 		progressed = progressed || fwd
 	}
 	k.endBatch()
+	p.active = progressed
 	return progressed, err
 }
 

@@ -28,6 +28,7 @@ type deviceAPI interface {
 
 	StreamCreate(flags uint32) (Stream, error)
 	StreamSynchronize(s Stream) error
+	StreamQuery(s Stream) error
 	StreamDestroy(s Stream) error
 
 	EventCreate(flags uint32) (Event, error)

@@ -253,6 +253,17 @@ func (d *Driver) StreamSynchronize(s Stream) error {
 	return d.check("cuStreamSynchronize", C.rc_cuStreamSynchronize(d.api, C.CUstream(s.p)))
 }
 
+// StreamQuery reports, without waiting, whether the work enqueued on s has
+// completed: nil when it has (CUDA_SUCCESS), a *DriverError with
+// [ErrNotReady] while some is still running or queued, and otherwise the
+// error of work that failed (CUDA_ERROR_ILLEGAL_ADDRESS,
+// CUDA_ERROR_LAUNCH_FAILED, CUDA_ERROR_ASSERT…: sticky for the context).
+// It does not synchronise anything, so it is safe beside a running
+// persistent kernel.
+func (d *Driver) StreamQuery(s Stream) error {
+	return d.check("cuStreamQuery", C.rc_cuStreamQuery(d.api, C.CUstream(s.p)))
+}
+
 // EventCreate creates an event with flags ([EventDisableTiming] and others).
 func (d *Driver) EventCreate(flags uint32) (Event, error) {
 	var e C.CUevent

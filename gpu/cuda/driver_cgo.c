@@ -45,6 +45,7 @@ static const rc_symbol rc_symbols[] = {
 	RC_SYM(cuStreamCreate, "cuStreamCreate"),
 	RC_SYM(cuStreamDestroy, "cuStreamDestroy_v2"),
 	RC_SYM(cuStreamSynchronize, "cuStreamSynchronize"),
+	RC_SYM(cuStreamQuery, "cuStreamQuery"),
 	RC_SYM(cuEventCreate, "cuEventCreate"),
 	RC_SYM(cuEventRecord, "cuEventRecord"),
 	RC_SYM(cuEventSynchronize, "cuEventSynchronize"),
@@ -225,6 +226,7 @@ CUresult rc_cuLaunchKernel(rc_cuda_api *a, CUfunction f,
 CUresult rc_cuStreamCreate(rc_cuda_api *a, CUstream *s, unsigned int flags) { return a->cuStreamCreate(s, flags); }
 CUresult rc_cuStreamDestroy(rc_cuda_api *a, CUstream s) { return a->cuStreamDestroy(s); }
 CUresult rc_cuStreamSynchronize(rc_cuda_api *a, CUstream s) { return a->cuStreamSynchronize(s); }
+CUresult rc_cuStreamQuery(rc_cuda_api *a, CUstream s) { return a->cuStreamQuery(s); }
 CUresult rc_cuEventCreate(rc_cuda_api *a, CUevent *e, unsigned int flags) { return a->cuEventCreate(e, flags); }
 CUresult rc_cuEventRecord(rc_cuda_api *a, CUevent e, CUstream s) { return a->cuEventRecord(e, s); }
 CUresult rc_cuEventSynchronize(rc_cuda_api *a, CUevent e) { return a->cuEventSynchronize(e); }

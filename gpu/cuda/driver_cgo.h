@@ -42,6 +42,7 @@ typedef struct rc_cuda_api {
 	CUresult (*cuStreamCreate)(CUstream *, unsigned int);
 	CUresult (*cuStreamDestroy)(CUstream);
 	CUresult (*cuStreamSynchronize)(CUstream);
+	CUresult (*cuStreamQuery)(CUstream);
 	CUresult (*cuEventCreate)(CUevent *, unsigned int);
 	CUresult (*cuEventRecord)(CUevent, CUstream);
 	CUresult (*cuEventSynchronize)(CUevent);
@@ -114,6 +115,7 @@ CUresult rc_cuLaunchKernel(rc_cuda_api *a, CUfunction f,
 CUresult rc_cuStreamCreate(rc_cuda_api *a, CUstream *s, unsigned int flags);
 CUresult rc_cuStreamDestroy(rc_cuda_api *a, CUstream s);
 CUresult rc_cuStreamSynchronize(rc_cuda_api *a, CUstream s);
+CUresult rc_cuStreamQuery(rc_cuda_api *a, CUstream s);
 CUresult rc_cuEventCreate(rc_cuda_api *a, CUevent *e, unsigned int flags);
 CUresult rc_cuEventRecord(rc_cuda_api *a, CUevent e, CUstream s);
 CUresult rc_cuEventSynchronize(rc_cuda_api *a, CUevent e);

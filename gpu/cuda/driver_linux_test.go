@@ -72,6 +72,7 @@ func TestResultNamesMatchDriver(t *testing.T) {
 		ErrInvalidHandle: "CUDA_ERROR_INVALID_HANDLE", ErrNotFound: "CUDA_ERROR_NOT_FOUND",
 		ErrNotReady: "CUDA_ERROR_NOT_READY", ErrIllegalAddress: "CUDA_ERROR_ILLEGAL_ADDRESS",
 		ErrLaunchOutOfResources: "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES", ErrLaunchTimeout: "CUDA_ERROR_LAUNCH_TIMEOUT",
+		ErrAssert: "CUDA_ERROR_ASSERT", ErrIllegalInstruction: "CUDA_ERROR_ILLEGAL_INSTRUCTION",
 		ErrLaunchFailed: "CUDA_ERROR_LAUNCH_FAILED", ErrNotPermitted: "CUDA_ERROR_NOT_PERMITTED",
 		ErrNotSupported: "CUDA_ERROR_NOT_SUPPORTED", ErrSystemNotReady: "CUDA_ERROR_SYSTEM_NOT_READY",
 		ErrSystemDriverMismatch: "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH", ErrCompatNotSupportedOnDev: "CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE",
@@ -104,8 +105,8 @@ func TestSymbolNames(t *testing.T) {
 			t.Errorf("loader does not resolve %s", want)
 		}
 	}
-	if len(got) != 33 {
-		t.Errorf("loader resolves %d symbols, want 33: %v", len(got), got)
+	if len(got) != 34 {
+		t.Errorf("loader resolves %d symbols, want 34: %v", len(got), got)
 	}
 }
 
@@ -138,6 +139,7 @@ func TestWrappersWithoutDevice(t *testing.T) {
 		"cuStreamCreate":               func() error { _, err := drv.StreamCreate(StreamNonBlocking); return err },
 		"cuStreamDestroy_v2":           func() error { return drv.StreamDestroy(Stream{}) },
 		"cuStreamSynchronize":          func() error { return drv.StreamSynchronize(Stream{}) },
+		"cuStreamQuery":                func() error { return drv.StreamQuery(Stream{}) },
 		"cuEventCreate":                func() error { _, err := drv.EventCreate(EventDefault); return err },
 		"cuEventRecord":                func() error { return drv.EventRecord(Event{}, Stream{}) },
 		"cuEventSynchronize":           func() error { return drv.EventSynchronize(Event{}) },

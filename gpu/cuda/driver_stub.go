@@ -129,6 +129,13 @@ func (d *Driver) StreamSynchronize(s Stream) error {
 	return d.err("cuStreamSynchronize")
 }
 
+// StreamQuery reports, without waiting, whether the work enqueued on s has
+// completed: nil when it has, a *DriverError with [ErrNotReady] while some
+// is still running, and otherwise the error of work that failed.
+func (d *Driver) StreamQuery(s Stream) error {
+	return d.err("cuStreamQuery")
+}
+
 // EventCreate creates an event with flags ([EventDisableTiming] and others).
 func (d *Driver) EventCreate(flags uint32) (Event, error) {
 	return Event{}, d.err("cuEventCreate")

@@ -35,6 +35,8 @@ const (
 	ErrIllegalAddress          Result = 700 // CUDA_ERROR_ILLEGAL_ADDRESS
 	ErrLaunchOutOfResources    Result = 701 // CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES
 	ErrLaunchTimeout           Result = 702 // CUDA_ERROR_LAUNCH_TIMEOUT
+	ErrAssert                  Result = 710 // CUDA_ERROR_ASSERT
+	ErrIllegalInstruction      Result = 715 // CUDA_ERROR_ILLEGAL_INSTRUCTION
 	ErrLaunchFailed            Result = 719 // CUDA_ERROR_LAUNCH_FAILED
 	ErrNotPermitted            Result = 800 // CUDA_ERROR_NOT_PERMITTED
 	ErrNotSupported            Result = 801 // CUDA_ERROR_NOT_SUPPORTED

@@ -10,31 +10,35 @@ import (
 	"github.com/ringactor/ringactor/gpu"
 )
 
-// launchFaultReporter is implemented by device APIs that can tell, without
-// blocking, whether work on a stream has failed (the simulated device; the
-// driver would use cuStreamQuery).
-type launchFaultReporter interface {
-	launchFault(s Stream) error
-}
-
 // Fault reports a device fault of the kernel's launch (a trap, an illegal
-// address: on a GPU such a fault is sticky for the whole context), or nil
-// while none is known. It does not block. The simulated device reports
-// faults; on the driver it returns nil for now (detecting them there needs
-// cuStreamQuery beside a persistent kernel, not wired yet). Consumer side.
+// address, a failed assert: on a GPU such a fault is sticky for the whole
+// context), or nil while none is known. It asks cuStreamQuery on the
+// ring's own stream, which neither waits nor synchronises (safe beside
+// the running loop): CUDA_SUCCESS (the launch returned: terminated or
+// parked) and CUDA_ERROR_NOT_READY (still running) are no fault; any other
+// answer is, as a *gpu.DeviceError (gpu.DeviceFailed) wrapping the
+// *DriverError. The query runs on the context's thread, so it costs a hop
+// there: poll it when idle or at a modest rate, not per message. A closed
+// backend is no fault (nil). Consumer side.
 func (k *RingKernel) Fault() error {
 	if k.mem == nil || k.stream.IsDefault() {
 		return nil
 	}
-	r, ok := k.d.api.(launchFaultReporter)
-	if !ok {
+	var q error
+	if err := k.d.do(func() error { q = k.d.api.StreamQuery(k.stream); return nil }); err != nil {
 		return nil
 	}
-	if err := r.launchFault(k.stream); err != nil {
-		return &gpu.DeviceError{Kind: gpu.DeviceFailed, Backend: BackendName, Device: k.d.ordinal,
-			Reason: "a persistent ring kernel faulted; the context is unusable", Err: err}
+	return launchFault(q, k.d.ordinal)
+}
+
+// launchFault classifies the answer of cuStreamQuery on a ring's stream.
+func launchFault(q error, ordinal int) error {
+	var de *DriverError
+	if q == nil || (errors.As(q, &de) && de.Result() == ErrNotReady) {
+		return nil
 	}
-	return nil
+	return &gpu.DeviceError{Kind: gpu.DeviceFailed, Backend: BackendName, Device: ordinal,
+		Reason: "a persistent ring kernel faulted; the context is unusable", Err: q}
 }
 
 // abandonWait bounds Abandon's wait for the terminated ack of a kernel

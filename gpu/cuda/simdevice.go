@@ -313,6 +313,41 @@ func (f *fakeDevice) StreamSynchronize(s Stream) error {
 	return fs.sync()
 }
 
+// StreamQuery answers as cuStreamQuery does: the stream's sticky error
+// (a launch that failed, e.g. a kernel that trapped), not cleared; else
+// CUDA_ERROR_NOT_READY while work is queued or running (a persistent ring
+// kernel, until it returns); else nil. It waits for nothing.
+func (f *fakeDevice) StreamQuery(s Stream) error {
+	if err := f.hz.Call("cuStreamQuery"); err != nil {
+		return err
+	}
+	fs, err := f.stream(s)
+	if err != nil {
+		return err
+	}
+	if fs == nil {
+		return nil // the default stream runs synchronously here
+	}
+	return fs.query()
+}
+
+// query is StreamQuery of one stream.
+func (s *fakeStream) query() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.err != nil {
+		var de *DriverError
+		if errors.As(s.err, &de) {
+			return &DriverError{Call: "cuStreamQuery", Code: de.Code, Name: de.Name, Message: de.Message}
+		}
+		return fakeErr("cuStreamQuery", ErrLaunchFailed, "CUDA_ERROR_LAUNCH_FAILED", s.err.Error())
+	}
+	if s.busy || len(s.queue) > 0 {
+		return fakeErr("cuStreamQuery", ErrNotReady, "CUDA_ERROR_NOT_READY", "device not ready")
+	}
+	return nil
+}
+
 func (f *fakeDevice) StreamDestroy(s Stream) error {
 	fs, err := f.stream(s)
 	if err != nil || fs == nil {
@@ -374,6 +409,7 @@ type fakeStream struct {
 	cond   *sync.Cond
 	queue  []func() error
 	err    error
+	busy   bool // an op taken from queue is running
 	closed bool
 	done   chan struct{}
 }
@@ -398,15 +434,15 @@ func (s *fakeStream) loop() {
 		}
 		op := s.queue[0]
 		s.queue = s.queue[1:]
+		s.busy = true
 		s.mu.Unlock()
 		err := op()
-		if err != nil {
-			s.mu.Lock()
-			if s.err == nil {
-				s.err = err
-			}
-			s.mu.Unlock()
+		s.mu.Lock()
+		if err != nil && s.err == nil {
+			s.err = err
 		}
+		s.busy = false
+		s.mu.Unlock()
 	}
 }
 

@@ -107,6 +107,7 @@ var callClasses = map[string]CallClass{
 	"cuMemAllocAsync":         CallFree,
 	"cuMemAllocFromPoolAsync": CallFree,
 	"cuMemFreeAsync":          CallFree,
+	"cuStreamQuery":           CallFree, // asks, never waits: safe beside a persistent kernel
 }
 
 // ClassOf returns the class of driver entry point call (a cuda.h name
