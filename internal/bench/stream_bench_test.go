@@ -77,13 +77,13 @@ func BenchmarkStreamGraphBatch(b *testing.B) {
 	for _, batch := range []int{256, 1024, 4096, 16384} {
 		b.Run(fmt.Sprint(batch), func(b *testing.B) {
 			cpu0 := cpuSince(b, 0)
-	for b.Loop() {
+			for b.Loop() {
 				if _, err := sensor.RunGraph(ctx, cfg, bytes.NewReader(data), io.Discard, io.Discard, sensor.GraphOptions{Runtime: rt, Batch: batch}); err != nil {
 					b.Fatal(err)
 				}
 			}
 			b.ReportMetric(float64(rows)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
-	b.ReportMetric(cpuSince(b, cpu0)/float64(b.N)*1e3, "cpu-ms/op")
+			b.ReportMetric(cpuSince(b, cpu0)/float64(b.N)*1e3, "cpu-ms/op")
 		})
 	}
 }
