@@ -11,6 +11,8 @@ import (
 
 	"github.com/ringactor/ringactor/actors"
 	"github.com/ringactor/ringactor/examples/pipeline/sensor"
+	"github.com/ringactor/ringactor/gpu/ring"
+	"github.com/ringactor/ringactor/stream"
 )
 
 // benchStreamInput is the stream measure's input and configuration.
@@ -65,7 +67,7 @@ func BenchmarkStreamChannels(b *testing.B) {
 	b.ReportMetric(cpuSince(b, cpu0)/float64(b.N)*1e3, "cpu-ms/op")
 }
 
-func BenchmarkStreamGraphBatch(b *testing.B) {
+func BenchmarkStreamGraphWait(b *testing.B) {
 	const rows = 300_000
 	data, cfg := benchStreamInput(b, rows)
 	ctx := context.Background()
@@ -74,11 +76,11 @@ func BenchmarkStreamGraphBatch(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer func() { _ = rt.Close(ctx) }()
-	for _, batch := range []int{256, 1024, 4096, 16384} {
-		b.Run(fmt.Sprint(batch), func(b *testing.B) {
+	for _, y := range []int{128, 32, 8, 0} {
+		b.Run(fmt.Sprint(y), func(b *testing.B) {
 			cpu0 := cpuSince(b, 0)
 			for b.Loop() {
-				if _, err := sensor.RunGraph(ctx, cfg, bytes.NewReader(data), io.Discard, io.Discard, sensor.GraphOptions{Runtime: rt, Batch: batch}); err != nil {
+				if _, err := sensor.RunGraph(ctx, cfg, bytes.NewReader(data), io.Discard, io.Discard, sensor.GraphOptions{Runtime: rt, Stream: []stream.Option{stream.WithWaitStrategy(ring.WaitStrategy{Yields: y})}}); err != nil {
 					b.Fatal(err)
 				}
 			}
