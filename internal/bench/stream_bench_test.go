@@ -63,6 +63,8 @@ func BenchmarkStreamChannels(b *testing.B) {
 	b.ReportMetric(float64(processCPU()-cpu0)/float64(b.N)/1e6, "cpu-ms/op")
 }
 
+// BenchmarkStreamGraphBatch runs the graph with packets of several sizes
+// (GraphOptions.Batch).
 func BenchmarkStreamGraphBatch(b *testing.B) {
 	const rows = 300_000
 	data, cfg := benchStreamInput(b, rows)

@@ -70,8 +70,10 @@ type GraphOptions struct {
 //	reader ─chunks─▶ parse ─readings─▶ scale ─▶ window ─windows─▶ out
 //	                                              └─ late and rejected rows ─▶ rejects
 //
-// parse assigns event time in streaming mode (the watermark is the newest
-// timestamp minus the lateness), window is the library's tumbling window
+// scale's output carries event time in streaming mode (the watermark is the
+// newest timestamp minus the lateness; a ScaleStage must pass the readings
+// on one for one, in order), parse emits each chunk's readings at once
+// (Emitter.EmitAll), window is the library's tumbling window
 // stage (stream.Window) whose side output carries the late rows and, in line
 // order with them, the rows parse rejected.
 func RunGraph(ctx context.Context, cfg Config, in io.Reader, out, rejects io.Writer, o GraphOptions) (st Stats, err error) {
