@@ -24,7 +24,9 @@
 //	g.Start(ctx); lines.Send(ctx, l); ...; g.Drain(ctx); g.Stop(ctx)
 //
 // A stage's functions (Funcs) get each input element and an Emitter: Emit
-// zero or more outputs. Timer runs for processing-time timers set with
+// zero or more outputs (EmitAll a slice of them: to a single downstream
+// instance it copies them into the packets in bulk, the cheaper way for a
+// stage that produces many outputs at once, such as a parser of chunks). Timer runs for processing-time timers set with
 // Context.SetTimer, Watermark when event time advances, Flush after each
 // packet, Drain once at the end of the stream. They all run on the
 // instance's loop, one at a time, so a stage keeps state (KeyedState for

@@ -18,6 +18,7 @@ type Emitter[T any] struct {
 	g     *Graph
 	stats *instStats
 	edges []*edgeOut[T]
+	one   *target[T] // the only target when one edge leads to one instance (the fast path of Emit)
 	dst   []int
 	outN  uint64          // emitted since the last flush (published to stats there)
 	batch int             // the graph's batch size
@@ -46,7 +47,8 @@ type target[T any] struct {
 	stats *instStats // the receiver's
 	name  string     // the receiver's stage
 	inst  int
-	pend  packet[T]
+	pend  packet[T] // the packet being filled; its items are in items
+	items []T       // the elements of pend, in the pooled array pend.buf
 }
 
 func newEmitter[T any](g *Graph, st *instStats) *Emitter[T] {
@@ -60,14 +62,25 @@ func (e *Emitter[T]) Emit(v T) {
 		return
 	}
 	e.outN++
-	for _, ed := range e.edges {
-		if len(ed.targets) == 1 { // every router picks the one instance
-			e.add(ed.targets[0], v)
-			continue
+	if t := e.one; t != nil { // one edge to one instance: every router picks it
+		if t.pend.buf == nil {
+			t.pend.buf = t.pool.get()
+			t.items = *t.pend.buf
 		}
-		e.dst = ed.route.route(ed, v, len(ed.targets), e.dst[:0])
-		for _, i := range e.dst {
-			e.add(ed.targets[i], v)
+		t.items = append(t.items, v)
+		if len(t.items) >= e.batch {
+			e.full(t)
+		}
+	} else {
+		for _, ed := range e.edges {
+			if len(ed.targets) == 1 {
+				e.add(ed.targets[0], v)
+				continue
+			}
+			e.dst = ed.route.route(ed, v, len(ed.targets), e.dst[:0])
+			for _, i := range e.dst {
+				e.add(ed.targets[i], v)
+			}
 		}
 	}
 	if e.timeOf != nil {
@@ -78,17 +91,58 @@ func (e *Emitter[T]) Emit(v T) {
 	}
 }
 
+// EmitAll sends vs downstream in order, as Emit would each of them, with
+// less work per element where it can: to one downstream instance, without
+// event time on this output, the elements are copied into the packets in
+// bulk. It does not keep vs.
+func (e *Emitter[T]) EmitAll(vs ...T) {
+	t := e.one
+	if t == nil || e.timeOf != nil {
+		for i := range vs {
+			e.Emit(vs[i])
+		}
+		return
+	}
+	for len(vs) > 0 && e.err == nil {
+		if t.pend.buf == nil {
+			t.pend.buf = t.pool.get()
+			t.items = *t.pend.buf
+		}
+		n := min(len(vs), e.batch-len(t.items))
+		t.items = append(t.items, vs[:n]...)
+		e.outN += uint64(n)
+		vs = vs[n:]
+		if len(t.items) >= e.batch {
+			e.full(t)
+		}
+	}
+}
+
+// bound records the edges' targets once they are all bound: one target is
+// Emit's fast path.
+func (e *Emitter[T]) bound() {
+	e.one = nil
+	if len(e.edges) == 1 && len(e.edges[0].targets) == 1 {
+		e.one = e.edges[0].targets[0]
+	}
+}
+
 // add appends v to t's pending packet, sending it when full.
 func (e *Emitter[T]) add(t *target[T], v T) {
 	if t.pend.buf == nil {
 		t.pend.buf = t.pool.get()
+		t.items = *t.pend.buf
 	}
-	b := append(*t.pend.buf, v)
-	*t.pend.buf = b
-	if len(b) >= e.batch {
-		if err := e.send(t); err != nil && e.err == nil {
-			e.err = err
-		}
+	t.items = append(t.items, v)
+	if len(t.items) >= e.batch {
+		e.full(t)
+	}
+}
+
+// full sends t's full packet.
+func (e *Emitter[T]) full(t *target[T]) {
+	if err := e.send(t); err != nil && e.err == nil {
+		e.err = err
 	}
 }
 
@@ -99,10 +153,7 @@ func (e *Emitter[T]) advance(wm int64) {
 	e.stats.wm.Store(wm)
 	for _, ed := range e.edges {
 		for _, t := range ed.targets {
-			pos := int32(0)
-			if t.pend.buf != nil {
-				pos = int32(len(*t.pend.buf))
-			}
+			pos := int32(len(t.items))
 			if n := len(t.pend.marks); n > 0 && t.pend.marks[n-1].pos == pos {
 				t.pend.marks[n-1].wm = wm
 				continue
@@ -163,8 +214,10 @@ func (e *Emitter[T]) send(t *target[T]) error {
 	t.pend = packet[T]{}
 	p.from = t.from
 	if p.buf != nil {
-		p.items = *p.buf
+		p.items = t.items
+		*p.buf = t.items // the array may have grown
 	}
+	t.items = nil
 	n := len(p.items)
 	g := e.g
 	st := t.stats

@@ -98,6 +98,7 @@ func Connect[T any](from Outlet[T], to Inlet[T], r ...Router[T]) error {
 	f.bind = append(f.bind, func() {
 		for u, e := range from.emitters() {
 			e.edges = append(e.edges, &edgeOut[T]{route: route, targets: to.targets(base + int32(u))})
+			e.bound()
 		}
 	})
 	return nil

@@ -102,17 +102,19 @@ func FlatMap[In, Out any](g *Graph, name string, fn func(v In, out *Emitter[Out]
 
 // Map declares a stateless stage that emits one output per input.
 func Map[In, Out any](g *Graph, name string, fn func(In) (Out, error), opts ...StageOption) *Stage[In, Out] {
-	var f func(In, *Emitter[Out]) error
+	var f func() Funcs[In, Out]
 	if fn != nil {
-		f = func(v In, out *Emitter[Out]) error {
-			r, err := fn(v)
-			if err == nil {
-				out.Emit(r)
-			}
-			return err
+		f = func() Funcs[In, Out] {
+			return Funcs[In, Out]{Element: func(_ *Context, v In, out *Emitter[Out]) error {
+				r, err := fn(v)
+				if err == nil {
+					out.Emit(r)
+				}
+				return err
+			}}
 		}
 	}
-	return FlatMap(g, name, f, opts...)
+	return NewStage(g, name, f, opts...)
 }
 
 // EventTime makes the stage's output carry event time: ts(v) is each output

@@ -64,7 +64,7 @@ func (s *WindowSpec[T, K, A, R]) validate() error {
 func Window[T any, K comparable, A, R any](g *Graph, name string, spec WindowSpec[T, K, A, R], opts ...StageOption) (*Stage[T, R], *Side[Late[T]]) {
 	var late *Side[Late[T]]
 	newFuncs := func() Funcs[T, R] {
-		w := &windower[T, K, A, R]{spec: spec, open: make(map[winKey[K]]*window[K, A]), late: late}
+		w := &windower[T, K, A, R]{spec: spec, open: make(map[K]*keyWindows[K, A]), late: late}
 		if w.spec.Slide == 0 {
 			w.spec.Slide = w.spec.Size
 		}
@@ -81,9 +81,34 @@ func Window[T any, K comparable, A, R any](g *Graph, name string, spec WindowSpe
 	return st, late
 }
 
-type winKey[K comparable] struct {
-	key   K
-	start int64
+// keyWindows are one key's open windows, in no particular order (a few:
+// Size/Slide at most, more only while the watermark lags).
+type keyWindows[K comparable, A any] struct {
+	wins []*window[K, A]
+}
+
+// find is the open window that starts at start, or nil.
+func (kw *keyWindows[K, A]) find(start int64) *window[K, A] {
+	for _, w := range kw.wins {
+		if w.span.Start == start {
+			return w
+		}
+	}
+	return nil
+}
+
+// remove drops w from the open windows and reports whether none is left.
+func (kw *keyWindows[K, A]) remove(w *window[K, A]) bool {
+	for i, x := range kw.wins {
+		if x == w {
+			last := len(kw.wins) - 1
+			kw.wins[i] = kw.wins[last]
+			kw.wins[last] = nil
+			kw.wins = kw.wins[:last]
+			break
+		}
+	}
+	return len(kw.wins) == 0
 }
 
 type window[K comparable, A any] struct {
@@ -96,7 +121,7 @@ type window[K comparable, A any] struct {
 // windower is one window stage instance's state.
 type windower[T any, K comparable, A, R any] struct {
 	spec  WindowSpec[T, K, A, R]
-	open  map[winKey[K]]*window[K, A]
+	open  map[K]*keyWindows[K, A] // by key: one map lookup per element
 	ends  winHeap[K, A]
 	late  *Side[Late[T]]
 	fired []*window[K, A]
@@ -119,6 +144,7 @@ func (w *windower[T, K, A, R]) element(c *Context, v T, _ *Emitter[R]) error {
 		return fmt.Errorf("event time %d: window start out of range", ts)
 	}
 	added := false
+	var kw *keyWindows[K, A]
 	for s := last; ; s -= slide {
 		if uint64(ts)-uint64(s) >= uint64(size) { // ts - s, which may not fit in an int64
 			break
@@ -126,11 +152,16 @@ func (w *windower[T, K, A, R]) element(c *Context, v T, _ *Emitter[R]) error {
 		end := satAdd(s, size)
 		beyond := s > math.MaxInt64-size        // the true end does not fit: only the final watermark closes it
 		if end > c.wm || (beyond && !c.final) { // still open
-			k := winKey[K]{key: key, start: s}
-			win := w.open[k]
+			if kw == nil {
+				if kw = w.open[key]; kw == nil {
+					kw = &keyWindows[K, A]{}
+					w.open[key] = kw
+				}
+			}
+			win := kw.find(s)
 			if win == nil {
 				win = &window[K, A]{key: key, span: Span{Start: s, End: end}, beyond: beyond}
-				w.open[k] = win
+				kw.wins = append(kw.wins, win)
 				heap.Push(&w.ends, win)
 			}
 			w.spec.Add(&win.acc, v)
@@ -153,7 +184,9 @@ func (w *windower[T, K, A, R]) watermark(c *Context, wm int64, out *Emitter[R]) 
 	w.fired = w.fired[:0]
 	for len(w.ends) > 0 && w.ends[0].span.End <= wm && (!w.ends[0].beyond || c.final) {
 		win := heap.Pop(&w.ends).(*window[K, A])
-		delete(w.open, winKey[K]{key: win.key, start: win.span.Start})
+		if kw := w.open[win.key]; kw != nil && kw.remove(win) {
+			delete(w.open, win.key)
+		}
 		w.fired = append(w.fired, win)
 	}
 	if len(w.fired) == 0 {

@@ -183,6 +183,10 @@ func computeTable(b *strings.Builder, res bench.Result) {
 	row("stream", "stream graph", "Go channels", "")
 	row(fmt.Sprintf("sensor pipeline, %s rows (rows/s)", size(res.StreamRows)), count(res.StreamRowsPerS), count(res.ChanStreamRowsPerS), "goroutine per stage, buffered channels")
 	fmt.Fprintf(b, ratio, "stream graph / channels", res.StreamRatioVsChan, "(above 1: the graph faster)")
+	if res.StreamCPURatioVsChan > 0 {
+		row("  CPU time per row (ns)", fmt.Sprintf("%.0f", res.StreamCPUNsPerRow), fmt.Sprintf("%.0f", res.ChanStreamCPUNsPerRow), "user + system, whole process")
+		fmt.Fprintf(b, ratio, "  CPU graph / channels", res.StreamCPURatioVsChan, "(below 1: the graph cheaper)")
+	}
 }
 
 // millis formats nanoseconds as milliseconds with three decimals.

@@ -166,6 +166,7 @@ func TestBenchJSON(t *testing.T) {
 		"elementwise_len", "execute_add_10m_f32_ns", "copy_10m_f32_ns", "elementwise_10m_f32_ratio_vs_copy",
 		"matmul_n", "execute_matmul_1024_f64_ns", "gonum_gemm_1024_f64_ns", "matmul_1024_f64_ratio_vs_gonum",
 		"stream_rows", "stream_rows_per_s", "chan_stream_rows_per_s", "stream_ratio_vs_chan",
+		"stream_cpu_ns_per_row", "chan_stream_cpu_ns_per_row", "stream_cpu_ratio_vs_chan", // (CPU time: read on Linux)
 	} {
 		v, ok := res[key]
 		if !ok {
@@ -196,7 +197,7 @@ func TestBenchTable(t *testing.T) {
 		"ring / Proto.Actor round trip p50", "ring / Go channel pipelined",
 		"add, 1 float32, p50 (ns)", "executions/s, pooled output", "heap allocations per Execute",
 		"add, 4096 float32, median (ms)", "matmul, 32² float64, median (ms)", "Execute overhead (ns)",
-		"Execute add / copy", "Execute matmul / gonum Gemm"} {
+		"Execute add / copy", "Execute matmul / gonum Gemm", "stream graph / channels", "CPU graph / channels"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, out.String())
 		}

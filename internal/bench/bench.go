@@ -99,6 +99,12 @@ type Result struct {
 	StreamRowsPerS     float64 `json:"stream_rows_per_s"`
 	ChanStreamRowsPerS float64 `json:"chan_stream_rows_per_s"`
 	StreamRatioVsChan  float64 `json:"stream_ratio_vs_chan"`
+	// CPU time (user and system, the whole process) per row of the same
+	// runs, medians; the ratio is the graph's over the channels' (below 1:
+	// the graph cheaper). Zero where the platform does not report it.
+	StreamCPUNsPerRow     float64 `json:"stream_cpu_ns_per_row"`
+	ChanStreamCPUNsPerRow float64 `json:"chan_stream_cpu_ns_per_row"`
+	StreamCPURatioVsChan  float64 `json:"stream_cpu_ratio_vs_chan"`
 
 	// The cluster measures (RunCluster), when they were taken.
 	*ClusterResult

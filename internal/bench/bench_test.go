@@ -29,12 +29,13 @@ func TestRunSmall(t *testing.T) {
 	}
 	// Every compute key is there, and above zero: even the overhead, since
 	// an Execute does much more than the direct call it is compared with.
-	for _, key := range []string{
+	for _, key := range append([]string{
 		"execute_add_tiny_p50_ns", "direct_add_tiny_p50_ns", "execute_overhead_ns",
 		"executions_per_s", "execute_allocs_per_call",
 		"elementwise_len", "execute_add_10m_f32_ns", "copy_10m_f32_ns", "elementwise_10m_f32_ratio_vs_copy",
 		"matmul_n", "execute_matmul_1024_f64_ns", "gonum_gemm_1024_f64_ns", "matmul_1024_f64_ratio_vs_gonum",
-	} {
+		"stream_rows_per_s", "chan_stream_rows_per_s", "stream_ratio_vs_chan",
+	}, cpuKeys()...) {
 		v, ok := m[key]
 		if !ok {
 			t.Errorf("JSON lacks %q: %s", key, raw)
@@ -50,4 +51,13 @@ func TestRunSmall(t *testing.T) {
 	if res.ExecuteOverhead != res.ExecuteAddTinyP50-res.DirectAddTinyP50 {
 		t.Errorf("overhead %d != %d − %d", res.ExecuteOverhead, res.ExecuteAddTinyP50, res.DirectAddTinyP50)
 	}
+}
+
+// cpuKeys are the stream measure's CPU-time keys where the platform
+// reports CPU time.
+func cpuKeys() []string {
+	if processCPU() <= 0 {
+		return nil
+	}
+	return []string{"stream_cpu_ns_per_row", "chan_stream_cpu_ns_per_row", "stream_cpu_ratio_vs_chan"}
 }

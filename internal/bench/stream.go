@@ -24,7 +24,8 @@ const StreamSamples = 3
 // one runtime for all runs) and as
 // a hand-written goroutine-per-stage channel pipeline (sensor.RunChannels)
 // over the same generated input, in streaming mode (windows emitted as the
-// watermark closes them): rows per second, medians of StreamSamples runs.
+// watermark closes them): rows per second and CPU time per row, medians of
+// StreamSamples runs.
 func Stream(ctx context.Context, rows int, res *Result) error {
 	if rows <= 0 {
 		rows = DefaultStreamRows
@@ -52,29 +53,37 @@ func Stream(ctx context.Context, rows int, res *Result) error {
 		_, err := sensor.RunChannels(ctx, cfg, bytes.NewReader(data.Bytes()), io.Discard, io.Discard)
 		return err
 	}
-	var tg, tc []time.Duration
+	var tg, tc, cg, cc []time.Duration
 	for range StreamSamples { // interleaved, so that drift hits both
-		d, err := timeRun(graph)
+		d, cpu, err := timeRun(graph)
 		if err != nil {
 			return fmt.Errorf("stream graph: %w", err)
 		}
-		tg = append(tg, d)
-		if d, err = timeRun(chans); err != nil {
+		tg, cg = append(tg, d), append(cg, cpu)
+		if d, cpu, err = timeRun(chans); err != nil {
 			return fmt.Errorf("channel pipeline: %w", err)
 		}
-		tc = append(tc, d)
+		tc, cc = append(tc, d), append(cc, cpu)
 	}
 	res.StreamRows = rows
 	res.StreamRowsPerS = float64(rows) / median(tg).Seconds()
 	res.ChanStreamRowsPerS = float64(rows) / median(tc).Seconds()
 	res.StreamRatioVsChan = res.StreamRowsPerS / res.ChanStreamRowsPerS
+	if g, c := median(cg), median(cc); g > 0 && c > 0 {
+		res.StreamCPUNsPerRow = float64(g.Nanoseconds()) / float64(rows)
+		res.ChanStreamCPUNsPerRow = float64(c.Nanoseconds()) / float64(rows)
+		res.StreamCPURatioVsChan = res.StreamCPUNsPerRow / res.ChanStreamCPUNsPerRow
+	}
 	return nil
 }
 
-func timeRun(f func() error) (time.Duration, error) {
+// timeRun runs f and returns the wall-clock time it took and the process's
+// CPU time meanwhile (zero where the platform does not report it).
+func timeRun(f func() error) (wall, cpu time.Duration, err error) {
+	cpu0 := processCPU()
 	start := time.Now()
-	err := f()
-	return time.Since(start), err
+	err = f()
+	return time.Since(start), processCPU() - cpu0, err
 }
 
 func median(d []time.Duration) time.Duration {

@@ -8,8 +8,11 @@
 // a ring-kernel actor of package actors launched in one runtime: a stage's
 // emitted readings go straight into the next stage's ring, in packets. The
 // window stage is the library's tumbling window (stream.Window); in
-// streaming mode parse declares event time (each row's timestamp) and the
-// lateness, and the watermark between the rows closes the windows. Its side
+// streaming mode scale's output declares event time (each row's timestamp)
+// and the lateness — scale passes the rows on one for one, in order, so the
+// watermarks fall between the same rows as if parse declared it, and parse,
+// the busiest stage, does not track them — and the watermark between the
+// rows closes the windows. Its side
 // output carries the late rows and, in line order with them, the rows
 // parse rejected, to the rejects sink. The reader (a goroutine of Run) only
 // cuts the input into chunks of whole lines, each Read's worth, and sends
