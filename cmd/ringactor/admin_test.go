@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -9,7 +8,6 @@ import (
 	"net/http"
 	"runtime"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -17,7 +15,6 @@ import (
 	"github.com/ringactor/ringactor/admin"
 	"github.com/ringactor/ringactor/cluster"
 	"github.com/ringactor/ringactor/internal/demo"
-	"github.com/ringactor/ringactor/internal/racecheck"
 	"github.com/ringactor/ringactor/internal/testproc"
 )
 
@@ -32,49 +29,7 @@ func startServeAdmin(t *testing.T, env []string, args ...string) (member, adminA
 	cmd.Env = append(cmd.Env, env...)
 	stderr := &testproc.Buffer{}
 	cmd.Stderr = stderr
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	addr := make(chan string, 1)
-	done := make(chan error, 1)
-	go func() {
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			if a, ok := strings.CutPrefix(sc.Text(), "member "); ok {
-				addr <- a
-			}
-		}
-		close(addr)
-		done <- cmd.Wait()
-	}()
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("serve: %v\n%s", err, stderr)
-			}
-		case <-time.After(30 * time.Second):
-			_ = cmd.Process.Kill()
-			t.Errorf("serve did not stop in 30s after SIGTERM\n%s", stderr)
-		}
-		if err := racecheck.DependencyOnly(stderr.String()); err != nil {
-			t.Error(err)
-		}
-	})
-	select {
-	case a, ok := <-addr:
-		if !ok {
-			t.Fatalf("serve exited before joining:\n%s", stderr)
-		}
-		member = a
-	case <-time.After(30 * time.Second):
-		t.Fatalf("serve did not join in 30s:\n%s", stderr)
-	}
+	member = testproc.StartJoined(t, "serve", cmd, stderr, nil)
 	// The admin endpoint starts, and is logged, before the member.
 	for _, l := range strings.Split(stderr.String(), "\n") {
 		var rec map[string]any

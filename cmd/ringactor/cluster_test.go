@@ -1,14 +1,12 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"os"
 	"os/exec"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -48,53 +46,12 @@ func startServeLog(t *testing.T, args ...string) (string, *testproc.Buffer) {
 	cmd := commandProcess(t, append([]string{"serve"}, args...)...)
 	stderr := &testproc.Buffer{}
 	cmd.Stderr = stderr
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	addr := make(chan string, 1)
-	done := make(chan error, 1)
-	go func() {
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			if a, ok := strings.CutPrefix(sc.Text(), "member "); ok {
-				addr <- a
-			}
-		}
-		close(addr)
-		done <- cmd.Wait()
-	}()
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("serve: %v\n%s", err, stderr)
-			}
-		case <-time.After(30 * time.Second):
-			_ = cmd.Process.Kill()
-			t.Errorf("serve did not stop in 30s after SIGTERM\n%s", stderr)
-		}
-		if err := racecheck.DependencyOnly(stderr.String()); err != nil {
-			t.Error(err)
-		}
-		if !strings.Contains(stderr.String(), "leaving the cluster") {
+	a := testproc.StartJoined(t, "serve", cmd, stderr, func(t *testing.T, stderr string) {
+		if !strings.Contains(stderr, "leaving the cluster") {
 			t.Errorf("serve did not log its graceful leave:\n%s", stderr)
 		}
 	})
-	select {
-	case a, ok := <-addr:
-		if !ok {
-			t.Fatalf("serve exited before joining:\n%s", stderr)
-		}
-		return a, stderr
-	case <-time.After(30 * time.Second):
-		t.Fatalf("serve did not join in 30s:\n%s", stderr)
-	}
-	return "", stderr
+	return a, stderr
 }
 
 // call runs `ringactor call` in a child process.
