@@ -172,11 +172,12 @@ func TestDeviceHazards(t *testing.T) {
 	}
 	noHazards("RegisterKernel")
 
-	// A second device ring kernel's registration: its module is loaded
-	// (what a device kernel of its own code needs) and it launches beside
-	// the first.
-	img := append(append([]byte(nil), cuda.RingPTX...), "\n// second device kernel\n"...)
-	if err := b.LoadPTX(ctx, img, "rc_ring_kernel"); err != nil {
+	// A second module's load beside the live ring (a new image: the
+	// one-shot PTX with a marker appended, so nothing is cached), then a
+	// second device ring kernel's registration, which launches beside the
+	// first.
+	img := append(append([]byte(nil), cuda.OneShotPTX...), "\n// second device kernel\n"...)
+	if err := b.LoadPTX(ctx, img, "rc_add_f32"); err != nil {
 		t.Fatal(err)
 	}
 	def2, err := NewDeviceKernel[ringmsg.ReduceMsg, ringmsg.ScalarReply]("hz-max", ringmsg.Max)

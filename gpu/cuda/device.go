@@ -117,12 +117,12 @@ type batch struct {
 
 // openDevice starts using dev on run's thread: it reads the attributes,
 // creates the backend's stream, sets up the memory pool and reserves the
-// pinned arena (arenaBytes, 0 for DefaultArenaBytes), loads OneShotPTX and
-// RingPTX and resolves their entry points — all before any ring kernel
-// can run. On failure everything is released, run is closed, and the
-// error is a *gpu.DeviceError (DeviceUnavailable for a one-shot module
-// that does not load, with the *ModuleLoadError inside; a ring module
-// that does not load is reported by LaunchRing).
+// pinned arena (arenaBytes, 0 for DefaultArenaBytes), loads OneShotPTX
+// and resolves its entry points — all before any ring kernel can run (ring
+// programs are loaded by LoadRingProgram). On failure everything is
+// released, run is closed, and the error is a *gpu.DeviceError
+// (DeviceUnavailable for a one-shot module that does not load, with the
+// *ModuleLoadError inside).
 func openDevice(api deviceAPI, run runner, dev Device, ordinal int, arenaBytes uintptr) (*device, error) {
 	d := &device{api: api, run: run, ordinal: ordinal, fns: map[string]Function{},
 		staging: map[int][]unsafe.Pointer{}, ptx: map[[32]byte]*ptxModule{}}
@@ -151,7 +151,6 @@ func openDevice(api deviceAPI, run runner, dev Device, ordinal int, arenaBytes u
 			}
 			d.fns[name] = f
 		}
-		_, _ = d.ringFunction() // a failure is LaunchRing's to report
 		return nil
 	})
 	if err != nil {

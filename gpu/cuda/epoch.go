@@ -17,7 +17,7 @@ import (
 // TerminateNow, wait for its ack, wait for its launch to retire — keeping
 // its memory, indices and counters; makes the call; then relaunches each
 // ring on the same memory and stream. The loop resumes from its rings'
-// indices (ring_kernel.cuh), so no message is lost, duplicated or
+// indices (ring_loop.cuh), so no message is lost, duplicated or
 // reordered: a parked ring's clients keep queueing into its input ring on
 // the host side and only see added latency. An owner's Terminate during
 // the epoch is remembered and applied at the relaunch.

@@ -47,7 +47,7 @@ func BenchmarkDeviceEpoch(b *testing.B) {
 		b.Run(fmt.Sprintf("rings=%d", n), func(b *testing.B) {
 			be := benchBackend(b)
 			for range n {
-				k, err := be.LaunchRing(RingConfig{Capacity: 8, Threads: 1})
+				k, err := be.LaunchRingProgram(sumProgram(b, be), RingConfig{Capacity: 8, Threads: 1})
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -83,7 +83,7 @@ func BenchmarkExecuteBesideRing(b *testing.B) {
 		b.Run(fmt.Sprintf("live_ring=%v", ring), func(b *testing.B) {
 			be := benchBackend(b)
 			if ring {
-				k, err := be.LaunchRing(RingConfig{Capacity: 8, Threads: 1})
+				k, err := be.LaunchRingProgram(sumProgram(b, be), RingConfig{Capacity: 8, Threads: 1})
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -14,11 +14,12 @@ import (
 	"github.com/ringactor/ringactor/gpu"
 	"github.com/ringactor/ringactor/gpu/cuda/hostsim"
 	"github.com/ringactor/ringactor/gpu/ring"
+	"github.com/ringactor/ringactor/gpu/ringmsg"
 )
 
 // sumMsg encodes a MsgSum request of one value: its reply's value is v.
 func sumMsg(v float32) []byte {
-	var m hostsim.ReduceMsg
+	var m ringmsg.ReduceMsg
 	m.N = 1
 	m.X[0] = v
 	return append([]byte(nil), unsafe.Slice((*byte)(unsafe.Pointer(&m)), unsafe.Sizeof(m))...)
@@ -26,7 +27,7 @@ func sumMsg(v float32) []byte {
 
 func launchRing(t *testing.T, b *Backend) *RingKernel {
 	t.Helper()
-	k, err := b.LaunchRing(RingConfig{Capacity: 16, Threads: 2})
+	k, err := b.LaunchRingProgram(sumProgram(t, b), RingConfig{Capacity: 16, Threads: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +51,7 @@ func exchange(t *testing.T, k *RingKernel, n int, base float32) {
 		for i := range n {
 			msg := sumMsg(base + float32(i))
 			for {
-				ok, err := k.TrySubmit(hostsim.MsgSum, uint64(i), msg)
+				ok, err := k.TrySubmit(ringmsg.Sum.TypeID(), uint64(i), msg)
 				if err != nil {
 					errc <- err
 					return
@@ -167,7 +168,7 @@ func TestStrictHazardModelBites(t *testing.T) {
 	// A module load straight through the driver, beside the ring.
 	err = d.do(func() error { _, _, err := d.api.ModuleLoadData(OneShotPTX, false); return err })
 	if !errors.As(err, &he) || !errors.Is(err, hostsim.ErrHazard) || he.Call != "cuModuleLoadDataEx" ||
-		he.Class != hostsim.CallSynchronizing || he.Kernel != "rc_ring_kernel" || he.Control != cb {
+		he.Class != hostsim.CallSynchronizing || he.Kernel != "rc_ring_"+ringmsg.Sum.DeviceEntry() || he.Control != cb {
 		t.Fatalf("module load beside a ring = %v", err)
 	}
 	// cuMemFree of memory from cuMemAlloc: the barrier passes, the free does not.
@@ -248,7 +249,7 @@ func TestTerminateDuringEpoch(t *testing.T) {
 		b, _ := newSimBackend(t, nil)
 		k := launchRing(t, b)
 		for i := range 3 {
-			if ok, err := k.TrySubmit(hostsim.MsgSum, uint64(i), sumMsg(float32(i))); !ok || err != nil {
+			if ok, err := k.TrySubmit(ringmsg.Sum.TypeID(), uint64(i), sumMsg(float32(i))); !ok || err != nil {
 				t.Fatal(ok, err)
 			}
 		}
@@ -342,12 +343,12 @@ func TestArenaGrowsInEpoch(t *testing.T) {
 func TestCloseStopsLiveRings(t *testing.T) {
 	fd := newFakeDevice(64 << 20)
 	b, _ := newSimulated(fd)
-	k, err := b.LaunchRing(RingConfig{Capacity: 8, Threads: 2})
+	k, err := b.LaunchRingProgram(sumProgram(t, b), RingConfig{Capacity: 8, Threads: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
 	k.Activate()
-	if ok, _ := k.TrySubmit(hostsim.MsgSum, 7, sumMsg(7)); !ok {
+	if ok, _ := k.TrySubmit(ringmsg.Sum.TypeID(), 7, sumMsg(7)); !ok {
 		t.Fatal("ring full")
 	}
 	for k.Control().Processed.Load() == 0 {
@@ -362,7 +363,7 @@ func TestCloseStopsLiveRings(t *testing.T) {
 	if h, _, ok := k.TryPoll(); !ok || h.CorrelationID != 7 {
 		t.Fatalf("reply after Close: %+v %v", h, ok)
 	}
-	if _, err := k.TrySubmit(hostsim.MsgSum, 8, sumMsg(8)); !errors.Is(err, ErrRingClosed) {
+	if _, err := k.TrySubmit(ringmsg.Sum.TypeID(), 8, sumMsg(8)); !errors.Is(err, ErrRingClosed) {
 		t.Fatalf("TrySubmit after Close = %v", err)
 	}
 	if l := fd.leaks(); l != "" {
@@ -400,7 +401,7 @@ func TestTerminateRacesEpochs(t *testing.T) {
 	b, _ := newSimBackend(t, nil)
 	k := launchRing(t, b)
 	for i := range 16 {
-		if ok, err := k.TrySubmit(hostsim.MsgSum, uint64(i), sumMsg(float32(i))); !ok || err != nil {
+		if ok, err := k.TrySubmit(ringmsg.Sum.TypeID(), uint64(i), sumMsg(float32(i))); !ok || err != nil {
 			t.Fatal(ok, err)
 		}
 	}

@@ -6,8 +6,10 @@ import (
 	"context"
 	"fmt"
 	"log"
+	"reflect"
 
 	"github.com/ringactor/ringactor/gpu/cuda"
+	"github.com/ringactor/ringactor/gpu/ringmsg"
 )
 
 // A persistent ring kernel never returns, so the backend makes no driver
@@ -21,7 +23,21 @@ func ExampleBackend_DeviceEpoch() {
 	b := cuda.NewSimulatedBackend(64<<20, cuda.WithArenaBytes(8<<20))
 	defer b.Close()
 	ctx := context.Background()
-	k, err := b.LaunchRing(cuda.RingConfig{Capacity: 16, Threads: 2})
+	// The built-in sum handler of gpu/ringmsg as a device ring program.
+	spec := cuda.RingProgramSpec{Name: "sum", Code: ringmsg.DeviceCode, Handler: ringmsg.Sum.DeviceEntry(),
+		Req: reflect.TypeFor[ringmsg.ReduceMsg](), Resp: reflect.TypeFor[ringmsg.ScalarReply]()}
+	for _, v := range ringmsg.DeviceTypes { // the other structs DeviceCode uses
+		spec.Types = append(spec.Types, reflect.TypeOf(v))
+	}
+	src, err := cuda.NewRingProgramSource(spec)
+	if err != nil {
+		log.Fatal(err)
+	}
+	p, err := b.LoadRingProgram(ctx, src)
+	if err != nil {
+		log.Fatal(err)
+	}
+	k, err := b.LaunchRingProgram(p, cuda.RingConfig{Capacity: 16, Threads: 2})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -8,13 +8,13 @@ import _ "embed" // the PTX kernels
 // for sm_70, sm_80 and sm_90. ptx_test.go checks that the committed files
 // match the sources and that ptxas accepts them for every target.
 //
-//go:generate nvcc -ptx -arch=compute_70 -std=c++17 -o kernels/ring.ptx kernels/ring.cu
 //go:generate nvcc -ptx -arch=compute_70 -std=c++17 -o kernels/oneshot.ptx kernels/oneshot.cu
 
-// RingPTX is the persistent ring kernel (entry rc_ring_kernel; see
-// kernels/ring_kernel.cuh for its launch shape and protocol).
+// RingPTX held the built-in switch ring kernel (rc_ring_kernel), which was
+// removed; it is now empty.
 //
-//go:embed kernels/ring.ptx
+// Deprecated: device ring kernels are ring programs, compiled by NVRTC
+// at LoadRingProgram (their source: RingProgramSource.Device).
 var RingPTX []byte
 
 // OneShotPTX holds the one-shot kernels of Execute (elementwise, reduce,

@@ -17,7 +17,6 @@ var ptxFiles = []struct {
 	embedded []byte
 	entries  []string
 }{
-	{"kernels/ring.ptx", "kernels/ring.cu", RingPTX, []string{"rc_ring_kernel"}},
 	{"kernels/oneshot.ptx", "kernels/oneshot.cu", OneShotPTX, []string{
 		"rc_add_f32", "rc_sub_f32", "rc_mul_f32", "rc_scale_f32", "rc_relu_f32", "rc_leaky_relu_f32",
 		"rc_add_f64", "rc_sub_f64", "rc_mul_f64", "rc_scale_f64", "rc_relu_f64", "rc_leaky_relu_f64",

@@ -33,15 +33,15 @@ var terminateWait = ring.WaitStrategy{Yields: 64, SleepMin: time.Microsecond, Sl
 type RingConfig struct {
 	Capacity int // slots per ring, a power of two (default 64)
 	SlotSize int // bytes per slot, a multiple of 16 (default 4096, RC_SLOT_SIZE_MIN)
-	Threads  int // threads of the kernel's one block, a power of two ≤ 256 (default 32)
+	Threads  int // threads of the kernel's one block, 1 to 1024 (default 32; 4 on the simulated device)
 }
 
 // ErrRingTimeout is wrapped by the error of [RingKernel.Wait] when the
 // kernel did not acknowledge termination before the deadline.
 var ErrRingTimeout = errors.New("cuda: ring kernel did not acknowledge termination")
 
-// RingKernel is the host side of one persistent ring kernel (rc_ring_kernel
-// of RingPTX) running on the device: its control block and its two rings
+// RingKernel is the host side of one persistent ring kernel (a ring
+// program launched by LaunchRingProgram) running on the device: its control block and its two rings
 // live in one block of the backend's pinned arena, mapped into the device
 // (cuMemHostAlloc PORTABLE|DEVICEMAP chunks reserved when the device
 // opens), and the kernel runs on a non-blocking stream of its own, so the
@@ -86,98 +86,24 @@ func ringLayout(capacity, slotSize int) (in, out, size uintptr) {
 	return in, out, out + align64(r)
 }
 
-// LaunchRing starts a persistent ring kernel with its gate closed (open
-// it with Activate). It refuses a device with a kernel execution timeout
-// (*WatchdogError) or without mapped host memory. RingPTX is loaded when
-// the device opens, before any ring runs; its control block and rings come
-// from the pinned arena (arena.go), so launching makes no synchronising
-// driver call beside the rings already running (growing the arena runs in
-// a device epoch).
-func (b *Backend) LaunchRing(cfg RingConfig) (*RingKernel, error) {
-	if err := b.CheckPersistent(); err != nil {
-		return nil, err
-	}
-	d, err := b.device()
-	if err != nil {
-		return nil, err
-	}
-	if cfg.Capacity == 0 {
-		cfg.Capacity = 64
-	}
-	if cfg.SlotSize == 0 {
-		cfg.SlotSize = 4096
-	}
-	if cfg.Threads == 0 {
-		cfg.Threads = 32
-	}
-	switch {
-	case !ring.ValidCapacity(cfg.Capacity):
-		return nil, &ring.CapacityError{Capacity: cfg.Capacity}
-	case !ring.ValidSlotSize(cfg.SlotSize):
-		return nil, fmt.Errorf("cuda: slot size %d is not a multiple of 16 holding a slot header: %w", cfg.SlotSize, gpu.ErrArgument)
-	case cfg.Threads < 1 || cfg.Threads > 256 || cfg.Threads&(cfg.Threads-1) != 0 || cfg.Threads > d.attrs.MaxThreadsPerBlock:
-		return nil, fmt.Errorf("cuda: %d ring kernel threads: want a power of two up to 256: %w", cfg.Threads, gpu.ErrArgument)
-	}
-	inOff, outOff, size := ringLayout(cfg.Capacity, cfg.SlotSize)
-	k := &RingKernel{d: d}
-	err = d.do(func() error {
-		fn, err := d.ringFunction()
-		if err != nil {
-			return err
-		}
-		mem, base, err := d.pinned(size)
-		if err != nil {
-			return err
-		}
-		k.mem = mem
-		clear(unsafe.Slice((*byte)(mem), size))
-		k.cb = (*ring.ControlBlock)(mem)
-		k.cb.LatencyMin.Store(^uint64(0))
-		k.cb.Close()
-		k.in = ring.NewSlotRing(unsafe.Add(mem, inOff), cfg.Capacity, cfg.SlotSize)
-		k.out = ring.NewSlotRing(unsafe.Add(mem, outOff), cfg.Capacity, cfg.SlotSize)
-		if k.stream, err = d.api.StreamCreate(StreamNonBlocking); err != nil {
-			return err
-		}
-		k.park.fn, k.park.threads = fn, uint32(cfg.Threads)
-		k.park.args = []uint64{ArgPtr(base), ArgPtr(base + DevicePtr(inOff)), ArgPtr(base + DevicePtr(outOff))}
-		if err := d.api.LaunchKernel(fn, Dim3{X: 1}, Dim3{X: k.park.threads}, 0, k.stream, k.park.args...); err != nil {
-			return err
-		}
-		d.addLive(k)
-		return nil
-	})
-	if err != nil {
-		_ = d.do(k.release)
-		return nil, deviceErr(d.ordinal, err)
-	}
-	return k, nil
-}
+// ErrLaunchRingRemoved is the error of the deprecated [Backend.LaunchRing]
+// (it also wraps gpu.ErrArgument): the built-in switch kernel it launched
+// is gone; every device ring kernel is a ring program.
+var ErrLaunchRingRemoved = errors.New("cuda: LaunchRing's built-in switch kernel was removed: load a ring program (LoadRingProgram, e.g. of a gpu/ringmsg handler) and launch it with LaunchRingProgram")
 
-// ringFunction loads RingPTX once and returns rc_ring_kernel (inside Do);
-// openDevice calls it first, before any ring runs.
-func (d *device) ringFunction() (Function, error) {
-	if f, ok := d.fns["rc_ring_kernel"]; ok {
-		return f, nil
-	}
-	var mod Module
-	var log JITLog
-	err := d.epoch(context.Background(), "cuModuleLoadDataEx", func() error {
-		var err error
-		mod, log, err = d.api.ModuleLoadData(RingPTX, true)
-		return err
-	})
-	if err != nil {
-		return Function{}, &ModuleLoadError{Image: "ring", Log: log, Err: err}
-	}
-	f, err := d.api.ModuleGetFunction(mod, "rc_ring_kernel")
-	if err != nil {
-		return Function{}, errors.Join(err, d.api.ModuleUnload(mod))
-	}
-	var key [32]byte // the ring module sits in the PTX cache under the zero key, unloaded on close
-	d.ptx[key] = &ptxModule{mod: mod, log: log, fns: map[string]Function{"rc_ring_kernel": f}}
-	d.fns["rc_ring_kernel"] = f
-	return f, nil
+// LaunchRing launched the built-in switch kernel (rc_ring_kernel), which
+// dispatched the nine gpu/ringmsg operations on each message's type id.
+// That kernel was removed: every device ring kernel now runs as a ring
+// program, one handler each. LaunchRing has no operation to choose a
+// program by, so it launches nothing and returns an error wrapping
+// ErrLaunchRingRemoved and gpu.ErrArgument.
+//
+// Deprecated: load the program of a handler with [Backend.LoadRingProgram]
+// (for a built-in: [RingProgramSpec] with ringmsg.DeviceCode and the op's
+// DeviceEntry, as actors.NewDeviceKernel does) and launch it with
+// [Backend.LaunchRingProgram].
+func (b *Backend) LaunchRing(cfg RingConfig) (*RingKernel, error) {
+	return nil, fmt.Errorf("%w (%w)", ErrLaunchRingRemoved, gpu.ErrArgument)
 }
 
 // PayloadMax is the payload room of one slot.

@@ -13,6 +13,7 @@ import (
 	"github.com/ringactor/ringactor/gpu"
 	"github.com/ringactor/ringactor/gpu/cuda/hostsim"
 	"github.com/ringactor/ringactor/gpu/ring"
+	"github.com/ringactor/ringactor/gpu/ringmsg"
 )
 
 // TestDeprecatedRingNames is a compile check: the protocol names that
@@ -38,26 +39,27 @@ func pollReply(t *testing.T, k *RingKernel) (ring.SlotHeader, []byte) {
 	return ring.SlotHeader{}, nil
 }
 
-// TestRingKernelOnSimulatedDevice launches rc_ring_kernel through the
-// backend's ring engine on the simulated device (the host-compiled kernel
+// TestRingKernelOnSimulatedDevice launches the built-in add program
+// through the backend's ring engine on the simulated device (the host-compiled kernel
 // reads the same mapped memory), exchanges messages and terminates it.
 func TestRingKernelOnSimulatedDevice(t *testing.T) {
 	b, fd := newSimBackend(t, nil)
-	k, err := b.LaunchRing(RingConfig{Capacity: 8, Threads: 4})
+	add := builtinProgram[ringmsg.VecMsg, ringmsg.VecReply](t, b, ringmsg.Add)
+	k, err := b.LaunchRingProgram(add, RingConfig{Capacity: 8, Threads: 4})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if fd.sim.HostAllocs() == 0 {
 		t.Fatal("no mapped host allocation")
 	}
-	var msg hostsim.VecMsg
+	var msg ringmsg.VecMsg
 	msg.N = 5
 	for i := range 5 {
 		msg.A[i], msg.B[i] = float32(i), float32(10*i)
 	}
 	raw := unsafe.Slice((*byte)(unsafe.Pointer(&msg)), unsafe.Sizeof(msg))
 	// Gate closed: the message waits.
-	if ok, err := k.TrySubmit(hostsim.MsgAdd, 42, raw); !ok || err != nil {
+	if ok, err := k.TrySubmit(ringmsg.Add.TypeID(), 42, raw); !ok || err != nil {
 		t.Fatalf("TrySubmit = %v, %v", ok, err)
 	}
 	if _, _, ok := k.TryPoll(); ok {
@@ -68,7 +70,7 @@ func TestRingKernelOnSimulatedDevice(t *testing.T) {
 	if h.CorrelationID != 42 || h.Flags&ring.FlagReply == 0 || h.Status != ring.StatusOK {
 		t.Fatalf("reply header %+v", h)
 	}
-	rep, err := hostsim.Decode[hostsim.VecReply](p)
+	rep, err := hostsim.Decode[ringmsg.VecReply](p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,12 +91,12 @@ func TestRingKernelOnSimulatedDevice(t *testing.T) {
 	if got := k.Control().Processed.Load(); got != 1 {
 		t.Fatalf("processed = %d", got)
 	}
-	if _, err := k.TrySubmit(hostsim.MsgAdd, 1, make([]byte, k.PayloadMax()+1)); !errors.Is(err, gpu.ErrArgument) {
+	if _, err := k.TrySubmit(ringmsg.Add.TypeID(), 1, make([]byte, k.PayloadMax()+1)); !errors.Is(err, gpu.ErrArgument) {
 		t.Fatalf("oversized payload = %v", err)
 	}
 	// Drain: a queued message is still answered, then the loop exits.
 	k.Deactivate()
-	if ok, _ := k.TrySubmit(hostsim.MsgAdd, 43, raw); !ok {
+	if ok, _ := k.TrySubmit(ringmsg.Add.TypeID(), 43, raw); !ok {
 		t.Fatal("ring full")
 	}
 	k.Terminate(ring.TerminateDrain)
@@ -110,7 +112,7 @@ func TestRingKernelOnSimulatedDevice(t *testing.T) {
 	if _, _, ok := k.TryPoll(); ok {
 		t.Fatal("a second drained reply")
 	}
-	if _, err := k.TrySubmit(hostsim.MsgAdd, 44, raw); !errors.Is(err, ErrRingClosed) {
+	if _, err := k.TrySubmit(ringmsg.Add.TypeID(), 44, raw); !errors.Is(err, ErrRingClosed) {
 		t.Fatalf("TrySubmit after Wait = %v", err)
 	}
 }
@@ -119,7 +121,7 @@ func TestRingKernelOnSimulatedDevice(t *testing.T) {
 // ErrRingTimeout when the kernel has not been asked to stop.
 func TestRingKernelNotAcknowledged(t *testing.T) {
 	b, _ := newSimBackend(t, nil)
-	k, err := b.LaunchRing(RingConfig{Threads: 2})
+	k, err := b.LaunchRingProgram(sumProgram(t, b), RingConfig{Threads: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,10 +139,23 @@ func TestRingKernelRefusedOnWatchdogDevice(t *testing.T) {
 	fd := newFakeDevice(1 << 20)
 	fd.setAttr(AttrKernelExecTimeout, 1)
 	b, _ := newSimBackend(t, fd)
-	if _, err := b.LaunchRing(RingConfig{}); !errors.Is(err, ErrKernelExecTimeout) {
-		t.Fatalf("LaunchRing on a watchdog device = %v", err)
+	if _, err := b.LaunchRingProgram(&RingProgram{}, RingConfig{}); !errors.Is(err, ErrKernelExecTimeout) {
+		t.Fatalf("LaunchRingProgram on a watchdog device = %v", err)
 	}
-	if _, err := NewBackend().LaunchRing(RingConfig{}); err == nil {
-		t.Fatal("LaunchRing without a device succeeded")
+	if _, err := NewBackend().LaunchRingProgram(&RingProgram{}, RingConfig{}); err == nil {
+		t.Fatal("LaunchRingProgram without a device succeeded")
+	}
+}
+
+// TestLaunchRingRemoved: the deprecated built-in engine's entry point
+// still compiles and refuses every call with ErrLaunchRingRemoved, on a
+// simulated device and without one.
+func TestLaunchRingRemoved(t *testing.T) {
+	b, _ := newSimBackend(t, nil)
+	for _, be := range []*Backend{b, NewBackend(), nil} {
+		k, err := be.LaunchRing(RingConfig{Capacity: 8, Threads: 2})
+		if k != nil || !errors.Is(err, ErrLaunchRingRemoved) || !errors.Is(err, gpu.ErrArgument) {
+			t.Fatalf("LaunchRing = %v, %v", k, err)
+		}
 	}
 }

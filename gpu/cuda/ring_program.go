@@ -176,7 +176,7 @@ func programSlotSize(src *RingProgramSource) int {
 // State zeroed. cfg.SlotSize defaults to the smallest slot that holds the
 // program's messages (at least 4096 bytes); cfg.Threads to 32 (4 on the
 // simulated device, where each thread is a host thread). The returned
-// RingKernel is driven as LaunchRing's (TrySubmit, TryPoll, Terminate,
+// RingKernel is driven with TrySubmit, TryPoll, Terminate,
 // Wait, Close).
 func (b *Backend) LaunchRingProgram(p *RingProgram, cfg RingConfig) (*RingKernel, error) {
 	if p == nil {

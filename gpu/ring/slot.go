@@ -92,7 +92,7 @@ func ValidSlotSize(n int) bool {
 // device, or C memory): a [RingHeader] followed by its slots. The host is
 // the producer of a kernel's input ring and the consumer of its output
 // ring; the other side is device code following the same protocol
-// (kernels/ring_kernel.cuh).
+// (kernels/ring_loop.cuh).
 //
 // Exactly one goroutine may push at a time and exactly one may pop at a
 // time. Go's atomic stores are sequentially consistent, hence release

@@ -1,10 +1,11 @@
 // Package ringmsg holds the fixed-layout messages of the built-in device
-// ring handlers (gpu/cuda/kernels/ring_abi.h) and their CPU
+// ring handlers (handlers.cuh, whose C structs are generated from these
+// Go types) and their CPU
 // implementations, which compute the same results. A device ring kernel
 // (actors.NewDeviceKernel) takes one of these request types and answers
 // with its reply type, on the GPU where there is one and on the CPU
-// otherwise. The Go layouts equal the C structs (checked in
-// gpu/cuda/hostsim's tests), so a message is copied into a ring slot as it
+// otherwise. The C structs are generated from the Go layouts (each offset
+// asserted at compile time in the generated program), so a message is copied into a ring slot as it
 // is.
 package ringmsg
 
@@ -17,7 +18,7 @@ import (
 	"github.com/ringactor/ringactor/messages"
 )
 
-// Limits of the fixed payloads (ring_abi.h).
+// Limits of the fixed payloads.
 const (
 	VecMax      = 256 // elements of a vector message
 	SpMVMaxRows = 64

@@ -8,22 +8,31 @@ import (
 // The ring protocol's shared layouts (control block, ring and slot
 // headers, terminate modes, flags, status codes) are gpu/ring's, from which
 // kernels/ring_abi_gen.h is generated; layout_test.go still compares them
-// with the C structs through cgo. The payloads and message kinds of the
-// built-in handlers below mirror kernels/ring_abi.h; layout_test.go
-// compares each with its C struct (size and field offsets) and the
-// constants with the C macros.
+// with the C structs through cgo. The built-in handlers' payloads are
+// gpu/ringmsg's types, whose C structs are generated from the Go types
+// with every ring program (no hand-written mirror).
 
-// Message kinds (type ids) of the built-in handlers.
+// Message kinds (type ids) of the built-in handlers, which the removed
+// switch kernel dispatched on; each equals the ringmsg op's TypeID.
 const (
-	MsgAdd       uint32 = 1
-	MsgMul       uint32 = 2
-	MsgScale     uint32 = 3
-	MsgReLU      uint32 = 4
+	// Deprecated: use ringmsg.Add.TypeID().
+	MsgAdd uint32 = 1
+	// Deprecated: use ringmsg.Mul.TypeID().
+	MsgMul uint32 = 2
+	// Deprecated: use ringmsg.Scale.TypeID().
+	MsgScale uint32 = 3
+	// Deprecated: use ringmsg.ReLU.TypeID().
+	MsgReLU uint32 = 4
+	// Deprecated: use ringmsg.LeakyReLU.TypeID().
 	MsgLeakyReLU uint32 = 5
-	MsgSum       uint32 = 6
-	MsgMin       uint32 = 7
-	MsgMax       uint32 = 8
-	MsgSpMV      uint32 = 9
+	// Deprecated: use ringmsg.Sum.TypeID().
+	MsgSum uint32 = 6
+	// Deprecated: use ringmsg.Min.TypeID().
+	MsgMin uint32 = 7
+	// Deprecated: use ringmsg.Max.TypeID().
+	MsgMax uint32 = 8
+	// Deprecated: use ringmsg.SpMV.TypeID().
+	MsgSpMV uint32 = 9
 )
 
 // Payload limits.
@@ -33,7 +42,10 @@ const (
 	SpMVMaxCols = ringmsg.SpMVMaxCols
 	SpMVMaxNNZ  = ringmsg.SpMVMaxNNZ
 	SlotSizeMin = 4096
-	// RingMaxBlock is the largest thread count of the persistent loop.
+	// RingMaxBlock was the largest thread count of the removed switch
+	// kernel.
+	//
+	// Deprecated: a ring program's block may have up to 1024 threads.
 	RingMaxBlock = 256
 )
 
@@ -82,14 +94,14 @@ type SlotHeader = ring.SlotHeader
 type Ring = ring.SlotRing
 
 // The payloads of the built-in handlers are gpu/ringmsg's types, which
-// the runtime sends to device ring kernels; layout_test.go compares them
-// with the C structs of ring_abi.h.
+// the runtime sends to device ring kernels (their C structs are generated
+// from these Go types).
 type (
-	VecMsg      = ringmsg.VecMsg      // rc_vec_msg (MsgAdd, MsgMul)
-	UnaryMsg    = ringmsg.UnaryMsg    // rc_unary_msg (MsgScale, MsgReLU, MsgLeakyReLU)
-	ReduceMsg   = ringmsg.ReduceMsg   // rc_reduce_msg (MsgSum, MsgMin, MsgMax)
-	SpMVMsg     = ringmsg.SpMVMsg     // rc_spmv_msg (MsgSpMV)
-	VecReply    = ringmsg.VecReply    // rc_vec_reply
-	ScalarReply = ringmsg.ScalarReply // rc_scalar_reply
-	SpMVReply   = ringmsg.SpMVReply   // rc_spmv_reply
+	VecMsg      = ringmsg.VecMsg      // ringmsg.Add, ringmsg.Mul
+	UnaryMsg    = ringmsg.UnaryMsg    // ringmsg.Scale, ringmsg.ReLU, ringmsg.LeakyReLU
+	ReduceMsg   = ringmsg.ReduceMsg   // ringmsg.Sum, ringmsg.Min, ringmsg.Max
+	SpMVMsg     = ringmsg.SpMVMsg     // ringmsg.SpMV
+	VecReply    = ringmsg.VecReply    // the vector ops' reply
+	ScalarReply = ringmsg.ScalarReply // the reductions' reply
+	SpMVReply   = ringmsg.SpMVReply   // ringmsg.SpMV's reply
 )

@@ -31,9 +31,10 @@ var (
 // Device is a simulated CUDA device for tests on machines without a GPU.
 // Its "device memory" is C heap memory and a device pointer is the host
 // address of that memory as an integer, so copies are memcpy and the
-// kernels of kernels/oneshot.cu and kernels/ring.cu, compiled for the host
-// (see host_shim.h), run on it through [Device.Launch] with the parameter
-// slots a cuLaunchKernel caller packs. Mapped host memory
+// kernels of kernels/oneshot.cu, compiled for the host (see host_shim.h),
+// run on it through [Device.Launch] with the parameter slots a
+// cuLaunchKernel caller packs, and ring programs through
+// [Device.LaunchProgram]. Mapped host memory
 // ([Device.HostAlloc]) has a device pointer equal to its host address.
 //
 // Every address and range handed to it is checked against its live
@@ -197,8 +198,8 @@ func (d *Device) KernelParams(entry string) (int, bool) {
 
 // Launch runs kernel entry over grid × block (each component ≥ 1, at most
 // 1024 threads a block) with its parameters packed one per 8-byte slot. It
-// returns when the kernel has finished: for rc_ring_kernel, when the loop
-// has exited.
+// returns when the kernel has finished. (Persistent ring kernels are
+// programs: see LaunchProgram.)
 func (d *Device) Launch(entry string, grid, block [3]uint32, args []uint64) error {
 	cname := C.CString(entry)
 	defer C.free(unsafe.Pointer(cname))

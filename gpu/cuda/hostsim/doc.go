@@ -4,10 +4,12 @@
 // __syncthreads a std::barrier, system-scope atomics std::atomic_ref), so
 // go test exercises the code a GPU would run, on machines without one.
 //
-// A [Kernel] is the persistent ring kernel on a background thread with its
-// control block and rings in C memory, driven from Go through the same
-// protocol as the CUDA backend (ring.ControlBlock for the control words,
-// ring.SlotRing for the slot rings). The one-shot kernels run through
+// A device ring kernel is a ring program (gpu/cuda's RingProgramSource:
+// the loop template kernels/ring_loop.cuh around a handler): its host
+// source is built into a shared library by [BuildProgram] and run by
+// [Device.LaunchProgram], each loop on host threads of its own, driven
+// through the same protocol as on a GPU (ring.ControlBlock for the control
+// words, ring.SlotRing for the slot rings). The one-shot kernels run through
 // [Elementwise], [Reduce], [MatMul] and [Blur], or by entry name through
 // a simulated [Device] (C-heap device memory, launches with the parameter
 // slots of cuLaunchKernel), which gpu/cuda's tests put behind the backend
@@ -21,4 +23,4 @@ package hostsim
 // changes a file of this package and cgo rebuilds it (TestKernelStamp fails
 // until it is regenerated).
 //
-//go:generate sh -c "cd .. && printf '#define RC_KERNELS_SHA256 \"%s\"\\n' $(sha256sum abi.h kernels/host_shim.h kernels/oneshot.cu kernels/ring.cu kernels/ring_abi.h kernels/ring_abi_gen.h kernels/ring_kernel.cuh | sha256sum | cut -c1-64) > hostsim/kernels_stamp.h"
+//go:generate sh -c "cd .. && printf '#define RC_KERNELS_SHA256 \"%s\"\\n' $(sha256sum abi.h kernels/host_shim.h kernels/oneshot.cu kernels/ring_abi_gen.h | sha256sum | cut -c1-64) > hostsim/kernels_stamp.h"

@@ -136,7 +136,7 @@ type HazardError struct {
 	Call    string        // the driver call, e.g. "cuMemFree_v2"
 	Class   CallClass     // its class
 	HeldBy  string        // stream work held by a barrier: the barrier call; else ""
-	Kernel  string        // the persistent kernel's entry, e.g. "rc_ring_kernel"
+	Kernel  string        // the persistent kernel's entry, e.g. "rc_ring_saxpy"
 	Launch  uint64        // its launch number on this device (from 1)
 	Stream  uint64        // its stream (the simulated stream's identity)
 	Control uint64        // its control block's device address (0 if unknown)
@@ -188,10 +188,11 @@ type Hazards struct {
 const DefaultWatchdog = 2 * time.Second
 
 // NewHazards returns a model in strict mode with DefaultWatchdog, which
-// knows rc_ring_kernel (control block: parameter 0) as persistent.
+// knows no persistent kernel yet (declare each with MarkPersistent; the
+// simulated device does so for every ring program it loads).
 func NewHazards() *Hazards {
 	return &Hazards{watchdog: DefaultWatchdog, inflight: map[uint64]*Tracked{}, fence: map[uint64]string{},
-		persistent: map[string]int{"rc_ring_kernel": 0}, changed: make(chan struct{}), calls: map[string]int{}}
+		persistent: map[string]int{}, changed: make(chan struct{}), calls: map[string]int{}}
 }
 
 // SetMode sets the mode and the watchdog (≤ 0 keeps the current one).

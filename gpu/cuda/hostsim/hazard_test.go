@@ -53,25 +53,26 @@ func TestCallClasses(t *testing.T) {
 // launch ends everything passes again.
 func TestStrictHazards(t *testing.T) {
 	h := NewHazards()
+	h.MarkPersistent("rc_ring_test", 0)
 	cb, addr := controlBlock(t)
 	one, err := h.Begin(1, "rc_add_f32", nil) // a one-shot kernel never holds anything
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, err := h.Begin(7, "rc_ring_kernel", []uint64{addr, 0, 0})
+	l, err := h.Begin(7, "rc_ring_test", []uint64{addr, 0, 0})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := h.InFlight(); len(got) != 1 || got[0] != "rc_ring_kernel" {
+	if got := h.InFlight(); len(got) != 1 || got[0] != "rc_ring_test" {
 		t.Fatalf("in flight %v", got)
 	}
 	err = h.Call("cuMemFree_v2")
 	var he *HazardError
 	if !errors.As(err, &he) || !errors.Is(err, ErrHazard) || he.Call != "cuMemFree_v2" || he.Class != CallSynchronizing ||
-		he.Kernel != "rc_ring_kernel" || he.Stream != 7 || he.Control != addr || he.Launch != 2 || he.Waited != 0 {
+		he.Kernel != "rc_ring_test" || he.Stream != 7 || he.Control != addr || he.Launch != 2 || he.Waited != 0 {
 		t.Fatalf("cuMemFree beside a ring = %#v", err)
 	}
-	if !strings.Contains(err.Error(), "cuMemFree_v2") || !strings.Contains(err.Error(), "rc_ring_kernel") {
+	if !strings.Contains(err.Error(), "cuMemFree_v2") || !strings.Contains(err.Error(), "rc_ring_test") {
 		t.Fatalf("message %q", err)
 	}
 	for _, free := range []string{"cuMemFreeAsync", "cuMemAllocFromPoolAsync", "cuStreamCreate"} {
@@ -127,8 +128,9 @@ func TestStrictHazards(t *testing.T) {
 func TestBlockingHazards(t *testing.T) {
 	h := NewHazards()
 	h.SetMode(HazardBlocking, 50*time.Millisecond)
+	h.MarkPersistent("rc_ring_test", 0)
 	_, addr := controlBlock(t)
-	l, err := h.Begin(7, "rc_ring_kernel", []uint64{addr, 0, 0})
+	l, err := h.Begin(7, "rc_ring_test", []uint64{addr, 0, 0})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../kernels/ring_abi.h"
+#include "../kernels/ring_abi_gen.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -17,15 +17,6 @@ extern "C" {
 // zeroed, or NULL.
 void *rc_hs_alloc(size_t size);
 void rc_hs_free(void *p);
-
-typedef struct rc_hs_loop rc_hs_loop;
-
-// rc_hs_loop_start launches rc_ring_kernel with one block of threads host
-// threads on a background std::thread, with __shared__ state of its own
-// (several loops run at once). It returns NULL when out of memory.
-rc_hs_loop *rc_hs_loop_start(rc_control_block *cb, rc_ring_header *in, rc_ring_header *out, unsigned threads);
-// rc_hs_loop_join waits for the loop to exit and frees l.
-void rc_hs_loop_join(rc_hs_loop *l);
 
 // One-shot launches (serialised with each other). op: RC_HS_*.
 enum {
@@ -57,15 +48,14 @@ int rc_hs_blur_f64(const double *src, double *dst, const double *w, int h, int w
 // block, unpacking its parameters from args (one 8-byte slot each, as
 // cuLaunchKernel's callers pack them: pointers and 64-bit integers whole,
 // float and int in the low 4 bytes). It returns RC_HS_LAUNCH_* codes.
-// One-shot kernels are serialised with each other; rc_ring_kernel runs on
-// the calling thread until the loop exits, with __shared__ state of its own,
-// so several persistent loops run at once.
+// One-shot kernels are serialised with each other. (Device ring kernels are
+// programs built for the host: see program.go's LaunchProgram.)
 enum {
 	RC_HS_LAUNCH_OK = 0,
 	RC_HS_LAUNCH_UNKNOWN = -1,  // no kernel of that name
 	RC_HS_LAUNCH_NARGS = -2,    // wrong number of parameters
 	RC_HS_LAUNCH_SHAPE = -3,    // empty grid or block, or a block over 1024 threads
-	RC_HS_LAUNCH_BUSY = -4,     // no longer returned (persistent loops no longer share state)
+	RC_HS_LAUNCH_BUSY = -4,     // no longer returned
 };
 int rc_hs_launch(const char *name, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
 		 const uint64_t *args, int nargs);

@@ -11,7 +11,6 @@
 #include "../kernels/host_shim.h"
 
 #include "../kernels/oneshot.cu"
-#include "../kernels/ring.cu"
 
 #include "hostsim.h"
 #include "kernels_stamp.h"
@@ -87,10 +86,6 @@ const kernel_entry kernel_table[] = {
 	RC_HS_MM(rc_matmul_f32, float), RC_HS_MM(rc_matmul_f64, double),
 	RC_HS_BLUR(rc_blur_rows_f32, float, double), RC_HS_BLUR(rc_blur_cols_f32, double, float),
 	RC_HS_BLUR(rc_blur_rows_f64, double, double), RC_HS_BLUR(rc_blur_cols_f64, double, double),
-	{"rc_ring_kernel", 3, [](const uint64_t *a) {
-		 rc_ring_kernel(arg_ptr<rc_control_block *>(a, 0), arg_ptr<rc_ring_header *>(a, 1),
-				arg_ptr<rc_ring_header *>(a, 2));
-	 }},
 };
 
 const kernel_entry *find_kernel(const char *name) {
@@ -100,24 +95,6 @@ const kernel_entry *find_kernel(const char *name) {
 		}
 	}
 	return nullptr;
-}
-} // namespace
-
-struct rc_hs_loop {
-	std::thread th;
-};
-
-namespace {
-// ring_launch runs the persistent loop of rc_ring_kernel (ring.cu) over
-// grid x block with __shared__ state of its own: the host build would keep
-// rc_ring_kernel's __shared__ variables in statics, so the launch calls
-// rc_ring_loop directly with this launch's copies. Several persistent loops
-// then run at once, each on its own memory, as co-resident ring kernels do
-// on a GPU.
-void ring_launch(dim3 grid, dim3 block, rc_control_block *cb, rc_ring_header *in, rc_ring_header *out) {
-	rc_loop_state state{};
-	std::vector<double> red(RC_RING_MAX_BLOCK);
-	rc_host::launch(grid, block, [&] { rc_ring_loop(cb, in, out, &state, red.data()); });
 }
 } // namespace
 
@@ -136,20 +113,6 @@ void *rc_hs_alloc(size_t size) {
 }
 
 void rc_hs_free(void *p) { std::free(p); }
-
-rc_hs_loop *rc_hs_loop_start(rc_control_block *cb, rc_ring_header *in, rc_ring_header *out, unsigned threads) {
-	auto *l = new (std::nothrow) rc_hs_loop;
-	if (l == nullptr) {
-		return nullptr;
-	}
-	l->th = std::thread([cb, in, out, threads] { ring_launch(dim3(1), dim3(threads), cb, in, out); });
-	return l;
-}
-
-void rc_hs_loop_join(rc_hs_loop *l) {
-	l->th.join();
-	delete l;
-}
 
 int rc_hs_elementwise_f32(int op, const float *a, const float *b, float *out, float p, uint64_t n, unsigned grid,
 			  unsigned block) {
@@ -253,11 +216,6 @@ int rc_hs_launch(const char *name, unsigned gx, unsigned gy, unsigned gz, unsign
 		return RC_HS_LAUNCH_SHAPE;
 	}
 	std::vector<uint64_t> a(args, args + nargs);
-	if (std::strcmp(name, "rc_ring_kernel") == 0) {
-		ring_launch(dim3(gx, gy, gz), dim3(bx, by, bz), arg_ptr<rc_control_block *>(a.data(), 0),
-			    arg_ptr<rc_ring_header *>(a.data(), 1), arg_ptr<rc_ring_header *>(a.data(), 2));
-		return RC_HS_LAUNCH_OK;
-	}
 	std::lock_guard<std::mutex> lk(oneshot_mu);
 	rc_host::launch(dim3(gx, gy, gz), dim3(bx, by, bz), [&] { e->call(a.data()); });
 	return RC_HS_LAUNCH_OK;

@@ -29,40 +29,6 @@ static const rc_hs_layout_row rc_hs_rows[] = {
 	RC_FIELD(rc_slot_header, length, "Length"),
 	RC_FIELD(rc_slot_header, status, "Status"),
 	RC_FIELD(rc_slot_header, timestamp_ns, "TimestampNS"),
-	RC_SIZE(rc_vec_msg),
-	RC_FIELD(rc_vec_msg, n, "N"),
-	RC_FIELD(rc_vec_msg, reserved, "Reserved"),
-	RC_FIELD(rc_vec_msg, a, "A"),
-	RC_FIELD(rc_vec_msg, b, "B"),
-	RC_SIZE(rc_unary_msg),
-	RC_FIELD(rc_unary_msg, n, "N"),
-	RC_FIELD(rc_unary_msg, param, "Param"),
-	RC_FIELD(rc_unary_msg, x, "X"),
-	RC_SIZE(rc_reduce_msg),
-	RC_FIELD(rc_reduce_msg, n, "N"),
-	RC_FIELD(rc_reduce_msg, reserved, "Reserved"),
-	RC_FIELD(rc_reduce_msg, x, "X"),
-	RC_SIZE(rc_spmv_msg),
-	RC_FIELD(rc_spmv_msg, rows, "Rows"),
-	RC_FIELD(rc_spmv_msg, cols, "Cols"),
-	RC_FIELD(rc_spmv_msg, nnz, "NNZ"),
-	RC_FIELD(rc_spmv_msg, reserved, "Reserved"),
-	RC_FIELD(rc_spmv_msg, row_ptr, "RowPtr"),
-	RC_FIELD(rc_spmv_msg, col_idx, "ColIdx"),
-	RC_FIELD(rc_spmv_msg, values, "Values"),
-	RC_FIELD(rc_spmv_msg, x, "X"),
-	RC_SIZE(rc_vec_reply),
-	RC_FIELD(rc_vec_reply, n, "N"),
-	RC_FIELD(rc_vec_reply, reserved, "Reserved"),
-	RC_FIELD(rc_vec_reply, y, "Y"),
-	RC_SIZE(rc_scalar_reply),
-	RC_FIELD(rc_scalar_reply, n, "N"),
-	RC_FIELD(rc_scalar_reply, reserved, "Reserved"),
-	RC_FIELD(rc_scalar_reply, value, "Value"),
-	RC_SIZE(rc_spmv_reply),
-	RC_FIELD(rc_spmv_reply, rows, "Rows"),
-	RC_FIELD(rc_spmv_reply, reserved, "Reserved"),
-	RC_FIELD(rc_spmv_reply, y, "Y"),
 	RC_SIZE(rc_control_block),
 	RC_FIELD(rc_control_block, gate, "Gate"),
 	RC_FIELD(rc_control_block, terminate, "Terminate"),
@@ -88,10 +54,6 @@ static const rc_hs_const rc_hs_consts[] = {
 	RC_CONST(RC_TERMINATED), RC_CONST(RC_TERMINATED_BAD_LAUNCH),
 	RC_CONST(RC_FLAG_REPLY), RC_CONST(RC_FLAG_ERROR),
 	RC_CONST(RC_STATUS_OK), RC_CONST(RC_STATUS_UNKNOWN_TYPE), RC_CONST(RC_STATUS_BAD_LENGTH), RC_CONST(RC_STATUS_BAD_ARGS),
-	RC_CONST(RC_MSG_ADD), RC_CONST(RC_MSG_MUL), RC_CONST(RC_MSG_SCALE), RC_CONST(RC_MSG_RELU), RC_CONST(RC_MSG_LEAKY_RELU),
-	RC_CONST(RC_MSG_SUM), RC_CONST(RC_MSG_MIN), RC_CONST(RC_MSG_MAX), RC_CONST(RC_MSG_SPMV),
-	RC_CONST(RC_VEC_MAX), RC_CONST(RC_SPMV_MAX_ROWS), RC_CONST(RC_SPMV_MAX_COLS), RC_CONST(RC_SPMV_MAX_NNZ),
-	RC_CONST(RC_SLOT_SIZE_MIN),
 };
 static int rc_hs_const_count(void) { return sizeof(rc_hs_consts) / sizeof(rc_hs_consts[0]); }
 static const rc_hs_const *rc_hs_const_at(int i) { return &rc_hs_consts[i]; }
@@ -107,8 +69,11 @@ type StructLayout struct {
 	Fields map[string]FieldLayout // by Go field name
 }
 
-// CLayouts returns the layouts of ring_abi.h's structs (and abi.h's
-// control block), by C struct name, as the C compiler laid them out.
+// CLayouts returns the layouts of the ring protocol's C structs
+// (kernels/ring_abi_gen.h: ring header, slot header, control block), by C
+// struct name, as the C compiler laid them out. (The built-in handlers'
+// payloads have no hand-written C mirror any more: their structs are
+// generated from gpu/ringmsg's Go types with every ring program.)
 func CLayouts() map[string]StructLayout {
 	out := map[string]StructLayout{}
 	for i := 0; i < int(C.rc_hs_row_count()); i++ {
@@ -128,7 +93,7 @@ func CLayouts() map[string]StructLayout {
 	return out
 }
 
-// CConstants returns ring_abi.h's protocol constants by macro name.
+// CConstants returns ring_abi_gen.h's protocol constants by macro name.
 func CConstants() map[string]uint64 {
 	out := map[string]uint64{}
 	for i := 0; i < int(C.rc_hs_const_count()); i++ {

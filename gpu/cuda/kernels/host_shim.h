@@ -1,5 +1,5 @@
-// host_shim.h lets the kernel sources in this directory (ring.cu,
-// oneshot.cu and what they include) compile unchanged with
+// host_shim.h lets the kernel sources in this directory (oneshot.cu, and
+// ring programs built on ring_loop.cuh) compile unchanged with
 // g++ -std=c++20 for the host, so gpu/cuda/hostsim can run the real kernel
 // code in go test on machines without a GPU.
 //
@@ -28,7 +28,7 @@
 //   __trap()                            -> marks the launch faulted (the device
 //                                          ring loop then exits without an
 //                                          ack; the launch reports a fault)
-//   rc_now_ns() (ring_kernel.cuh)       -> system_clock nanoseconds (unix
+//   rc_loop_now_ns() (ring_loop.cuh)    -> system_clock nanoseconds (unix
 //                                          epoch, like the host's stamps)
 //   extern __shared__ (dynamic shared   -> rc_host::dyn_smem, a buffer per
 //   memory; RC_DYNAMIC_SHARED in           block of each launch_smem call
