@@ -6,9 +6,6 @@ import (
 	"github.com/ringactor/ringactor/internal/testproc"
 )
 
-// freeLoopbackPort returns a loopback TCP port that was free a moment ago.
-func freeLoopbackPort(t *testing.T) int { return testproc.FreeLoopbackPort(t) }
-
 // startEtcd starts a single-node etcd (testproc.StartEtcd) and returns its
 // client endpoint; the test fails when there is no etcd binary (.ci/run
 // installs etcd-server).
