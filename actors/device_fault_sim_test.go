@@ -5,7 +5,6 @@ package actors
 import (
 	"bytes"
 	"errors"
-	"sync"
 	"testing"
 
 	"github.com/ringactor/ringactor/gpu"
@@ -60,28 +59,9 @@ func TestDeviceFaultMovesToFallback(t *testing.T) {
 		}
 	}
 	msgs[3].A = 13 // traps on the device
-	var (
-		mu  sync.Mutex
-		out []outcome[saxpyResp]
-		wg  sync.WaitGroup
-	)
-	for i, m := range msgs {
-		wg.Add(1)
-		if err := kt.Go(ctx, m, func(r saxpyResp, err error) {
-			mu.Lock()
-			out = append(out, outcome[saxpyResp]{i, r, err})
-			mu.Unlock()
-			wg.Done()
-		}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	wg.Wait()
+	out := stream(t, kt, msgs, nil) // one outcome per message, in order
 	fallback := newSaxpyFallback("trapper")()
 	for j, o := range out {
-		if o.i != j {
-			t.Fatalf("outcome %d is message %d's", j, o.i)
-		}
 		if j == 3 {
 			var ee *gpu.ExecutionError
 			var de *gpu.DeviceError
