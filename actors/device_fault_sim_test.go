@@ -58,7 +58,7 @@ func TestDeviceFaultMovesToFallback(t *testing.T) {
 			msgs[i].X[j], msgs[i].Y[j] = float32(j), float32(i)
 		}
 	}
-	msgs[3].A = 13 // traps on the device
+	msgs[3].A = 13                  // traps on the device
 	out := stream(t, kt, msgs, nil) // one outcome per message, in order
 	fallback := newSaxpyFallback("trapper")()
 	for j, o := range out {
