@@ -168,3 +168,28 @@ func TestBlockedSenderNeverMissesRoom(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// Once every admitted message has its outcome, the ring's slots are all
+// free: a producer that saw the last reply of a full ring finds the whole
+// capacity again (the consumer gives a batch's slots back before the
+// batch's last outcome leaves, not after). Under Reject with no overflow
+// any slot still held would fail the next round with ErrRingFull.
+func TestLastOutcomeFreesTheRing(t *testing.T) {
+	rt := newTestRuntime(t)
+	ctx := testCtx(t)
+	k := mustLaunch(t, rt, NewStatelessKernel("echo", echoNum, WithCapacity(2), WithOverflow(0), WithBackpressure(Reject)), true)
+	outs := make(chan error, 2)
+	done := func(_ total, err error) { outs <- err }
+	for round := range 2000 {
+		for v := range 2 {
+			if err := k.Go(ctx, num{V: v}, done); err != nil {
+				t.Fatalf("round %d: admitting %d: %v", round, v, err)
+			}
+		}
+		for range 2 {
+			if err := <-outs; err != nil {
+				t.Fatalf("round %d: %v", round, err)
+			}
+		}
+	}
+}

@@ -18,10 +18,15 @@ import (
 const maxBatch = 64
 
 // poll handles one batch: the messages admitted so far (at most maxBatch),
-// read in place from the ring, their slots released with one store at the
-// end and the latency counters written once (the LMAX Disruptor's batch
-// consumption). The batch stops early when the gate closes or a terminate
-// arrives (the loop looks again) and at a fault, which it returns.
+// read in place from the ring, their slots released with one store and the
+// latency counters written once (the LMAX Disruptor's batch consumption).
+// The batch stops early when the gate closes or a terminate arrives (the
+// loop looks again) and at a fault, which it returns.
+//
+// The release comes before the outcome of the batch's last message is
+// delivered (that message is copied out of its slot first): so once every
+// admitted message has its outcome, the ring's slots are all free again,
+// and a producer that saw the last reply finds the full capacity.
 func (k *kernel[Req, Resp]) poll(h Handler[Req, Resp], draining bool) (bool, error) {
 	n := k.in.Pending()
 	if n == 0 {
@@ -35,22 +40,39 @@ func (k *kernel[Req, Resp]) poll(h Handler[Req, Resp], draining bool) (bool, err
 		}
 	}
 	n = min(n, maxBatch)
+	if !draining && !k.runnable() {
+		return false, nil
+	}
 	done := 0
 	var fault error
-	for done < n && fault == nil {
-		if !draining && (!k.cb.IsOpen() || k.cb.Terminate.Load() != 0) {
-			break
-		}
+	for {
 		s := k.in.Peek(done)
 		done++
-		fault = k.handle(h, s, draining)
+		resp, err, failed := k.run(h, s, draining)
+		if failed && !draining && k.def.decider(err) != supervision.Resume {
+			fault = err
+		}
+		// The gate is looked at once per message, here: the message
+		// after this one runs only if it is still open.
+		if done == n || fault != nil || (!draining && !k.runnable()) {
+			last := *s
+			k.in.Release(done)
+			k.finish(&last, resp, err, failed)
+			break
+		}
+		k.finish(s, resp, err, failed)
 	}
-	k.in.Release(done)
 	k.endBatch()
 	if k.ovLen.Load() != 0 || k.blocked.Load() {
 		k.refill()
 	}
-	return done > 0, fault
+	return true, fault
+}
+
+// runnable reports whether the loop may start another message outside a
+// drain: the gate is open and no terminate is pending.
+func (k *kernel[Req, Resp]) runnable() bool {
+	return k.cb.IsOpen() && k.cb.Terminate.Load() == 0
 }
 
 // next takes the oldest admitted message, refilling the ring from the
@@ -74,21 +96,28 @@ func (k *kernel[Req, Resp]) next() (slot[Req, Resp], bool) {
 // handle runs the handler on one message and delivers its outcome. It
 // returns a fault when the decider wants the kernel restarted.
 func (k *kernel[Req, Resp]) handle(h Handler[Req, Resp], s *slot[Req, Resp], draining bool) error {
-	var zero Resp
+	resp, err, failed := k.run(h, s, draining)
+	k.finish(s, resp, err, failed)
+	if failed && !draining && k.def.decider(err) != supervision.Resume {
+		return err
+	}
+	return nil
+}
+
+// run screens one message and runs the handler on it, returning its
+// outcome without delivering it; failed says the handler failed (an error
+// or a panic, as an *gpu.ExecutionError) rather than the message being
+// screened out.
+func (k *kernel[Req, Resp]) run(h Handler[Req, Resp], s *slot[Req, Resp], draining bool) (resp Resp, err error, failed bool) {
 	if err := k.screen(s, draining); err != nil {
-		k.finish(s, zero, err, false)
-		return nil
+		return resp, err, false
 	}
 	resp, ee := k.invokeTimed(h, s)
-	if ee == nil {
-		k.finish(s, resp, nil, false)
-		return nil
+	if ee != nil {
+		var zero Resp
+		return zero, ee, true
 	}
-	k.finish(s, zero, ee, true)
-	if draining || k.def.decider(ee) == supervision.Resume {
-		return nil
-	}
-	return ee
+	return resp, nil, false
 }
 
 // screen says why a message must not run, or nil: a failure forwarded from
