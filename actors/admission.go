@@ -39,12 +39,18 @@ func (k *kernel[Req, Resp]) admit(ctx context.Context, s slot[Req, Resp], wait b
 // enqueue is admit for every sender; a direct requester passes the Done
 // channel of its cancellable context, and learns whether its request was
 // noted with that context's watch (cancelwatch.go) as it was admitted.
+//
+// A slot whose enq is stampAtAdmission is stamped (or left untimed) the
+// first time the lock is held, so its latency includes any wait for room.
 func (k *kernel[Req, Resp]) enqueue(ctx context.Context, done <-chan struct{}, s slot[Req, Resp], wait bool) (watched bool, err error) {
 	for {
 		k.mu.Lock()
 		if err := k.acceptErr(); err != nil {
 			k.mu.Unlock()
 			return false, err
+		}
+		if s.enq == stampAtAdmission {
+			s.enq = k.clock.stamp()
 		}
 		if k.overflow.len() == 0 && k.in.TryPush(s) {
 			if done != nil {
@@ -187,7 +193,7 @@ func (k *kernel[Req, Resp]) request(ctx context.Context, msg Req) (Resp, error) 
 	w := k.waiters.Get().(*waiter[Resp])
 	gen := w.arm()
 	done := ctx.Done()
-	watched, err := k.enqueue(ctx, done, slot[Req, Resp]{id: nextID(), enq: monoNow(), ctx: ctx, msg: msg, w: w, wgen: gen}, true)
+	watched, err := k.enqueue(ctx, done, slot[Req, Resp]{id: nextID(), enq: stampAtAdmission, ctx: ctx, msg: msg, w: w, wgen: gen}, true)
 	if err != nil {
 		k.waiters.Put(w)
 		return zero, err
@@ -255,7 +261,7 @@ func (k *kernel[Req, Resp]) goAsync(ctx context.Context, msg Req, reply replier)
 	if err := ctx.Err(); err != nil {
 		return kernelErr(k.def.id, err)
 	}
-	return k.admit(ctx, slot[Req, Resp]{id: nextID(), enq: monoNow(), ctx: ctx, msg: msg, reply: reply}, true)
+	return k.admit(ctx, slot[Req, Resp]{id: nextID(), enq: stampAtAdmission, ctx: ctx, msg: msg, reply: reply}, true)
 }
 
 // send admits msg without waiting for its reply, which goes downstream or
@@ -268,5 +274,5 @@ func (k *kernel[Req, Resp]) send(ctx context.Context, msg Req) (uint64, error) {
 		return 0, kernelErr(k.def.id, err)
 	}
 	id := nextID()
-	return id, k.admit(ctx, slot[Req, Resp]{id: id, enq: monoNow(), ctx: k.ctx, msg: msg}, true)
+	return id, k.admit(ctx, slot[Req, Resp]{id: id, enq: stampAtAdmission, ctx: k.ctx, msg: msg}, true)
 }

@@ -174,7 +174,7 @@ func chainRequest[Resp, Req any](ctx context.Context, in inbox[Req], id string, 
 	}
 	w := newWaiter[Resp]()
 	gen := w.arm()
-	if err := in.forward(ctx, ctx, msg, nextID(), monoNow(), nil, waiterReplier[Resp]{w: w, gen: gen}); err != nil {
+	if err := in.forward(ctx, ctx, msg, nextID(), stampAtAdmission, nil, waiterReplier[Resp]{w: w, gen: gen}); err != nil {
 		return zero, err
 	}
 	select {
@@ -206,7 +206,7 @@ func Send[Req any](ctx context.Context, rt *Runtime, id string, msg Req) (uint64
 		return 0, kernelErr(id, err)
 	}
 	mid := nextID()
-	return mid, in.forward(ctx, nil, msg, mid, monoNow(), nil, nil)
+	return mid, in.forward(ctx, nil, msg, mid, stampAtAdmission, nil, nil)
 }
 
 // Receive returns the next reply on the receive stream of the kernel with

@@ -159,25 +159,34 @@ func (k *kernel[Req, Resp]) invoke(h Handler[Req, Resp], s *slot[Req, Resp]) (re
 }
 
 // finish records one handled message and delivers its outcome. Processed and
-// Errors count it before its reply leaves; its latency joins the consumer's
-// batch, written by endBatch.
+// Errors count it before its reply leaves. A timed message (kernel_timing.go)
+// then ends with one clock read, just after its reply's hand-off: its
+// handler duration and latency go to the histograms, its latency joins the
+// consumer's batch, written by endBatch. An untimed one reads no clock.
 func (k *kernel[Req, Resp]) finish(s *slot[Req, Resp], resp Resp, err error, failed bool) {
 	k.cb.Processed.Store(k.cb.Processed.Load() + 1)
 	if failed {
 		k.cb.Errors.Store(k.cb.Errors.Load() + 1)
 	}
-	k.batch.Add(s.enq)
+	enq := s.enq
 	k.deliver(s, resp, err)
+	if enq > 0 {
+		now := monoNow()
+		k.hist.end(now, enq)
+		k.batch.Add(enq)
+		k.batchEnd = now
+	}
 }
 
-// endBatch writes the latencies of the messages finished since the last
-// call to the control block; the consumer calls it at the end of each batch.
+// endBatch ends the consumer's batch: the latencies of the timed messages
+// finished since the last call go to the control block, measured to the end
+// of the batch's last timed one (no clock read here), and stats stops
+// counting the batch's messages as queued.
 func (k *kernel[Req, Resp]) endBatch() {
-	if k.batch.Len() == 0 {
-		return
+	if k.batch.Len() != 0 {
+		k.cb.RecordBatch(&k.batch, k.batchEnd, epochUnix+k.batchEnd)
 	}
-	now := monoNow()
-	k.hist.finish(now)
-	k.cb.RecordBatch(&k.batch, now, epochUnix+now)
-	k.batchStart.Store(k.cb.Processed.Load())
+	if p := k.cb.Processed.Load(); p != k.batchStart.Load() {
+		k.batchStart.Store(p)
+	}
 }

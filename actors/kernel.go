@@ -22,12 +22,14 @@ var (
 	epochUnix = epoch.UnixNano()
 )
 
-func monoNow() int64 { return int64(time.Since(epoch)) }
+// monoNow returns the monotonic nanoseconds since epoch, at least 1 (a slot's
+// enq 0 means the message is not timed).
+func monoNow() int64 { return max(int64(time.Since(epoch)), 1) }
 
 // slot is one message in a kernel's input ring or overflow.
 type slot[Req, Resp any] struct {
 	id    uint64
-	enq   int64           // admission time, monoNow
+	enq   int64           // admission time (monoNow), 0 when not timed (kernel_timing.go)
 	ctx   context.Context // the requester's context, or the kernel's for a Send
 	msg   Req
 	fwd   error         // set when an upstream kernel forwards a failure: skip the handler
@@ -87,6 +89,8 @@ type kernel[Req, Resp any] struct {
 	watchTable []watchEntry[Resp]
 	candDone   <-chan struct{}
 	candRun    int
+	// which admissions are timed (kernel_timing.go)
+	clock admissionClock
 
 	stA       atomic.Uint32 // copy of st for lock-free reads
 	ovLen     atomic.Int64  // overflow.len() for the loop's cheap check
@@ -101,10 +105,13 @@ type kernel[Req, Resp any] struct {
 	// PlacementCPU); nil before the first start
 	placement atomic.Pointer[string]
 
-	// batch holds the latencies of the messages the current consumer (the
-	// loop, the device pump, or the actor draining without a loop) finished
-	// since its last endBatch.
+	// batch holds the latencies of the timed messages the current consumer
+	// (the loop, the device pump, or the actor draining without a loop)
+	// finished since its last endBatch.
 	batch ring.Batch
+	// batchEnd is when the consumer finished the last timed message of its
+	// batch (monoNow): the batch's end for the latency words and heartbeat.
+	batchEnd int64
 	// batchStart is Processed when the consumer's current batch began (its
 	// last endBatch): the messages of a batch stay in the ring until the
 	// batch ends, and stats does not count those already answered.

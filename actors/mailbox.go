@@ -37,7 +37,7 @@ func (m *ringMailbox[Req, Resp]) PostUserMessage(message any) {
 	}
 	err := k.checkMessage(req)
 	if err == nil {
-		err = k.admit(k.ctx, slot[Req, Resp]{id: nextID(), enq: monoNow(), ctx: k.ctx, msg: req, reply: reply}, false)
+		err = k.admit(k.ctx, slot[Req, Resp]{id: nextID(), enq: stampAtAdmission, ctx: k.ctx, msg: req, reply: reply}, false)
 	}
 	if err != nil {
 		if reply != nil {

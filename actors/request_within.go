@@ -29,5 +29,5 @@ func (h *Kernel[Req, Resp]) RequestAsyncWithin(admit, hctx context.Context, msg 
 	if err := hctx.Err(); err != nil {
 		return kernelErr(h.k.def.id, err)
 	}
-	return h.k.admit(admit, slot[Req, Resp]{id: nextID(), enq: monoNow(), ctx: hctx, msg: msg, reply: funcReplier[Resp](done)}, true)
+	return h.k.admit(admit, slot[Req, Resp]{id: nextID(), enq: stampAtAdmission, ctx: hctx, msg: msg, reply: funcReplier[Resp](done)}, true)
 }

@@ -26,7 +26,8 @@ const (
 // writer (a kernel's consumer) and any number of readers. Observe is a few
 // plain loads and stores, no read-modify-write and no allocation, so a ring
 // kernel's loop can call it per message; readers take a Snapshot at
-// collection time. The zero value is not ready: use NewHistogram.
+// collection time; ObserveN records a sampled duration with its weight. The
+// zero value is not ready: use NewHistogram.
 type Histogram struct {
 	counts [HistogramBuckets]atomic.Uint64
 	sum    atomic.Uint64
@@ -73,11 +74,20 @@ func bucketLower(i int) float64 {
 
 // Observe records one duration. Only the histogram's one writer may call it.
 // A negative d counts as zero.
-func (h *Histogram) Observe(d time.Duration) {
+func (h *Histogram) Observe(d time.Duration) { h.ObserveN(d, 1) }
+
+// ObserveN records n durations of d at once: a sampled duration that stands
+// for n observations (its weight), so the count and sum still count them.
+// Only the histogram's one writer may call it. A negative d counts as zero;
+// n 0 records nothing.
+func (h *Histogram) ObserveN(d time.Duration, n uint64) {
+	if n == 0 {
+		return
+	}
 	ns := uint64(max(d, 0))
 	c := &h.counts[bucketOf(ns)]
-	c.Store(c.Load() + 1)
-	h.sum.Store(h.sum.Load() + ns)
+	c.Store(c.Load() + n)
+	h.sum.Store(h.sum.Load() + n*ns)
 }
 
 // Snapshot copies the histogram for a reader. The copy is consistent enough

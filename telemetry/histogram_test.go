@@ -84,6 +84,35 @@ func TestHistogramQuantiles(t *testing.T) {
 	}
 }
 
+// TestHistogramObserveNWeighs: a duration observed with weight n counts as
+// n observations of it, in the count, the sum and the quantiles, exactly as
+// n calls of Observe would; weight 0 records nothing.
+func TestHistogramObserveNWeighs(t *testing.T) {
+	weighted, plain := NewHistogram(), NewHistogram()
+	weighted.ObserveN(time.Microsecond, 99)
+	weighted.ObserveN(3*time.Millisecond, 1)
+	weighted.ObserveN(time.Hour, 0)
+	weighted.ObserveN(-time.Second, 2) // counts as zero, twice
+	for range 99 {
+		plain.Observe(time.Microsecond)
+	}
+	plain.Observe(3 * time.Millisecond)
+	plain.Observe(0)
+	plain.Observe(0)
+	w, p := weighted.Snapshot(), plain.Snapshot()
+	if w.Count != 102 || w.Count != p.Count || w.Sum != p.Sum {
+		t.Fatalf("weighted count %d sum %v, want %d and %v", w.Count, w.Sum, p.Count, p.Sum)
+	}
+	for i := range w.Counts {
+		if w.Counts[i] != p.Counts[i] {
+			t.Fatalf("bucket %d: weighted %d, plain %d", i, w.Counts[i], p.Counts[i])
+		}
+	}
+	if w.Quantile(0.5) != p.Quantile(0.5) || w.Quantile(1) != p.Quantile(1) {
+		t.Errorf("quantiles differ: %v/%v vs %v/%v", w.Quantile(0.5), w.Quantile(1), p.Quantile(0.5), p.Quantile(1))
+	}
+}
+
 func TestHistogramOverflowAndHuge(t *testing.T) {
 	h := NewHistogram()
 	h.Observe(time.Duration(math.MaxInt64))
