@@ -42,7 +42,7 @@ func TestAdmissionClockSamplesBusyKernels(t *testing.T) {
 	}
 	// Slow: once a timed admission sees the slower pace, every one is.
 	untimed := 0
-	for admit(2*timeAllGap) == false {
+	for !admit(2 * timeAllGap) {
 		untimed++
 	}
 	if untimed > timedEvery-1 {

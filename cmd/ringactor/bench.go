@@ -23,6 +23,13 @@ the same run:
                same requesters served by one goroutine over a buffered Go
                channel (messages per second)
   allocations  heap allocations per sequential ring kernel Request
+
+The round trips (ring kernel with telemetry on and off, Proto.Actor, Go
+channel) and the two pipelined rates are taken interleaved: each runs in
+rounds, one chunk of each per round in alternating order, pooled over the
+rounds, so that a change in the machine's load during the run weighs on a
+measure and its baselines alike.
+
   compute      Runtime.Execute against direct Go on the same data: the
                overhead of a 1-element float32 "add" over a direct cpu.Add
                (medians of per-call times), sequential tiny Executes per
@@ -45,7 +52,8 @@ chan_rtt_p99_ns, ring_pipelined_msgs_per_s, chan_pipelined_msgs_per_s,
 ring_allocs_per_request, rtt_p50_ratio_ring_vs_protoactor,
 ring_rtt_telemetry_off_p50_ns, ring_rtt_telemetry_off_p99_ns,
 rtt_p50_ratio_telemetry_on_vs_off (the ring round trip with telemetry on,
-the default, against a runtime with telemetry off), pipelined_ratio_ring_vs_chan, execute_add_tiny_p50_ns, direct_add_tiny_p50_ns,
+the default, against a runtime with telemetry off), rtt_p50_ratio_ring_vs_chan,
+pipelined_ratio_ring_vs_chan, execute_add_tiny_p50_ns, direct_add_tiny_p50_ns,
 execute_overhead_ns, executions_per_s, execute_allocs_per_call,
 elementwise_len, execute_add_10m_f32_ns, copy_10m_f32_ns,
 elementwise_10m_f32_ratio_vs_copy, matmul_n, execute_matmul_1024_f64_ns,
@@ -143,6 +151,7 @@ func benchTable(res bench.Result, cfg bench.Config, label string) string {
 	b.WriteString("\n")
 	const ratio = "%-34s %14.2f   %s\n"
 	fmt.Fprintf(&b, ratio, "ring / Proto.Actor round trip p50", res.RTTRatioRingVsActor, "(below 1: ring kernel faster)")
+	fmt.Fprintf(&b, ratio, "ring / Go channel round trip p50", res.RTTRatioRingVsChan, "(below 1: ring kernel faster)")
 	fmt.Fprintf(&b, ratio, "telemetry on / off round trip p50", res.RTTRatioTelemetryOn, "(goal: at most 1.10)")
 	fmt.Fprintf(&b, ratio, "ring / Go channel pipelined", res.PipelinedRatioRingChan, "(above 1: ring kernel faster)")
 	b.WriteString("\n")

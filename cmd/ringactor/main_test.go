@@ -179,7 +179,7 @@ func TestBenchJSON(t *testing.T) {
 	}
 	for _, key := range []string{"go_version", "gomaxprocs", "chan_rtt_p99_ns", "ring_allocs_per_request",
 		"rtt_p50_ratio_ring_vs_protoactor", "pipelined_ratio_ring_vs_chan", "execute_allocs_per_call",
-		"ring_rtt_telemetry_off_p50_ns", "rtt_p50_ratio_telemetry_on_vs_off"} {
+		"ring_rtt_telemetry_off_p50_ns", "rtt_p50_ratio_telemetry_on_vs_off", "rtt_p50_ratio_ring_vs_chan"} {
 		if _, ok := res[key]; !ok {
 			t.Errorf("JSON lacks %q: %s", key, out.String())
 		}
@@ -194,7 +194,7 @@ func TestBenchTable(t *testing.T) {
 	}
 	for _, want := range []string{"ringactor bench (tiny:", "round trip p50 (ns)", "round trip p99 (ns)",
 		"pipelined, 8 in flight (msg/s)", "heap allocations per Request",
-		"ring / Proto.Actor round trip p50", "ring / Go channel pipelined",
+		"ring / Proto.Actor round trip p50", "ring / Go channel round trip p50", "ring / Go channel pipelined",
 		"add, 1 float32, p50 (ns)", "executions/s, pooled output", "heap allocations per Execute",
 		"add, 4096 float32, median (ms)", "matmul, 32² float64, median (ms)", "Execute overhead (ns)",
 		"Execute add / copy", "Execute matmul / gonum Gemm", "stream graph / channels", "CPU graph / channels"} {

@@ -7,13 +7,7 @@ package bench
 
 import (
 	"context"
-	"fmt"
 	"runtime"
-	"slices"
-	"sync"
-	"time"
-
-	"github.com/asynkron/protoactor-go/actor"
 
 	"github.com/ringactor/ringactor/actors"
 	"github.com/ringactor/ringactor/messages"
@@ -69,11 +63,13 @@ type Result struct {
 	RingAllocsPerRequest  float64 `json:"ring_allocs_per_request"`
 	RTTRatioRingVsActor   float64 `json:"rtt_p50_ratio_ring_vs_protoactor"`
 	// The same round trip through a kernel of a runtime with telemetry off
-	// (no latency histograms, no clock reads for them), measured in the
-	// same run right after the ring_rtt ones, and the ratio on / off.
+	// (no latency histograms), measured interleaved with the others (see
+	// ring.go), the ratio on / off, and the ring's p50 over the Go
+	// channel ping-pong's.
 	RingRTTOffP50          int64   `json:"ring_rtt_telemetry_off_p50_ns"`
 	RingRTTOffP99          int64   `json:"ring_rtt_telemetry_off_p99_ns"`
 	RTTRatioTelemetryOn    float64 `json:"rtt_p50_ratio_telemetry_on_vs_off"`
+	RTTRatioRingVsChan     float64 `json:"rtt_p50_ratio_ring_vs_chan"`
 	PipelinedRatioRingChan float64 `json:"pipelined_ratio_ring_vs_chan"`
 
 	// The compute path (see Compute). Times are nanoseconds; the 10M and
@@ -128,36 +124,10 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		return res, err
 	}
 
-	ring, err := RingRTT(ctx, k, cfg.WarmupRequests, cfg.RTTSamples)
-	if err != nil {
+	if err := messagePaths(ctx, rt, k, cfg, &res); err != nil {
 		return res, err
 	}
-	res.RingRTTP50, res.RingRTTP99 = percentile(ring, 50), percentile(ring, 99)
-	off, err := ringRTTTelemetryOff(ctx, cfg)
-	if err != nil {
-		return res, err
-	}
-	res.RingRTTOffP50, res.RingRTTOffP99 = percentile(off, 50), percentile(off, 99)
-	if res.RingRTTOffP50 > 0 {
-		res.RTTRatioTelemetryOn = float64(res.RingRTTP50) / float64(res.RingRTTOffP50)
-	}
-	pa := ProtoActorRTT(rt.ActorSystem(), cfg.WarmupRequests, cfg.RTTSamples)
-	res.ProtoActorRTTP50, res.ProtoActorRTTP99 = percentile(pa, 50), percentile(pa, 99)
-	ch := ChanRTT(cfg.WarmupRequests, cfg.RTTSamples)
-	res.ChanRTTP50, res.ChanRTTP99 = percentile(ch, 50), percentile(ch, 99)
-
-	res.RingPipelinedMsgsPerS, err = RingPipelined(ctx, k, cfg.PipelinedMsgs, cfg.InFlight)
-	if err != nil {
-		return res, err
-	}
-	res.ChanPipelinedMsgsPerS = ChanPipelined(cfg.PipelinedMsgs, cfg.InFlight)
 	res.RingAllocsPerRequest = allocsPerRequest(ctx, k, 10_000)
-	if res.ProtoActorRTTP50 > 0 {
-		res.RTTRatioRingVsActor = float64(res.RingRTTP50) / float64(res.ProtoActorRTTP50)
-	}
-	if res.ChanPipelinedMsgsPerS > 0 {
-		res.PipelinedRatioRingChan = res.RingPipelinedMsgsPerS / res.ChanPipelinedMsgsPerS
-	}
 	if err := Compute(ctx, rt, cfg, &res); err != nil {
 		return res, err
 	}
@@ -165,166 +135,6 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		return res, err
 	}
 	return res, k.Terminate(ctx)
-}
-
-// ringRTTTelemetryOff times RingRTT through an echo kernel of a runtime
-// with telemetry off.
-func ringRTTTelemetryOff(ctx context.Context, cfg Config) ([]time.Duration, error) {
-	rt, err := actors.NewRuntime(actors.WithLogger(actors.DiscardLogger()), actors.WithTelemetry(false), actors.WithName("ringactor-bench-off"))
-	if err != nil {
-		return nil, err
-	}
-	defer func() { _ = rt.Close(context.Background()) }()
-	k, err := actors.Launch(ctx, rt, actors.NewStatelessKernel("bench.echo.off", func(_ context.Context, p Ping) (Ping, error) { return p, nil },
-		actors.WithCapacity(1024)))
-	if err != nil {
-		return nil, err
-	}
-	if err := k.Activate(ctx); err != nil {
-		return nil, err
-	}
-	return RingRTT(ctx, k, cfg.WarmupRequests, cfg.RTTSamples)
-}
-
-func percentile(samples []time.Duration, p int) int64 {
-	if len(samples) == 0 {
-		return 0
-	}
-	s := slices.Clone(samples)
-	slices.Sort(s)
-	i := (len(s) - 1) * p / 100
-	return int64(s[i])
-}
-
-// RingRTT times sequential typed Requests through the kernel.
-func RingRTT(ctx context.Context, k *actors.Kernel[Ping, Ping], warmup, n int) ([]time.Duration, error) {
-	for i := 0; i < warmup; i++ {
-		if _, err := k.Request(ctx, Ping{N: int64(i)}); err != nil {
-			return nil, err
-		}
-	}
-	out := make([]time.Duration, n)
-	for i := range out {
-		start := time.Now()
-		r, err := k.Request(ctx, Ping{N: int64(i)})
-		out[i] = time.Since(start)
-		if err != nil {
-			return nil, err
-		}
-		if r.N != int64(i) {
-			return nil, fmt.Errorf("bench: reply %d to request %d", r.N, i)
-		}
-	}
-	return out, nil
-}
-
-// echoActor answers every Ping with itself.
-type echoActor struct{}
-
-func (echoActor) Receive(c actor.Context) {
-	if p, ok := c.Message().(Ping); ok {
-		c.Respond(p)
-	}
-}
-
-// ProtoActorRTT times sequential RequestFuture round trips to a bare echo actor.
-func ProtoActorRTT(system *actor.ActorSystem, warmup, n int) []time.Duration {
-	pid := system.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return echoActor{} }))
-	defer func() { _ = system.Root.StopFuture(pid).Wait() }()
-	for i := 0; i < warmup; i++ {
-		_, _ = system.Root.RequestFuture(pid, Ping{N: int64(i)}, 10*time.Second).Result()
-	}
-	out := make([]time.Duration, n)
-	for i := range out {
-		start := time.Now()
-		_, _ = system.Root.RequestFuture(pid, Ping{N: int64(i)}, 10*time.Second).Result()
-		out[i] = time.Since(start)
-	}
-	return out
-}
-
-// ChanRTT times a ping-pong between two goroutines over unbuffered channels.
-func ChanRTT(warmup, n int) []time.Duration {
-	req, resp := make(chan Ping), make(chan Ping)
-	go func() {
-		for p := range req {
-			resp <- p
-		}
-	}()
-	defer close(req)
-	for i := 0; i < warmup; i++ {
-		req <- Ping{N: int64(i)}
-		<-resp
-	}
-	out := make([]time.Duration, n)
-	for i := range out {
-		start := time.Now()
-		req <- Ping{N: int64(i)}
-		<-resp
-		out[i] = time.Since(start)
-	}
-	return out
-}
-
-// RingPipelined keeps inFlight requests outstanding through one kernel
-// (inFlight requester goroutines, each sending its next request when the
-// previous reply arrives) and returns messages per second.
-func RingPipelined(ctx context.Context, k *actors.Kernel[Ping, Ping], total, inFlight int) (float64, error) {
-	per := total / inFlight
-	var wg sync.WaitGroup
-	errs := make(chan error, inFlight)
-	start := time.Now()
-	for g := 0; g < inFlight; g++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := 0; i < per; i++ {
-				if _, err := k.Request(ctx, Ping{N: int64(i)}); err != nil {
-					errs <- err
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	el := time.Since(start)
-	close(errs)
-	if err := <-errs; err != nil {
-		return 0, err
-	}
-	return float64(per*inFlight) / el.Seconds(), nil
-}
-
-// ChanPipelined is RingPipelined's baseline: the same requesters, each with
-// its own reply channel, served by one goroutine over a buffered channel.
-func ChanPipelined(total, inFlight int) float64 {
-	type req struct {
-		p     Ping
-		reply chan Ping
-	}
-	in := make(chan req, 1024)
-	go func() {
-		for r := range in {
-			r.reply <- r.p
-		}
-	}()
-	defer close(in)
-	per := total / inFlight
-	var wg sync.WaitGroup
-	start := time.Now()
-	for g := 0; g < inFlight; g++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			reply := make(chan Ping, 1)
-			for i := 0; i < per; i++ {
-				in <- req{p: Ping{N: int64(i)}, reply: reply}
-				<-reply
-			}
-		}()
-	}
-	wg.Wait()
-	return float64(per*inFlight) / time.Since(start).Seconds()
 }
 
 // allocsPerRequest counts heap allocations per sequential Request.
