@@ -108,10 +108,11 @@ func (b *Batch) Len() int { return int(b.n) }
 
 // RecordBatch records the latencies of a batch (Processed and Errors are
 // counted per message by the loop, before each reply leaves): end is the
-// monotonic time the batch's last reply was delivered (the clock of the
-// admission times), unix its wall-clock equivalent for the heartbeat. A
-// message's latency is measured to the end of its batch, so it is an upper
-// bound by at most the time the rest of the batch took. b is reset.
+// monotonic time the batch ended (the clock of the admission times; the
+// actors loop takes its last recorded message's end, just after that reply
+// was delivered), unix its wall-clock equivalent for the heartbeat. A
+// message's latency is measured to that end, so it is an upper bound by at
+// most the time the rest of the batch took. b is reset.
 func (cb *ControlBlock) RecordBatch(b *Batch, end, unix int64) {
 	if b.n == 0 {
 		return
