@@ -145,13 +145,20 @@ func (k *kernel[Req, Resp]) screen(s *slot[Req, Resp], draining bool) error {
 }
 
 // invoke calls the handler, turning an error or a panic into an ExecutionError.
+// A handler that returns skips recover (returned is set), which the loop
+// would otherwise call once per message.
 func (k *kernel[Req, Resp]) invoke(h Handler[Req, Resp], s *slot[Req, Resp]) (resp Resp, ee *gpu.ExecutionError) {
+	returned := false
 	defer func() {
+		if returned {
+			return
+		}
 		if p := recover(); p != nil {
 			ee = &gpu.ExecutionError{Kernel: k.def.id, MessageID: s.id, Err: fmt.Errorf("panic: %v", p), Panic: p, Stack: debug.Stack()}
 		}
 	}()
 	resp, err := h(s.ctx, s.msg)
+	returned = true
 	if err != nil {
 		return resp, &gpu.ExecutionError{Kernel: k.def.id, MessageID: s.id, Err: err}
 	}
