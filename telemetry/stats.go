@@ -28,18 +28,24 @@ type KernelStats struct {
 	// MemoryBytes is the bytes held by the kernel (rings, control block).
 	MemoryBytes int64
 
-	// LatencyMin is the smallest per-message latency observed.
+	// LatencyMin is the smallest per-message latency observed. A busy
+	// ringactor kernel times a sample of its messages (one in 16 while
+	// they arrive less than 10 µs apart): the latency words and
+	// LastActivity are those of the timed messages.
 	LatencyMin time.Duration
 	// LatencyAvg is the average per-message latency.
 	LatencyAvg time.Duration
 	// LatencyMax is the largest per-message latency observed.
 	LatencyMax time.Duration
 
-	// LastActivity is when the kernel last processed a message.
+	// LastActivity is when the kernel last processed a (timed) message.
 	LastActivity time.Time
 
 	// Latency is the histogram of the time from a message's admission to
 	// the end of its handling (empty when the runtime's telemetry is off).
+	// Under sampling each timed message is counted with its weight (itself
+	// and the untimed messages handled since the previous timed one), so
+	// Count still counts handled messages, up to the last timed one.
 	Latency HistogramSnapshot
 	// QueueDelay is the histogram of the time messages waited before their
 	// handler started.
