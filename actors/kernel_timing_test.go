@@ -1,6 +1,8 @@
 package actors
 
 import (
+	"context"
+	"fmt"
 	"math"
 	"testing"
 	"time"
@@ -119,5 +121,101 @@ func TestSampledHistogramsCountEveryMessage(t *testing.T) {
 	}
 	if st.Latency.Sum < time.Duration(counted)*st.LatencyMin {
 		t.Errorf("latency sum %v below %d × the least latency %v: the weights are missing", st.Latency.Sum, counted, st.LatencyMin)
+	}
+}
+
+// forceSampling makes k's admission clock take every pace for busy, so it
+// times one admission in timedEvery after its first two.
+func forceSampling[Req, Resp any](k *Kernel[Req, Resp]) {
+	k.k.mu.Lock()
+	k.k.clock.gap = time.Duration(math.MaxInt64)
+	k.k.mu.Unlock()
+}
+
+// TestSampledTimingUnderConcurrentRequesters: with many requesters at once
+// the stamps are still decided one admission at a time under the producer
+// lock, so exactly the same admissions are timed as sequentially, and the
+// histograms count every handled message up to the last timed one.
+func TestSampledTimingUnderConcurrentRequesters(t *testing.T) {
+	rt := newTestRuntime(t, WithTelemetry(true))
+	ctx := testCtx(t)
+	k := mustLaunch(t, rt, NewStatelessKernel("sampled", echoNum), false)
+	forceSampling(k)
+	if err := k.Activate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	const requesters, each = 8, 300
+	const n = requesters * each
+	errs := make(chan error, requesters)
+	for g := range requesters {
+		go func() {
+			for i := range each {
+				v := g*each + i
+				r, err := k.Request(ctx, num{V: v})
+				if err == nil && r.Sum != v {
+					err = fmt.Errorf("request %d answered %d", v, r.Sum)
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range requesters {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := k.Terminate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	st := k.Telemetry()
+	const timed, counted = 2 + (n-2)/timedEvery, 2 + (n-2)/timedEvery*timedEvery
+	if st.Processed != n || k.k.cb.LatencyCount.Load() != timed {
+		t.Fatalf("processed %d, timed %d; want %d and %d", st.Processed, k.k.cb.LatencyCount.Load(), n, timed)
+	}
+	if st.Latency.Count != counted || st.QueueDelay.Count != counted || st.HandlerTime.Count != counted {
+		t.Errorf("histogram counts %d/%d/%d, want %d", st.Latency.Count, st.QueueDelay.Count, st.HandlerTime.Count, counted)
+	}
+}
+
+// TestChainKeepsTheHeadsStamps: a message forwarded down a chain keeps the
+// stamp of its admission to the head, or its 0: the tail times exactly the
+// messages the head timed (its latency runs from the head's admission),
+// whatever its own pace.
+func TestChainKeepsTheHeadsStamps(t *testing.T) {
+	rt := newTestRuntime(t, WithTelemetry(true))
+	ctx := testCtx(t)
+	tail := mustLaunch(t, rt, NewKernel("sum", runningSum), true)
+	head := mustLaunch(t, rt, NewStatelessKernel("double", func(_ context.Context, n num) (num, error) { return num{V: 2 * n.V}, nil },
+		WithDownstream("sum")), false)
+	forceSampling(head)
+	if err := head.Activate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	const n = 20*timedEvery + 7
+	for i := range n {
+		if _, err := Request[total](ctx, rt, "double", num{V: i}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := head.Terminate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := tail.Terminate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	const timed, counted = 2 + (n-2)/timedEvery, 2 + (n-2)/timedEvery*timedEvery
+	if h, tl := head.k.cb.LatencyCount.Load(), tail.k.cb.LatencyCount.Load(); h != timed || tl != timed {
+		t.Errorf("head timed %d, tail %d; want %d both", h, tl, timed)
+	}
+	hs, ts := head.Telemetry(), tail.Telemetry()
+	if hs.Latency.Count != counted || ts.Latency.Count != counted {
+		t.Errorf("latency counts head %d tail %d, want %d", hs.Latency.Count, ts.Latency.Count, counted)
+	}
+	if ts.Processed != n || ts.LatencyMin < hs.LatencyMin {
+		t.Errorf("tail processed %d, least latency %v below the head's %v", ts.Processed, ts.LatencyMin, hs.LatencyMin)
 	}
 }
