@@ -9,11 +9,14 @@ package bench
 // runs in rounds, one chunk of each per round, in alternating order (ABBA),
 // and its samples (round trips) or its messages and time (pipelined) are
 // pooled over the rounds. Every measure gets the same chunks under the same
-// conditions.
+// conditions: each round-trip chunk starts after a forced garbage
+// collection, so that no measure pays for the collections another's
+// garbage (Proto.Actor's requests allocate) would start during it.
 
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"slices"
 	"sync"
 	"time"
@@ -53,6 +56,7 @@ func interleaveRTT(warmup, n int, ms ...rttMeasure) ([][]time.Duration, error) {
 			if r%2 == 1 {
 				i = len(ms) - 1 - j
 			}
+			runtime.GC()
 			s, err := ms[i](chunk)
 			if err != nil {
 				return nil, err
