@@ -5,11 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"reflect"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
 	pcluster "github.com/asynkron/protoactor-go/cluster"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/ringactor/ringactor/actors"
 	"github.com/ringactor/ringactor/gpu/ring"
@@ -253,53 +253,64 @@ func (g *grain[Req, Resp]) handle(c actor.Context, w *messages.WireEnvelope) {
 		g.answer(sender, wireError(messages.WireKindUnavailable, msg, id))
 		return
 	}
-	env, err := messages.FromWire(w, g.member.maxPayload)
+	_, req, err := messages.FromWireAs[Req](w, g.member.maxPayload)
 	if err != nil {
+		var mismatch *messages.TypeMismatchError
+		if errors.As(err, &mismatch) {
+			g.answer(sender, wireError(messages.WireKindDecode,
+				fmt.Sprintf("kind %q takes %v, got %v", g.kind.name, mismatch.Want, mismatch.Got), id))
+			return
+		}
 		g.answer(sender, messages.NewWireError(err, id))
-		return
-	}
-	req, ok := env.Payload.(Req)
-	if !ok {
-		g.answer(sender, wireError(messages.WireKindDecode,
-			fmt.Sprintf("kind %q takes %v, got %T", g.kind.name, reflect.TypeFor[Req](), env.Payload), id))
 		return
 	}
 	timeout, remote := g.kind.handlerTimeout, false
 	if t := time.Duration(w.GetTimeoutNs()); t > 0 && t < timeout {
 		timeout, remote = t, true
 	}
-	lctx, cancel := newLazyDeadline(time.Now().Add(timeout))
-	ctx, span := g.member.startHandleSpan(lctx, w, g.kind.name, g.kernelID)
-	err = g.kernel.RequestAsync(ctx, req, func(resp Resp, err error) {
-		cancel()
-		endHandleSpan(span, err)
-		if err != nil {
-			if remote && errors.Is(err, context.DeadlineExceeded) {
-				// The requester's own deadline passed here.
-				g.answer(sender, wireError(messages.WireKindTimeout, err.Error(), id))
-				return
-			}
-			g.answer(sender, messages.NewWireError(err, id))
-			return
-		}
-		g.answer(sender, g.encodeReply(resp, id))
-	})
-	if err != nil {
-		cancel()
-		endHandleSpan(span, err)
+	r := &grainRequest[Req, Resp]{g: g, sender: sender, id: id, remote: remote}
+	r.ctx.deadline = time.Now().Add(timeout)
+	var ctx context.Context
+	ctx, r.span = g.member.startHandleSpan(&r.ctx, w, g.kind.name, g.kernelID)
+	if err := g.kernel.RequestAsync(ctx, req, r.done); err != nil {
+		r.ctx.cancel()
+		endHandleSpan(r.span, err)
 		g.answer(sender, messages.NewWireError(err, id))
+	}
+}
+
+// grainRequest is one request an activation's kernel handles: its
+// context (a lazy deadline) and where its outcome goes, in one allocation.
+type grainRequest[Req, Resp any] struct {
+	g      *grain[Req, Resp]
+	sender *actor.PID
+	id     uint64
+	remote bool // the deadline is the requester's, not the kind's
+	span   trace.Span
+	ctx    lazyDeadline
+}
+
+// done takes the request's outcome from the kernel and answers the sender.
+func (r *grainRequest[Req, Resp]) done(resp Resp, err error) {
+	r.ctx.cancel()
+	endHandleSpan(r.span, err)
+	g := r.g
+	switch {
+	case err == nil:
+		g.answer(r.sender, g.encodeReply(resp, r.id))
+	case r.remote && errors.Is(err, context.DeadlineExceeded):
+		// The requester's own deadline passed here.
+		g.answer(r.sender, wireError(messages.WireKindTimeout, err.Error(), r.id))
+	default:
+		g.answer(r.sender, messages.NewWireError(err, r.id))
 	}
 }
 
 // encodeReply returns the wire form of resp answering request id: a
 // *messages.WireEnvelope, or a *messages.WireError when it cannot be encoded.
 func (g *grain[Req, Resp]) encodeReply(resp Resp, id uint64) any {
-	renv, err := messages.NewEnvelope(resp)
-	if err != nil {
-		return messages.NewWireError(err, id)
-	}
-	renv.CorrelationID = id
-	out, err := messages.ToWire(renv, g.member.maxPayload)
+	h := messages.Header{ID: messages.NextID(), CorrelationID: id, Priority: messages.PriorityNormal}
+	out, err := messages.ToWireOf(resp, h, g.member.maxPayload)
 	if err != nil {
 		return messages.NewWireError(err, id)
 	}
