@@ -291,8 +291,8 @@ func (g *grain[Req, Resp]) serve(k *actors.Kernel[Req, Resp], w *messages.WireEn
 		refuse(wireError(messages.WireKindUnavailable, msg, id))
 		return
 	}
-	_, req, err := messages.FromWireAs[Req](w, g.member.maxPayload)
-	if err != nil {
+	r := &grainRequest[Req, Resp]{g: g, sender: sender, id: id}
+	if _, err := messages.FromWireInto(w, g.member.maxPayload, &r.req); err != nil {
 		var mismatch *messages.TypeMismatchError
 		if errors.As(err, &mismatch) {
 			refuse(wireError(messages.WireKindDecode,
@@ -302,18 +302,17 @@ func (g *grain[Req, Resp]) serve(k *actors.Kernel[Req, Resp], w *messages.WireEn
 		refuse(messages.NewWireError(err, id))
 		return
 	}
-	timeout, remote := g.kind.handlerTimeout, false
+	timeout := g.kind.handlerTimeout
 	if t := time.Duration(w.GetTimeoutNs()); t > 0 && t < timeout {
-		timeout, remote = t, true
+		timeout, r.remote = t, true
 	}
-	r := &grainRequest[Req, Resp]{g: g, sender: sender, id: id, remote: remote}
 	r.ctx.deadline = time.Now().Add(timeout)
 	var ctx context.Context
 	ctx, r.span = g.member.startHandleSpan(&r.ctx, w, g.kind.name, g.kernelID)
 	if !direct && g.inbox != nil {
 		g.inbox.admitting()
 	}
-	if err := k.RequestAsync(ctx, req, r.done); err != nil {
+	if err := k.RequestAsync(ctx, r.req, r.done); err != nil {
 		r.ctx.cancel()
 		endHandleSpan(r.span, err)
 		if g.inbox != nil {
@@ -329,8 +328,9 @@ func (g *grain[Req, Resp]) serve(k *actors.Kernel[Req, Resp], w *messages.WireEn
 	}
 }
 
-// grainRequest is one request an activation's kernel handles: its
-// context (a lazy deadline) and where its outcome goes, in one allocation.
+// grainRequest is one request an activation's kernel handles: the message,
+// its context (a lazy deadline), where its outcome goes and the reply, in
+// one allocation.
 type grainRequest[Req, Resp any] struct {
 	g      *grain[Req, Resp]
 	sender *actor.PID
@@ -338,6 +338,8 @@ type grainRequest[Req, Resp any] struct {
 	remote bool // the deadline is the requester's, not the kind's
 	span   trace.Span
 	ctx    lazyDeadline
+	req    Req
+	resp   Resp
 }
 
 // done takes the request's outcome from the kernel and answers the sender.
@@ -350,7 +352,8 @@ func (r *grainRequest[Req, Resp]) done(resp Resp, err error) {
 	}
 	switch {
 	case err == nil:
-		g.answer(r.sender, g.encodeReply(resp, r.id))
+		r.resp = resp
+		g.answer(r.sender, g.encodeReply(&r.resp, r.id))
 	case r.remote && errors.Is(err, context.DeadlineExceeded):
 		// The requester's own deadline passed here.
 		g.answer(r.sender, wireError(messages.WireKindTimeout, err.Error(), r.id))
@@ -361,9 +364,9 @@ func (r *grainRequest[Req, Resp]) done(resp Resp, err error) {
 
 // encodeReply returns the wire form of resp answering request id: a
 // *messages.WireEnvelope, or a *messages.WireError when it cannot be encoded.
-func (g *grain[Req, Resp]) encodeReply(resp Resp, id uint64) any {
+func (g *grain[Req, Resp]) encodeReply(resp *Resp, id uint64) any {
 	h := messages.Header{ID: messages.NextID(), CorrelationID: id, Priority: messages.PriorityNormal}
-	out, err := messages.ToWireOf(resp, h, g.member.maxPayload)
+	out, err := messages.ToWireFrom(resp, h, g.member.maxPayload)
 	if err != nil {
 		return messages.NewWireError(err, id)
 	}

@@ -70,16 +70,40 @@ func newWire(payload []byte) *WireEnvelope {
 // allocation with the envelope. When T is an interface type the dynamic
 // type of msg is encoded, as ToWire does.
 func ToWireOf[T any](msg T, h Header, max int) (*WireEnvelope, error) {
-	max = wireMax(max)
 	v := any(msg)
 	if v == nil {
 		return nil, ErrNilMessage
 	}
-	if err := checkWireHeader(h); err != nil {
-		return nil, err
-	}
 	id, err := IDOfValue(v)
 	if err != nil {
+		return nil, err
+	}
+	return toWire(v, id, h, max)
+}
+
+// ToWireFrom is ToWireOf for the value msg points to, which it does not
+// copy: for a caller whose value already lives on the heap (a field of a
+// request's record), encoding it costs no allocation for the value.
+func ToWireFrom[T any](msg *T, h Header, max int) (*WireEnvelope, error) {
+	if msg == nil {
+		return nil, ErrNilMessage
+	}
+	t := reflect.TypeFor[T]()
+	if t.Kind() == reflect.Interface {
+		return ToWireOf(*msg, h, max)
+	}
+	id, err := idOfType(t)
+	if err != nil {
+		return nil, err
+	}
+	return toWire(msg, id, h, max)
+}
+
+// toWire encodes v (a value of the type registered as id, or a pointer to
+// one) with the header h.
+func toWire(v any, id TypeID, h Header, max int) (*WireEnvelope, error) {
+	max = wireMax(max)
+	if err := checkWireHeader(h); err != nil {
 		return nil, err
 	}
 	if h.Type != 0 && h.Type != id {
@@ -124,26 +148,55 @@ func FromWireAs[T any](w *WireEnvelope, max int) (Header, T, error) {
 		}
 		return env.Header, v, nil
 	}
-	want, err := idOfType(t)
+	var v T
+	h, err := FromWireInto(w, max, &v)
 	if err != nil {
 		return Header{}, zero, err
 	}
+	return h, v, nil
+}
+
+// FromWireInto is FromWireAs decoding into *v, for a caller whose value
+// already lives on the heap: decoding costs no allocation for the value. On
+// error *v is left in an unspecified state.
+func FromWireInto[T any](w *WireEnvelope, max int, v *T) (Header, error) {
+	max = wireMax(max)
+	if w == nil || v == nil {
+		return Header{}, ErrNilMessage
+	}
+	t := reflect.TypeFor[T]()
+	if t.Kind() == reflect.Interface {
+		h, x, err := FromWireAs[T](w, max)
+		if err == nil {
+			*v = x
+		}
+		return h, err
+	}
+	want, err := idOfType(t)
+	if err != nil {
+		return Header{}, err
+	}
+	id := TypeID(w.TypeId)
 	if id != want {
 		info, ok := Lookup(id)
 		if !ok {
-			return Header{}, zero, &UnknownTypeIDError{ID: id}
+			return Header{}, &UnknownTypeIDError{ID: id}
 		}
-		return Header{}, zero, &TypeMismatchError{Want: t, WantID: want, Got: info.Type, GotID: id}
+		return Header{}, &TypeMismatchError{Want: t, WantID: want, Got: info.Type, GotID: id}
 	}
+	return fromWireInto(w, id, max, v)
+}
+
+// fromWireInto checks w's header and decodes its payload into v.
+func fromWireInto(w *WireEnvelope, id TypeID, max int, v any) (Header, error) {
 	h, err := wireHeader(w, id, max)
 	if err != nil {
-		return Header{}, zero, err
+		return Header{}, err
 	}
-	var v T
-	if err := decodeInto(w.Payload, &v); err != nil {
-		return Header{}, zero, &DecodeError{ID: id, Err: err}
+	if err := decodeInto(w.Payload, v); err != nil {
+		return Header{}, &DecodeError{ID: id, Err: err}
 	}
-	return h, v, nil
+	return h, nil
 }
 
 // wireHeader checks w's payload size and header fields, as FromWire does,

@@ -170,3 +170,49 @@ func BenchmarkWireUntyped(b *testing.B) {
 		}
 	}
 }
+
+func TestWireFromAndInto(t *testing.T) {
+	h := Header{ID: 9, CorrelationID: 4}
+	v := testPing{Seq: 5, Note: "into"}
+	w, err := ToWireFrom(&v, h, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, err := ToWireOf(v, h, 0)
+	if err != nil || !bytes.Equal(w.Payload, u.Payload) || w.TypeId != u.TypeId {
+		t.Fatalf("ToWireFrom %v, ToWireOf %v (%v)", w, u, err)
+	}
+	got := testPing{Seq: 99, Note: "old"}
+	gh, err := FromWireInto(w, 0, &got)
+	if err != nil || got != v || gh.ID != 9 || gh.CorrelationID != 4 || gh.Type != testPingID {
+		t.Fatalf("FromWireInto: %+v %+v %v", gh, got, err)
+	}
+	// Interface types go through the registered type.
+	var p testPinger
+	if _, err := FromWireInto(w, 0, &p); err != nil || p.ping() != 5 {
+		t.Fatalf("FromWireInto an interface: %v, %v", p, err)
+	}
+	var a any = v
+	if wa, err := ToWireFrom(&a, h, 0); err != nil || !bytes.Equal(wa.Payload, w.Payload) {
+		t.Fatalf("ToWireFrom an interface: %v, %v", wa, err)
+	}
+	// Errors.
+	if _, err := ToWireFrom[testPing](nil, h, 0); !errors.Is(err, ErrNilMessage) {
+		t.Errorf("nil pointer: %v", err)
+	}
+	var none any
+	if _, err := ToWireFrom(&none, h, 0); !errors.Is(err, ErrNilMessage) {
+		t.Errorf("nil interface: %v", err)
+	}
+	if _, err := ToWireFrom(&wireUnregistered{}, h, 0); !errors.Is(err, ErrUnregistered) {
+		t.Errorf("unregistered: %v", err)
+	}
+	if _, err := FromWireInto[testPing](w, 0, nil); !errors.Is(err, ErrNilMessage) {
+		t.Errorf("nil target: %v", err)
+	}
+	var pt testPoint
+	var mm *TypeMismatchError
+	if _, err := FromWireInto(w, 0, &pt); !errors.As(err, &mm) {
+		t.Errorf("mismatch: %v", err)
+	}
+}
