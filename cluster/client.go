@@ -313,7 +313,13 @@ func (m *Member) request(ctx context.Context, pid *actor.PID, msg any) (any, err
 // when expire is not nil, context.DeadlineExceeded when it fires.
 func (m *Member) requestGrace(ctx context.Context, pid *actor.PID, msg any, graceAfterDeparture time.Duration, expire <-chan time.Time) (any, error) {
 	p := &replyProcess{ch: make(chan any, 1)}
-	self, _ := m.sys.ProcessRegistry.Add(p, "ringactor-request"+m.sys.ProcessRegistry.NextId())
+	// NextId's ids ("$" and a sequence number) are unique in the registry
+	// (Proto.Actor names its unnamed actors from the same sequence) unless
+	// someone named a process like that: then take the next one.
+	self, ok := m.sys.ProcessRegistry.Add(p, m.sys.ProcessRegistry.NextId())
+	for !ok {
+		self, ok = m.sys.ProcessRegistry.Add(p, m.sys.ProcessRegistry.NextId())
+	}
 	defer m.sys.ProcessRegistry.Remove(self)
 	departed := m.departure(pid.Address)
 	m.sys.Root.RequestWithCustomSender(pid, msg, self)
