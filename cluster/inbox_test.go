@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"errors"
+	"log/slog"
 	"slices"
 	"sync"
 	"testing"
@@ -27,7 +28,8 @@ type inboxRig struct {
 
 func newInboxRig(t *testing.T) *inboxRig {
 	t.Helper()
-	r := &inboxRig{sys: actor.NewActorSystem(), seen: make(chan struct{}, 1024)}
+	quiet := actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger { return slog.New(slog.DiscardHandler) })
+	r := &inboxRig{sys: actor.NewActorSystem(quiet), seen: make(chan struct{}, 1024)}
 	t.Cleanup(r.sys.Shutdown)
 	r.in = newInbox(r.sys)
 	grain := r.sys.Root.Spawn(actor.PropsFromFunc(func(c actor.Context) {
