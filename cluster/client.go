@@ -33,7 +33,7 @@ const lookupRetry = 20 * time.Millisecond
 // message or reply that cannot be encoded or decoded here.
 func Request[Resp, Req any](ctx context.Context, m *Member, kind, identity string, msg Req) (Resp, error) {
 	var zero Resp
-	w, err := m.encode(msg)
+	w, err := encodeRequest(m, msg)
 	if err != nil {
 		return zero, err
 	}
@@ -45,16 +45,13 @@ func Request[Resp, Req any](ctx context.Context, m *Member, kind, identity strin
 	case *messages.WireError:
 		return zero, fromWireError(r)
 	case *messages.WireEnvelope:
-		env, err := messages.FromWire(r, m.maxPayload)
-		if err != nil {
-			return zero, err
+		_, resp, err := messages.FromWireAs[Resp](r, m.maxPayload)
+		var mismatch *messages.TypeMismatchError
+		if errors.As(err, &mismatch) {
+			return zero, fmt.Errorf("ringactor/cluster: %w: reply of kind %q is %v, want %T: %w",
+				messages.ErrDecode, kind, mismatch.Got, zero, actors.ErrWrongMessageType)
 		}
-		resp, ok := env.Payload.(Resp)
-		if !ok {
-			return zero, fmt.Errorf("ringactor/cluster: %w: reply of kind %q is %T, want %T: %w",
-				messages.ErrDecode, kind, env.Payload, zero, actors.ErrWrongMessageType)
-		}
-		return resp, nil
+		return resp, err
 	default:
 		return zero, fmt.Errorf("ringactor/cluster: %w: unexpected reply %T", messages.ErrDecode, reply)
 	}
@@ -65,7 +62,7 @@ func Request[Resp, Req any](ctx context.Context, m *Member, kind, identity strin
 // activation. Failures after that are logged by the hosting member. Its
 // errors are those of Request before a reply is awaited.
 func Send[Req any](ctx context.Context, m *Member, kind, identity string, msg Req) error {
-	w, err := m.encode(msg)
+	w, err := encodeRequest(m, msg)
 	if err != nil {
 		return err
 	}
@@ -73,14 +70,13 @@ func Send[Req any](ctx context.Context, m *Member, kind, identity string, msg Re
 	return err
 }
 
-// encode turns msg into a wire envelope.
-func (m *Member) encode(msg any) (*messages.WireEnvelope, error) {
-	env, err := messages.NewEnvelope(msg)
+// encodeRequest turns msg into the wire envelope of a request from m.
+func encodeRequest[Req any](m *Member, msg Req) (*messages.WireEnvelope, error) {
+	w, err := messages.ToWireOf(msg, messages.Header{ID: messages.NextID(), Priority: messages.PriorityNormal}, m.maxPayload)
 	if err != nil {
-		return nil, fmt.Errorf("ringactor/cluster: %w", err)
-	}
-	w, err := messages.ToWire(env, m.maxPayload)
-	if err != nil {
+		if errors.Is(err, messages.ErrUnregistered) || errors.Is(err, messages.ErrNilMessage) {
+			return nil, fmt.Errorf("ringactor/cluster: %w", err)
+		}
 		return nil, err
 	}
 	w.Cluster, w.Protocol = m.name, ProtocolVersion
@@ -317,7 +313,13 @@ func (m *Member) request(ctx context.Context, pid *actor.PID, msg any) (any, err
 // when expire is not nil, context.DeadlineExceeded when it fires.
 func (m *Member) requestGrace(ctx context.Context, pid *actor.PID, msg any, graceAfterDeparture time.Duration, expire <-chan time.Time) (any, error) {
 	p := &replyProcess{ch: make(chan any, 1)}
-	self, _ := m.sys.ProcessRegistry.Add(p, "ringactor-request"+m.sys.ProcessRegistry.NextId())
+	// NextId's ids ("$" and a sequence number) are unique in the registry
+	// (Proto.Actor names its unnamed actors from the same sequence) unless
+	// someone named a process like that: then take the next one.
+	self, ok := m.sys.ProcessRegistry.Add(p, m.sys.ProcessRegistry.NextId())
+	for !ok {
+		self, ok = m.sys.ProcessRegistry.Add(p, m.sys.ProcessRegistry.NextId())
+	}
 	defer m.sys.ProcessRegistry.Remove(self)
 	departed := m.departure(pid.Address)
 	m.sys.Root.RequestWithCustomSender(pid, msg, self)

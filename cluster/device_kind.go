@@ -24,9 +24,9 @@ func NewDeviceKind[Req, Resp any](name string, src actors.DeviceSource, newFallb
 	}
 	k := &Kind{name: name, handlerTimeout: DefaultHandlerTimeout}
 	k.prepare = func(m *Member) error { return actors.PrepareDevice(m.rt, probe) }
-	k.producer = func(m *Member, identity string, state []byte) actor.Producer {
+	k.producer = func(m *Member, identity string, state []byte, in *inbox) actor.Producer {
 		return func() actor.Actor {
-			return &grain[Req, Resp]{kind: k, member: m, identity: identity, state: state,
+			return &grain[Req, Resp]{kind: k, member: m, identity: identity, state: state, inbox: in,
 				start: func(string, []byte) (func() actors.Handler[Req, Resp], func() ([]byte, error), error) {
 					return nil, nil, nil
 				},

@@ -5,11 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"reflect"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
 	pcluster "github.com/asynkron/protoactor-go/cluster"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/ringactor/ringactor/actors"
 	"github.com/ringactor/ringactor/gpu/ring"
@@ -43,9 +43,10 @@ type Kind struct {
 	handlerTimeout time.Duration
 	// producer makes the grain actor of one activation on member m: of
 	// identity with the handed-off state (nil when none). ringactor's
-	// placement actor spawns it; an actor the producer makes without an
-	// identity (Proto.Actor's own identity lookup) refuses every request.
-	producer func(m *Member, identity string, state []byte) actor.Producer
+	// placement actor spawns it, with the inbox that takes its requests;
+	// an actor the producer makes without an identity (Proto.Actor's own
+	// identity lookup, no inbox) refuses every request.
+	producer func(m *Member, identity string, state []byte, in *inbox) actor.Producer
 	// prepare, if set, runs when member m starts (a device kind compiles
 	// its program there).
 	prepare func(m *Member) error
@@ -75,9 +76,9 @@ type startFunc[Req, Resp any] func(identity string, state []byte) (func() actors
 // newKind declares a kind whose activations start with start.
 func newKind[Req, Resp any](name string, start startFunc[Req, Resp], opts []actors.KernelOption) *Kind {
 	k := &Kind{name: name, handlerTimeout: DefaultHandlerTimeout}
-	k.producer = func(m *Member, identity string, state []byte) actor.Producer {
+	k.producer = func(m *Member, identity string, state []byte, in *inbox) actor.Producer {
 		return func() actor.Actor {
-			return &grain[Req, Resp]{kind: k, member: m, identity: identity, state: state, start: start, opts: opts}
+			return &grain[Req, Resp]{kind: k, member: m, identity: identity, state: state, start: start, opts: opts, inbox: in}
 		}
 	}
 	return k
@@ -107,7 +108,7 @@ func (k *Kind) WithHandlerTimeout(d time.Duration) *Kind {
 // in the member's topology entry. Its activations come from ringactor's
 // placement actor, not from Proto.Actor's identity lookup.
 func (k *Kind) build(m *Member) *pcluster.Kind {
-	return pcluster.NewKind(k.name, actor.PropsFromProducer(k.producer(m, "", nil)))
+	return pcluster.NewKind(k.name, actor.PropsFromProducer(k.producer(m, "", nil, nil)))
 }
 
 // grain is the actor of one activation: it owns the identity's ring kernel
@@ -120,6 +121,7 @@ type grain[Req, Resp any] struct {
 	member   *Member
 	identity string
 	state    []byte
+	inbox    *inbox // takes the activation's requests; nil without an identity
 	start    startFunc[Req, Resp]
 	opts     []actors.KernelOption
 	// newDef, if set, declares the identity's kernel (a device kind's
@@ -148,9 +150,22 @@ func (g *grain[Req, Resp]) Receive(c actor.Context) {
 		}
 	case *messages.WireEnvelope:
 		g.handle(c, msg)
-	case passivateGrain, *actor.ReceiveTimeout:
+	case *actor.ReceiveTimeout:
+		if g.inbox != nil {
+			// Requests the inbox admits directly do not reach the
+			// mailbox: ask it whether the activation is idle.
+			if left := g.inbox.idle(g.kind.idleTimeout); left > 0 {
+				c.SetReceiveTimeout(left)
+				return
+			}
+		}
+		c.Stop(c.Self())
+	case passivateGrain:
 		c.Stop(c.Self())
 	case *actor.Stopping:
+		if g.inbox != nil {
+			g.inbox.close()
+		}
 		g.passivate()
 	case *actor.Stopped:
 		if g.identity != "" && c.Parent() != nil {
@@ -199,6 +214,11 @@ func (g *grain[Req, Resp]) activate(c actor.Context) {
 	if g.kind.idleTimeout > 0 {
 		c.SetReceiveTimeout(g.kind.idleTimeout)
 	}
+	if g.inbox != nil {
+		k := g.kernel
+		g.inbox.open(func(w *messages.WireEnvelope, sender *actor.PID) { g.serve(k, w, sender, true) },
+			k.Telemetry().Capacity, g.kind.idleTimeout > 0)
+	}
 }
 
 // passivate terminates the kernel, draining what it holds, and takes a
@@ -226,15 +246,33 @@ func (g *grain[Req, Resp]) passivate() {
 	}
 }
 
-// handle admits one request into the kernel and returns at once: the
-// kernel's loop answers the sender when the request is handled, so an
-// identity pipelines its requests (in arrival order) instead of taking them
-// one at a time.
+// handle serves a request from the grain's mailbox: one the inbox could
+// not admit at once (the kernel was not active yet, or it holds many
+// requests), or any request when the grain has no inbox.
 func (g *grain[Req, Resp]) handle(c actor.Context, w *messages.WireEnvelope) {
+	if g.inbox != nil {
+		defer g.inbox.handled()
+	}
+	g.serve(g.kernel, w, c.Sender(), false)
+}
+
+// serve admits one request into the kernel k (nil when it is not running)
+// and returns at once: the kernel's loop answers the sender when the
+// request is handled, so an identity pipelines its requests (in arrival
+// order) instead of taking them one at a time. direct says the request
+// comes from the inbox, which has counted it as outstanding and knows that
+// admitting it does not wait; from the grain's mailbox, admission may wait
+// for room.
+func (g *grain[Req, Resp]) serve(k *actors.Kernel[Req, Resp], w *messages.WireEnvelope, sender *actor.PID, direct bool) {
 	id := w.GetId()
-	sender := c.Sender()
+	refuse := func(reply any) {
+		if direct {
+			g.inbox.answered()
+		}
+		g.answer(sender, reply)
+	}
 	if c := w.GetCluster(); c != "" && !sameCluster(g.member.name, c, w.GetProtocol()) {
-		g.answer(sender, wireError(wireKindClusterMismatch, fmt.Sprintf("the member hosting %s is in cluster %q (protocol %d), the request came from cluster %q (protocol %d)",
+		refuse(wireError(wireKindClusterMismatch, fmt.Sprintf("the member hosting %s is in cluster %q (protocol %d), the request came from cluster %q (protocol %d)",
 			g.kernelID, g.member.name, ProtocolVersion, c, w.GetProtocol()), id))
 		return
 	}
@@ -242,64 +280,93 @@ func (g *grain[Req, Resp]) handle(c actor.Context, w *messages.WireEnvelope) {
 		// This member may have been dropped by the others, who may
 		// activate the identity elsewhere: it serves nothing until it
 		// hears from them again.
-		g.answer(sender, wireError(wireKindMoved, "the member hosting the identity is out of touch with the cluster", id))
+		refuse(wireError(wireKindMoved, "the member hosting the identity is out of touch with the cluster", id))
 		return
 	}
-	if g.kernel == nil {
+	if k == nil {
 		msg := "kernel not running"
 		if g.startErr != nil {
 			msg = g.startErr.Error()
 		}
-		g.answer(sender, wireError(messages.WireKindUnavailable, msg, id))
+		refuse(wireError(messages.WireKindUnavailable, msg, id))
 		return
 	}
-	env, err := messages.FromWire(w, g.member.maxPayload)
-	if err != nil {
-		g.answer(sender, messages.NewWireError(err, id))
-		return
-	}
-	req, ok := env.Payload.(Req)
-	if !ok {
-		g.answer(sender, wireError(messages.WireKindDecode,
-			fmt.Sprintf("kind %q takes %v, got %T", g.kind.name, reflect.TypeFor[Req](), env.Payload), id))
-		return
-	}
-	timeout, remote := g.kind.handlerTimeout, false
-	if t := time.Duration(w.GetTimeoutNs()); t > 0 && t < timeout {
-		timeout, remote = t, true
-	}
-	lctx, cancel := newLazyDeadline(time.Now().Add(timeout))
-	ctx, span := g.member.startHandleSpan(lctx, w, g.kind.name, g.kernelID)
-	err = g.kernel.RequestAsync(ctx, req, func(resp Resp, err error) {
-		cancel()
-		endHandleSpan(span, err)
-		if err != nil {
-			if remote && errors.Is(err, context.DeadlineExceeded) {
-				// The requester's own deadline passed here.
-				g.answer(sender, wireError(messages.WireKindTimeout, err.Error(), id))
-				return
-			}
-			g.answer(sender, messages.NewWireError(err, id))
+	r := &grainRequest[Req, Resp]{g: g, sender: sender, id: id}
+	if _, err := messages.FromWireInto(w, g.member.maxPayload, &r.req); err != nil {
+		var mismatch *messages.TypeMismatchError
+		if errors.As(err, &mismatch) {
+			refuse(wireError(messages.WireKindDecode,
+				fmt.Sprintf("kind %q takes %v, got %v", g.kind.name, mismatch.Want, mismatch.Got), id))
 			return
 		}
-		g.answer(sender, g.encodeReply(resp, id))
-	})
-	if err != nil {
-		cancel()
-		endHandleSpan(span, err)
+		refuse(messages.NewWireError(err, id))
+		return
+	}
+	timeout := g.kind.handlerTimeout
+	if t := time.Duration(w.GetTimeoutNs()); t > 0 && t < timeout {
+		timeout, r.remote = t, true
+	}
+	r.ctx.deadline = time.Now().Add(timeout)
+	var ctx context.Context
+	ctx, r.span = g.member.startHandleSpan(&r.ctx, w, g.kind.name, g.kernelID)
+	if !direct && g.inbox != nil {
+		g.inbox.admitting()
+	}
+	if err := k.RequestAsync(ctx, r.req, r.done); err != nil {
+		r.ctx.cancel()
+		endHandleSpan(r.span, err)
+		if g.inbox != nil {
+			g.inbox.answered()
+			if direct && g.inbox.isClosed() {
+				// The activation is passivating: the request was not
+				// handled, and its sender may look the identity up again.
+				g.answer(sender, wireError(wireKindMoved, fmt.Sprintf("%s is passivating: %v", g.kernelID, err), id))
+				return
+			}
+		}
 		g.answer(sender, messages.NewWireError(err, id))
+	}
+}
+
+// grainRequest is one request an activation's kernel handles: the message,
+// its context (a lazy deadline), where its outcome goes and the reply, in
+// one allocation.
+type grainRequest[Req, Resp any] struct {
+	g      *grain[Req, Resp]
+	sender *actor.PID
+	id     uint64
+	remote bool // the deadline is the requester's, not the kind's
+	span   trace.Span
+	ctx    lazyDeadline
+	req    Req
+	resp   Resp
+}
+
+// done takes the request's outcome from the kernel and answers the sender.
+func (r *grainRequest[Req, Resp]) done(resp Resp, err error) {
+	r.ctx.cancel()
+	endHandleSpan(r.span, err)
+	g := r.g
+	if g.inbox != nil {
+		g.inbox.answered()
+	}
+	switch {
+	case err == nil:
+		r.resp = resp
+		g.answer(r.sender, g.encodeReply(&r.resp, r.id))
+	case r.remote && errors.Is(err, context.DeadlineExceeded):
+		// The requester's own deadline passed here.
+		g.answer(r.sender, wireError(messages.WireKindTimeout, err.Error(), r.id))
+	default:
+		g.answer(r.sender, messages.NewWireError(err, r.id))
 	}
 }
 
 // encodeReply returns the wire form of resp answering request id: a
 // *messages.WireEnvelope, or a *messages.WireError when it cannot be encoded.
-func (g *grain[Req, Resp]) encodeReply(resp Resp, id uint64) any {
-	renv, err := messages.NewEnvelope(resp)
-	if err != nil {
-		return messages.NewWireError(err, id)
-	}
-	renv.CorrelationID = id
-	out, err := messages.ToWire(renv, g.member.maxPayload)
+func (g *grain[Req, Resp]) encodeReply(resp *Resp, id uint64) any {
+	h := messages.Header{ID: messages.NextID(), CorrelationID: id, Priority: messages.PriorityNormal}
+	out, err := messages.ToWireFrom(resp, h, g.member.maxPayload)
 	if err != nil {
 		return messages.NewWireError(err, id)
 	}

@@ -49,7 +49,8 @@ type activation struct {
 	kind, identity string
 	state          int
 	seq            uint64
-	pid            *actor.PID
+	pid            *actor.PID   // the grain actor
+	inbox          *actor.PID   // its inbox, which requesters are given
 	waiters        []*actor.PID // PlacementRequests waiting for the activation
 	handoffs       []*actor.PID // HandoffRequests waiting for the passivation
 }
@@ -157,7 +158,7 @@ func (p *placement) onPlace(c actor.Context, req *messages.PlacementRequest) {
 	if e := p.entries[key]; e != nil {
 		switch e.state {
 		case active:
-			p.reply(c, to, &messages.PlacementReply{PidAddress: e.pid.Address, PidId: e.pid.Id})
+			p.reply(c, to, &messages.PlacementReply{PidAddress: e.inbox.Address, PidId: e.inbox.Id})
 		case activating:
 			e.waiters = append(e.waiters, to)
 		default:
@@ -237,7 +238,8 @@ func (p *placement) onHandoffDone(c actor.Context, d *handoffDone) {
 		delete(p.parked, d.key)
 	}
 	k := p.m.kinds[e.kind]
-	props := actor.PropsFromProducer(k.producer(p.m, e.identity, parked.state))
+	in := newInbox(p.m.sys)
+	props := actor.PropsFromProducer(k.producer(p.m, e.identity, parked.state, in))
 	pid, err := c.SpawnNamed(props, fmt.Sprintf("ringactor$%s$%d", d.key, e.seq))
 	if err != nil {
 		if ok {
@@ -246,10 +248,17 @@ func (p *placement) onHandoffDone(c actor.Context, d *handoffDone) {
 		fail(fmt.Sprintf("spawning %s: %v", d.key, err))
 		return
 	}
-	e.pid, e.state = pid, active
+	inPID, err := in.register(pid, pid.Id+"$in")
+	if err != nil {
+		// Cannot happen (the grain's name is unique); requesters then
+		// go through the grain's mailbox.
+		p.m.logger.Warn("ringactor/cluster: activation without an inbox", slog.String("identity", d.key), slog.Any("error", err))
+		inPID = pid
+	}
+	e.pid, e.inbox, e.state = pid, inPID, active
 	p.m.activations.Add(1)
 	for _, w := range e.waiters {
-		p.reply(c, w, &messages.PlacementReply{PidAddress: pid.Address, PidId: pid.Id})
+		p.reply(c, w, &messages.PlacementReply{PidAddress: inPID.Address, PidId: inPID.Id})
 	}
 	e.waiters = nil
 }

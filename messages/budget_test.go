@@ -88,6 +88,14 @@ func TestNilsClaimingLargeElements(t *testing.T) {
 				if got > allowedAlloc(len(data)) {
 					t.Fatalf("FromWire of %d bytes allocated %d bytes", len(data), got)
 				}
+				// And through the typed form a cluster activation uses.
+				got = allocatedBy(func() { _, _, err = FromWireAs[testBig](w, 0) })
+				if !errors.Is(err, ErrDecode) || !errors.Is(err, ErrAllocBudget) {
+					t.Fatalf("FromWireAs err = %v, want ErrDecode wrapping ErrAllocBudget", err)
+				}
+				if got > allowedAlloc(len(data)) {
+					t.Fatalf("FromWireAs of %d bytes allocated %d bytes", len(data), got)
+				}
 			})
 		}
 	}

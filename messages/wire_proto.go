@@ -99,29 +99,15 @@ func FromWire(w *WireEnvelope, max int) (Envelope, error) {
 	if _, ok := Lookup(id); !ok {
 		return Envelope{}, &UnknownTypeIDError{ID: id}
 	}
-	if n := len(w.Payload); n > max {
-		return Envelope{}, &PayloadTooLargeError{Size: n, Max: max}
-	}
-	if w.Priority > uint32(PriorityCritical) {
-		return Envelope{}, &DecodeError{ID: id, Err: fmt.Errorf("envelope priority: %d is out of range (max %d)", w.Priority, PriorityCritical)}
-	}
-	if n := len(w.ReplyTo); n > MaxReplyToLen {
-		return Envelope{}, &DecodeError{ID: id, Err: fmt.Errorf("reply-to address of %d bytes exceeds the maximum of %d bytes", n, MaxReplyToLen)}
+	h, err := wireHeader(w, id, max)
+	if err != nil {
+		return Envelope{}, err
 	}
 	payload, err := Unmarshal(id, w.Payload)
 	if err != nil {
 		return Envelope{}, err
 	}
-	return Envelope{
-		Header: Header{
-			ID:            w.Id,
-			CorrelationID: w.CorrelationId,
-			Priority:      Priority(w.Priority),
-			Type:          id,
-			ReplyTo:       w.ReplyTo,
-		},
-		Payload: payload,
-	}, nil
+	return Envelope{Header: h, Payload: payload}, nil
 }
 
 // EncodeWire encodes e as a protobuf [WireEnvelope] (see [ToWire], whose

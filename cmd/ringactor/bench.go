@@ -70,7 +70,12 @@ cluster_rtt_p50_ns, cluster_rtt_p99_ns, protoactor_cluster_rtt_p50_ns,
 protoactor_cluster_rtt_p99_ns, cluster_rtt_p50_ratio_vs_protoactor,
 cluster_msgs_per_s, protoactor_cluster_msgs_per_s, cluster_in_flight,
 cluster_client_allocs_per_request, protoactor_cluster_client_allocs_per_request
-(heap allocations per request in the requesting process).
+(heap allocations per request in the requesting process),
+cluster_server_allocs_per_request, protoactor_cluster_server_allocs_per_request
+(in the hosting member's), cluster_client_cpu_ns_per_request,
+protoactor_cluster_client_cpu_ns_per_request, cluster_server_cpu_ns_per_request,
+protoactor_cluster_server_cpu_ns_per_request (CPU time per request of each
+process, throughput runs).
 `
 )
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 	pcluster "github.com/asynkron/protoactor-go/cluster"
+	"github.com/vmihailenco/msgpack/v5"
 
 	"github.com/ringactor/ringactor/actors"
 	"github.com/ringactor/ringactor/cluster"
@@ -26,20 +27,75 @@ const (
 	ProtoEchoKind = "bench-proto-echo"
 )
 
-// ClusterPing is the message of the cluster benchmark.
+// ClusterPing is the message of the cluster benchmark. It encodes itself
+// (msgpack.CustomEncoder and CustomDecoder, as the array [Seq, Data]), as a
+// user's hot message type can, rather than through msgpack's reflection.
 type ClusterPing struct {
 	Seq  int64
 	Data []byte
 }
 
+// EncodeMsgpack implements msgpack.CustomEncoder.
+func (p ClusterPing) EncodeMsgpack(enc *msgpack.Encoder) error {
+	if err := enc.EncodeArrayLen(2); err != nil {
+		return err
+	}
+	if err := enc.EncodeInt64(p.Seq); err != nil {
+		return err
+	}
+	return enc.EncodeBytes(p.Data)
+}
+
+// DecodeMsgpack implements msgpack.CustomDecoder.
+func (p *ClusterPing) DecodeMsgpack(dec *msgpack.Decoder) error {
+	n, err := dec.DecodeArrayLen()
+	if err != nil {
+		return err
+	}
+	if n != 2 {
+		return fmt.Errorf("bench: a ClusterPing is an array of 2 values, got %d", n)
+	}
+	if p.Seq, err = dec.DecodeInt64(); err != nil {
+		return err
+	}
+	p.Data, err = dec.DecodeBytes()
+	return err
+}
+
+// ClusterStats is what the echo grain answers a ClusterStats request with:
+// its process's heap allocations and CPU time so far, so that the
+// benchmark measures the hosting member's cost per request too.
+type ClusterStats struct {
+	Mallocs  uint64
+	CPUNanos int64
+}
+
+var clusterStatsID = messages.MustRegister[ClusterStats]("ringactor.bench.ClusterStats")
+
 func init() { messages.MustRegister[ClusterPing]("ringactor.bench.ClusterPing") }
+
+// hostStats returns the wire form of this process's ClusterStats.
+func hostStats() any {
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	w, err := messages.ToWireOf(ClusterStats{Mallocs: ms.Mallocs, CPUNanos: int64(processCPU())}, messages.Header{ID: messages.NextID()}, 0)
+	if err != nil {
+		return messages.NewWireError(err, 0)
+	}
+	return w
+}
 
 // ClusterKinds returns the kinds a member hosts for the cluster benchmark:
 // the ringactor ping kind, and the plain Proto.Actor echo kind to pass to
-// cluster.WithProtoKinds.
+// cluster.WithProtoKinds (which answers a ClusterStats request with the
+// process's figures).
 func ClusterKinds() ([]*cluster.Kind, *pcluster.Kind) {
 	echo := pcluster.NewKind(ProtoEchoKind, actor.PropsFromFunc(func(c actor.Context) {
 		if m, ok := c.Message().(*messages.WireEnvelope); ok {
+			if m.TypeId == uint32(clusterStatsID) {
+				c.Respond(hostStats())
+				return
+			}
 			c.Respond(m)
 		}
 	}))
@@ -82,10 +138,18 @@ type ClusterResult struct {
 	ProtoActorClusterMsgsPS float64 `json:"protoactor_cluster_msgs_per_s"`
 	ClusterInFlight         int     `json:"cluster_in_flight"`
 	// Heap allocations per request of the throughput runs on the
-	// requesting member (the process running the benchmark; the hosting
-	// member's are not counted).
+	// requesting member (the process running the benchmark) and on the
+	// hosting member.
 	ClusterClientAllocs           float64 `json:"cluster_client_allocs_per_request"`
 	ProtoActorClusterClientAllocs float64 `json:"protoactor_cluster_client_allocs_per_request"`
+	ClusterServerAllocs           float64 `json:"cluster_server_allocs_per_request"`
+	ProtoActorClusterServerAllocs float64 `json:"protoactor_cluster_server_allocs_per_request"`
+	// CPU time (user and system) per request of the throughput runs, of
+	// the requesting and of the hosting member's process.
+	ClusterClientCPU           float64 `json:"cluster_client_cpu_ns_per_request"`
+	ProtoActorClusterClientCPU float64 `json:"protoactor_cluster_client_cpu_ns_per_request"`
+	ClusterServerCPU           float64 `json:"cluster_server_cpu_ns_per_request"`
+	ProtoActorClusterServerCPU float64 `json:"protoactor_cluster_server_cpu_ns_per_request"`
 }
 
 // RunCluster measures from m, a member that hosts no benchmark kinds, the
@@ -154,7 +218,7 @@ func RunCluster(ctx context.Context, cfg ClusterConfig, m *cluster.Member) (Clus
 	res.ProtoActorClusterRTTP50, res.ProtoActorClusterRTTP99 = percentile(pRTT, 50), percentile(pRTT, 99)
 	res.ClusterRTTRatio = float64(res.ClusterRTTP50) / float64(res.ProtoActorClusterRTTP50)
 	// Throughput, alternating in rounds so that both see the same noise.
-	var tt, pt rounds
+	tt, pt := rounds{stats: hostStatsOf(pc)}, rounds{stats: hostStatsOf(pc)}
 	round := cfg
 	round.Messages = max(cfg.Messages/throughputRounds, 1)
 	for range throughputRounds {
@@ -167,7 +231,30 @@ func RunCluster(ctx context.Context, cfg ClusterConfig, m *cluster.Member) (Clus
 	}
 	res.ClusterMsgsPerS, res.ClusterClientAllocs = tt.rate()
 	res.ProtoActorClusterMsgsPS, res.ProtoActorClusterClientAllocs = pt.rate()
+	res.ClusterServerAllocs, res.ClusterClientCPU, res.ClusterServerCPU = tt.perRequest()
+	res.ProtoActorClusterServerAllocs, res.ProtoActorClusterClientCPU, res.ProtoActorClusterServerCPU = pt.perRequest()
 	return res, nil
+}
+
+// hostStatsOf returns the function that asks the hosting member, through
+// the echo kind, for its ClusterStats.
+func hostStatsOf(pc *pcluster.Cluster) func() (ClusterStats, error) {
+	return func() (ClusterStats, error) {
+		w, err := messages.ToWireOf(ClusterStats{}, messages.Header{ID: messages.NextID()}, 0)
+		if err != nil {
+			return ClusterStats{}, err
+		}
+		r, err := pc.Request("stats", ProtoEchoKind, w)
+		if err != nil {
+			return ClusterStats{}, fmt.Errorf("host stats: %w", err)
+		}
+		rw, ok := r.(*messages.WireEnvelope)
+		if !ok {
+			return ClusterStats{}, fmt.Errorf("host stats: the echo kind replied %T", r)
+		}
+		_, s, err := messages.FromWireAs[ClusterStats](rw, 0)
+		return s, err
+	}
 }
 
 // throughputRounds is how many alternating rounds the throughput
@@ -176,18 +263,48 @@ const throughputRounds = 4
 
 // rounds sums the throughput rounds of one path.
 type rounds struct {
-	msgs    int
-	elapsed time.Duration
-	allocs  uint64
+	stats        func() (ClusterStats, error) // the hosting member's
+	msgs         int
+	elapsed      time.Duration
+	allocs       uint64
+	cpu          time.Duration
+	serverAllocs uint64
+	serverCPU    time.Duration
 }
 
 // run runs one round of cfg.Messages requests and adds it up.
 func (r *rounds) run(ctx context.Context, cfg ClusterConfig, f func(context.Context, string) error) error {
+	before, err := r.stats()
+	if err != nil {
+		return err
+	}
+	cpu := processCPU()
 	elapsed, allocs, err := throughput(ctx, cfg, f)
+	if err != nil {
+		return err
+	}
+	r.cpu += processCPU() - cpu
+	after, err := r.stats()
+	if err != nil {
+		return err
+	}
 	r.msgs += cfg.Messages
 	r.elapsed += elapsed
 	r.allocs += allocs
-	return err
+	r.serverAllocs += after.Mallocs - before.Mallocs
+	r.serverCPU += time.Duration(after.CPUNanos - before.CPUNanos)
+	return nil
+}
+
+// perRequest returns the hosting member's heap allocations, and this
+// process's and the hosting member's CPU time in nanoseconds, per request
+// over the rounds.
+func (r *rounds) perRequest() (serverAllocs, clientCPU, serverCPU float64) {
+	if r.msgs == 0 {
+		return 0, 0, 0
+	}
+	n := float64(r.msgs)
+	return float64(r.serverAllocs) / n, float64(r.cpu) / n, float64(r.serverCPU) / n
 }
 
 // rate returns requests per second and this process's heap allocations per

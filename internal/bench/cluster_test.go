@@ -53,8 +53,11 @@ func TestRunClusterReportsBothPaths(t *testing.T) {
 	if res.ClusterMsgsPerS <= 0 || res.ProtoActorClusterMsgsPS <= 0 || res.ClusterRTTP50 <= 0 || res.ProtoActorClusterRTTP50 <= 0 {
 		t.Fatalf("missing measures: %+v", res)
 	}
-	if res.ClusterClientAllocs <= 0 || res.ProtoActorClusterClientAllocs <= 0 {
+	if res.ClusterClientAllocs <= 0 || res.ProtoActorClusterClientAllocs <= 0 || res.ClusterServerAllocs <= 0 || res.ProtoActorClusterServerAllocs <= 0 {
 		t.Fatalf("allocations per request not measured: %+v", res)
+	}
+	if res.ClusterClientCPU <= 0 || res.ProtoActorClusterClientCPU <= 0 || res.ClusterServerCPU <= 0 || res.ProtoActorClusterServerCPU <= 0 {
+		t.Fatalf("CPU per request not measured: %+v", res)
 	}
 	b, err := json.Marshal(res)
 	if err != nil {
@@ -65,7 +68,9 @@ func TestRunClusterReportsBothPaths(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, k := range []string{"cluster_msgs_per_s", "protoactor_cluster_msgs_per_s", "cluster_rtt_p50_ns", "protoactor_cluster_rtt_p50_ns",
-		"cluster_client_allocs_per_request", "protoactor_cluster_client_allocs_per_request"} {
+		"cluster_client_allocs_per_request", "protoactor_cluster_client_allocs_per_request",
+		"cluster_server_allocs_per_request", "protoactor_cluster_server_allocs_per_request",
+		"cluster_client_cpu_ns_per_request", "cluster_server_cpu_ns_per_request"} {
 		if _, ok := keys[k]; !ok {
 			t.Errorf("JSON lacks %q: %s", k, b)
 		}

@@ -1,0 +1,192 @@
+package cluster
+
+import (
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+
+	"github.com/ringactor/ringactor/messages"
+)
+
+// inbox is the Proto.Actor process that takes an activation's requests: the
+// PID that placement hands out is the inbox's, not the grain actor's. A
+// request the inbox can admit into the activation's kernel without waiting
+// goes straight there from the sender's goroutine (a remote endpoint
+// reader, a local requester), so a request crosses no more goroutines on
+// the hosting member than a raw Proto.Actor request (reader, kernel,
+// endpoint writer). Any other request goes through the grain actor's
+// mailbox, whose goroutine may wait for room (the endpoint reader must not:
+// it reads every message from the sending member).
+//
+// Order: an identity handles the requests of one sender in the order they
+// arrive. A sender's requests reach the inbox one after the other (one
+// goroutine per remote connection); once one of them has gone to the
+// grain, the following ones go there too until the grain has admitted
+// every request it was given (pending is 0).
+//
+// No wait: admission waits only when the kernel's ring is full (and its
+// overflow, when it has one). The inbox counts the requests admitted and
+// not yet answered (outstanding) and admits directly only below half the
+// ring's capacity, which leaves room for the slots of the batch the kernel
+// holds (its loop answers a batch, at most 64 messages, before it gives the
+// batch's slots back). Since outstanding was last 0 (ring and overflow
+// empty), every admission below that limit found a free slot; a request
+// the grain admits at or above it may have gone to the overflow, so direct
+// admission stops (tainted) until outstanding is 0 again.
+type inbox struct {
+	sys   *actor.ActorSystem
+	self  *actor.PID // the inbox's PID
+	grain *actor.PID // the grain actor: requests not admitted here go there
+
+	mu          sync.Mutex
+	serve       func(w *messages.WireEnvelope, sender *actor.PID) // admits without waiting; nil until the kernel is active
+	closed      bool
+	pending     int // requests given to the grain and not yet admitted by it
+	outstanding int // requests admitted (or being admitted) and not yet answered
+	limit       int // direct admission only while outstanding is below it
+	tainted     bool
+	trackIdle   bool
+	last        time.Time // when the last request came in directly (with trackIdle)
+}
+
+// minDirectLimit is the smallest limit of direct admissions: a kernel whose
+// ring holds fewer than twice that many messages gets its requests through
+// the grain.
+const minDirectLimit = 64
+
+// newInbox returns the inbox of an activation not yet spawned.
+func newInbox(sys *actor.ActorSystem) *inbox { return &inbox{sys: sys} }
+
+// register gives the inbox the grain actor's PID and registers it as a
+// process of the actor system under id.
+func (in *inbox) register(grain *actor.PID, id string) (*actor.PID, error) {
+	in.mu.Lock()
+	in.grain = grain
+	in.mu.Unlock()
+	pid, ok := in.sys.ProcessRegistry.Add(in, id)
+	if !ok {
+		return nil, fmt.Errorf("ringactor/cluster: process %q exists", id)
+	}
+	in.mu.Lock()
+	in.self = pid
+	in.mu.Unlock()
+	return pid, nil
+}
+
+// open lets requests in directly: serve admits one without waiting, on a
+// kernel whose ring holds capacity messages. trackIdle makes the inbox
+// note when requests come in (see idle).
+func (in *inbox) open(serve func(*messages.WireEnvelope, *actor.PID), capacity int, trackIdle bool) {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if in.closed {
+		return
+	}
+	in.serve, in.limit, in.trackIdle = serve, capacity/2, trackIdle
+	if in.limit < minDirectLimit {
+		in.limit = 0
+	}
+	in.last = time.Now()
+}
+
+// close stops taking requests: from now on they are dead letters (their
+// senders look the identity up again). The grain closes its inbox before it
+// terminates its kernel.
+func (in *inbox) close() {
+	in.mu.Lock()
+	in.closed, in.serve = true, nil
+	self := in.self
+	in.mu.Unlock()
+	if self != nil {
+		in.sys.ProcessRegistry.Remove(self)
+	}
+}
+
+// isClosed reports whether close was called.
+func (in *inbox) isClosed() bool {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	return in.closed
+}
+
+// SendUserMessage implements actor.Process: a request goes to the kernel
+// directly when it can, else to the grain.
+func (in *inbox) SendUserMessage(pid *actor.PID, message any) {
+	_, msg, sender := actor.UnwrapEnvelope(message)
+	w, isRequest := msg.(*messages.WireEnvelope)
+	in.mu.Lock()
+	if in.closed {
+		in.mu.Unlock()
+		in.sys.DeadLetter.SendUserMessage(pid, message)
+		return
+	}
+	if !isRequest || in.serve == nil || in.pending > 0 || in.tainted || in.outstanding >= in.limit {
+		if isRequest {
+			in.pending++
+		}
+		grain := in.grain
+		in.mu.Unlock()
+		in.sys.Root.Send(grain, message)
+		return
+	}
+	in.outstanding++
+	if in.trackIdle {
+		in.last = time.Now()
+	}
+	serve := in.serve
+	in.mu.Unlock()
+	serve(w, sender)
+}
+
+// admitting notes a request the grain is about to admit (it may wait).
+func (in *inbox) admitting() {
+	in.mu.Lock()
+	if in.outstanding >= in.limit {
+		in.tainted = true
+	}
+	in.outstanding++
+	in.mu.Unlock()
+}
+
+// answered notes that an admitted request (or one that was about to be) has
+// its outcome.
+func (in *inbox) answered() {
+	in.mu.Lock()
+	in.outstanding--
+	if in.outstanding == 0 {
+		in.tainted = false
+	}
+	in.mu.Unlock()
+}
+
+// handled notes that the grain is done with a request the inbox gave it
+// (admitted, or answered at once).
+func (in *inbox) handled() {
+	in.mu.Lock()
+	in.pending--
+	in.mu.Unlock()
+}
+
+// idle reports how long to wait before the activation counts as idle for
+// the idle timeout d: 0 when it is idle now (no request in hand, none come
+// in directly for d).
+func (in *inbox) idle(d time.Duration) time.Duration {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if in.outstanding > 0 || in.pending > 0 {
+		return d
+	}
+	if since := time.Since(in.last); since < d {
+		return max(d-since, time.Millisecond)
+	}
+	return 0
+}
+
+// SendSystemMessage implements actor.Process: the inbox has no lifecycle of
+// its own (the grain actor's is the activation's).
+func (in *inbox) SendSystemMessage(*actor.PID, any) {}
+
+// Stop implements actor.Process.
+func (in *inbox) Stop(*actor.PID) {}
