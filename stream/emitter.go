@@ -19,6 +19,9 @@ type Emitter[T any] struct {
 	stats *instStats
 	edges []*edgeOut[T]
 	one   *target[T] // the only target when one edge leads to one instance (the fast path of Emit)
+	link  link[T]    // the only target, when it is chained (runs on this loop)
+	links []link[T]  // every chained target
+	fire  func()     // fires a timer on this emitter's loop (a stage's; nil for a source)
 	dst   []int
 	outN  uint64          // emitted since the last flush (published to stats there)
 	batch int             // the graph's batch size
@@ -49,6 +52,9 @@ type target[T any] struct {
 	inst  int
 	pend  packet[T] // the packet being filled; its items are in items
 	items []T       // the elements of pend, in the pooled array pend.buf
+	// direct is the receiving instance when it is chained to this sender:
+	// it gets elements, watermarks and ends by function call (k is nil).
+	direct link[T]
 }
 
 func newEmitter[T any](g *Graph, st *instStats) *Emitter[T] {
@@ -62,7 +68,9 @@ func (e *Emitter[T]) Emit(v T) {
 		return
 	}
 	e.outN++
-	if t := e.one; t != nil { // one edge to one instance: every router picks it
+	if l := e.link; l != nil { // one chained instance: a function call
+		l.push(v)
+	} else if t := e.one; t != nil { // one edge to one instance: every router picks it
 		if t.pend.buf == nil {
 			t.pend.buf = t.pool.get()
 			t.items = *t.pend.buf
@@ -121,14 +129,30 @@ func (e *Emitter[T]) EmitAll(vs ...T) {
 // bound records the edges' targets once they are all bound: one target is
 // Emit's fast path.
 func (e *Emitter[T]) bound() {
-	e.one = nil
+	e.one, e.link, e.links = nil, nil, nil
+	for _, ed := range e.edges {
+		for _, t := range ed.targets {
+			if t.direct != nil {
+				e.links = append(e.links, t.direct)
+			}
+		}
+	}
 	if len(e.edges) == 1 && len(e.edges[0].targets) == 1 {
-		e.one = e.edges[0].targets[0]
+		if t := e.edges[0].targets[0]; t.direct != nil {
+			e.link = t.direct
+		} else {
+			e.one = t
+		}
 	}
 }
 
-// add appends v to t's pending packet, sending it when full.
+// add appends v to t's pending packet, sending it when full (or hands it to
+// a chained instance).
 func (e *Emitter[T]) add(t *target[T], v T) {
+	if t.direct != nil {
+		t.direct.push(v)
+		return
+	}
 	if t.pend.buf == nil {
 		t.pend.buf = t.pool.get()
 		t.items = *t.pend.buf
@@ -150,9 +174,12 @@ func (e *Emitter[T]) full(t *target[T]) {
 // sees it after the elements emitted so far.
 func (e *Emitter[T]) advance(wm int64) {
 	e.wm = wm
-	e.stats.wm.Store(wm)
 	for _, ed := range e.edges {
 		for _, t := range ed.targets {
+			if t.direct != nil {
+				t.direct.senderWM(t.from, wm)
+				continue
+			}
 			pos := int32(len(t.items))
 			if n := len(t.pend.marks); n > 0 && t.pend.marks[n-1].pos == pos {
 				t.pend.marks[n-1].wm = wm
@@ -175,11 +202,20 @@ func (e *Emitter[T]) take() error {
 
 // flush sends every pending packet.
 func (e *Emitter[T]) flush() error {
-	e.stats.out.Add(e.outN)
-	e.outN = 0
+	if e.outN != 0 {
+		e.stats.out.Add(e.outN)
+		e.outN = 0
+	}
+	if e.timeOf != nil {
+		e.stats.wm.Store(e.wm)
+	}
 	var first error
 	for _, ed := range e.edges {
 		for _, t := range ed.targets {
+			if t.direct != nil {
+				t.direct.packetEnd()
+				continue
+			}
 			if t.pend.buf != nil || len(t.pend.marks) > 0 {
 				if err := e.send(t); err != nil && first == nil {
 					first = err
@@ -196,6 +232,10 @@ func (e *Emitter[T]) end() error {
 	first := e.flush()
 	for _, ed := range e.edges {
 		for _, t := range ed.targets {
+			if t.direct != nil {
+				t.direct.senderEnd(t.from)
+				continue
+			}
 			t.pend.ctl = ctlEOS
 			if err := e.send(t); err != nil && first == nil {
 				first = err

@@ -21,9 +21,15 @@ type Reading struct {
 	TS     int64 // timestamp, ms (math.MinInt64 for a reject)
 	V      float64
 	Line   int64
-	Sensor string
-	Reject string // why the row was rejected; empty for an accepted row
+	Sensor *Sensor // nil for a reject
+	Reject string  // why the row was rejected; empty for an accepted row
 }
+
+// Sensor is a sensor as the graph's readings refer to it: parse makes one
+// per distinct name, when the name first appears, and never changes it, so
+// the window stage keys its windows on the pointer (a word to hash rather
+// than the name).
+type Sensor struct{ Name string }
 
 func init() {
 	messages.MustRegister[Reading]("ringactor.examples.pipeline.Reading")
@@ -150,7 +156,10 @@ func RunGraph(ctx context.Context, cfg Config, in io.Reader, out, rejects io.Wri
 	if scaleFn == nil {
 		scaleFn = DefaultScaleStage
 	}
-	scale := scaleFn(g, cfg)
+	// parse runs on a loop of its own; scale, window and the sinks are
+	// chained on a second one (stream's operator chaining), so that the
+	// two halves work in parallel, as the channel pipeline's goroutines do.
+	scale := scaleFn(g, cfg).StartChain()
 	if cfg.Streaming {
 		// Event time is assigned on scale's output rather than parse's: scale
 		// passes the readings on one for one, in order, so the watermarks
@@ -160,10 +169,10 @@ func RunGraph(ctx context.Context, cfg Config, in io.Reader, out, rejects io.Wri
 		// scale).
 		scale.EventTime(func(r Reading) int64 { return r.TS }, cfg.LatenessMS)
 	}
-	win, side := stream.Window(g, "window", stream.WindowSpec[Reading, string, agg, WindowStat]{
+	win, side := stream.Window(g, "window", stream.WindowSpec[Reading, *Sensor, agg, WindowStat]{
 		Size: cfg.WindowMS,
 		Time: func(r Reading) int64 { return r.TS },
-		Key:  func(r Reading) string { return r.Sensor },
+		Key:  func(r Reading) *Sensor { return r.Sensor },
 		Skip: func(r Reading) bool { return r.Reject != "" },
 		Add: func(a *agg, r Reading) {
 			v := r.V
@@ -176,10 +185,10 @@ func RunGraph(ctx context.Context, cfg Config, in io.Reader, out, rejects io.Wri
 			a.sum += v
 			a.scaled += v * meanScale
 		},
-		Result: func(sensor string, s stream.Span, a *agg) WindowStat {
-			return WindowStat{Sensor: sensor, Start: s.Start, Count: a.count, Min: a.min, Max: a.max, Mean: a.mean()}
+		Result: func(sensor *Sensor, s stream.Span, a *agg) WindowStat {
+			return WindowStat{Sensor: sensor.Name, Start: s.Start, Count: a.count, Min: a.min, Max: a.max, Mean: a.mean()}
 		},
-		Order: cmp.Compare[string],
+		Order: func(a, b *Sensor) int { return cmp.Compare(a.Name, b.Name) },
 	})
 
 	// The window sink writes the CSV: as windows close in streaming mode,
@@ -234,7 +243,7 @@ func RunGraph(ctx context.Context, cfg Config, in io.Reader, out, rejects io.Wri
 					late++
 					start, _ := windowStart(r.TS, cfg.WindowMS)
 					reason = fmt.Sprintf("late event for window %d of sensor %s: newest timestamp %d ≥ window end %d + lateness %d",
-						start, quote(r.Sensor), l.Watermark+cfg.LatenessMS, start+cfg.WindowMS, cfg.LatenessMS)
+						start, quote(r.Sensor.Name), l.Watermark+cfg.LatenessMS, start+cfg.WindowMS, cfg.LatenessMS)
 				}
 				fmt.Fprintf(brej, "line %d: %s\n", r.Line, reason)
 				rejected++

@@ -23,8 +23,9 @@ type parser struct {
 	window  int64
 	pools   *pools
 	ids     map[string]uint32
-	names   []string // by id
-	started bool     // a non-blank line has been seen: no header from now on
+	names   []string  // by id
+	sensors []*Sensor // by id, when emit is set
+	started bool      // a non-blank line has been seen: no header from now on
 	// emit, when set, takes each row and reject as a Reading, in line
 	// order, instead of the batch (the stream graph's parse stage).
 	emit  func(Reading)
@@ -186,10 +187,13 @@ func (p *parser) row(b *Batch, n int64, name, tsField []byte, ts int64, vField [
 		p.ids[s] = id
 		b.NewNames = append(b.NewNames, s)
 		p.names = append(p.names, s)
+		if p.emit != nil {
+			p.sensors = append(p.sensors, &Sensor{Name: s})
+		}
 		p.stats.Sensors++
 	}
 	if p.emit != nil {
-		p.emit(Reading{TS: ts, V: v, Line: n, Sensor: p.names[id]})
+		p.emit(Reading{TS: ts, V: v, Line: n, Sensor: p.sensors[id]})
 		return
 	}
 	b.Rows = append(b.Rows, Row{TS: ts, V: v, Line: n, Sensor: id})
