@@ -31,6 +31,11 @@ type Funcs[In, Out any] struct {
 	// Drain is called once, when every input has ended (Graph.Drain), after
 	// the final watermark: emit what the stage still holds.
 	Drain func(c *Context, out *Emitter[Out]) error
+
+	// watermarkFrom, when set, is the lowest watermark Watermark has work
+	// at (the window stage's next window end): below it, and before the
+	// final watermark, Watermark is not called.
+	watermarkFrom func() int64
 }
 
 // StageOption configures a stage.
@@ -435,7 +440,7 @@ func (in *instance[In, Out]) advance() {
 	}
 	in.finalSent = in.c.final
 	in.c.wm = wm
-	if in.f.Watermark != nil {
+	if in.f.Watermark != nil && (in.f.watermarkFrom == nil || in.c.final || wm >= in.f.watermarkFrom()) {
 		in.hook("watermark", func() error { return in.f.Watermark(&in.c, wm, in.out) })
 	}
 	if in.s.timeOf == nil {

@@ -68,7 +68,8 @@ func Window[T any, K comparable, A, R any](g *Graph, name string, spec WindowSpe
 		if w.spec.Slide == 0 {
 			w.spec.Slide = w.spec.Size
 		}
-		return Funcs[T, R]{Element: w.element, Watermark: w.watermark}
+		w.tumbling = w.spec.Slide == w.spec.Size
+		return Funcs[T, R]{Element: w.element, Watermark: w.watermark, watermarkFrom: w.nextEnd}
 	}
 	if err := spec.validate(); err != nil {
 		g.mu.Lock()
@@ -85,6 +86,7 @@ func Window[T any, K comparable, A, R any](g *Graph, name string, spec WindowSpe
 // Size/Slide at most, more only while the watermark lags).
 type keyWindows[K comparable, A any] struct {
 	wins []*window[K, A]
+	cur  *window[K, A] // the open window the key's last element went to (tumbling windows only)
 }
 
 // find is the open window that starts at start, or nil.
@@ -108,6 +110,9 @@ func (kw *keyWindows[K, A]) remove(w *window[K, A]) bool {
 			break
 		}
 	}
+	if kw.cur == w {
+		kw.cur = nil
+	}
 	return len(kw.wins) == 0
 }
 
@@ -125,6 +130,18 @@ type windower[T any, K comparable, A, R any] struct {
 	ends  winHeap[K, A]
 	late  *Side[Late[T]]
 	fired []*window[K, A]
+	// tumbling: each time lies in one window, so an element that falls in
+	// its key's current window goes there at once
+	tumbling bool
+}
+
+// nextEnd is the watermark at which the next window closes: below it the
+// stage's Watermark function has nothing to do.
+func (w *windower[T, K, A, R]) nextEnd() int64 {
+	if len(w.ends) == 0 {
+		return math.MaxInt64
+	}
+	return w.ends[0].span.End
 }
 
 // element folds v into its open windows, or sends it to the side output.
@@ -138,13 +155,23 @@ func (w *windower[T, K, A, R]) element(c *Context, v T, _ *Emitter[R]) error {
 	if w.spec.Key != nil {
 		key = w.spec.Key(v)
 	}
+	var kw *keyWindows[K, A]
+	if w.tumbling {
+		// The key's current window, when v falls in it and it is still
+		// open: what the loop below would find, without the search.
+		if kw = w.open[key]; kw != nil {
+			if cur := kw.cur; cur != nil && ts >= cur.span.Start && ts < cur.span.End && cur.span.End > c.wm && !cur.beyond {
+				w.spec.Add(&cur.acc, v)
+				return nil
+			}
+		}
+	}
 	size, slide := w.spec.Size, w.spec.Slide
 	last, ok := floorTo(ts, slide)
 	if !ok {
 		return fmt.Errorf("event time %d: window start out of range", ts)
 	}
 	added := false
-	var kw *keyWindows[K, A]
 	for s := last; ; s -= slide {
 		if uint64(ts)-uint64(s) >= uint64(size) { // ts - s, which may not fit in an int64
 			break
@@ -165,6 +192,7 @@ func (w *windower[T, K, A, R]) element(c *Context, v T, _ *Emitter[R]) error {
 				heap.Push(&w.ends, win)
 			}
 			w.spec.Add(&win.acc, v)
+			kw.cur = win
 			added = true
 		}
 		if s < math.MinInt64+slide {
