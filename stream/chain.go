@@ -2,22 +2,22 @@ package stream
 
 import (
 	"fmt"
-	"runtime/debug"
 	"time"
 )
 
 // Operator chaining: a stage whose only input is one instance of a stage
 // (one edge, from a stage of parallelism 1, into a stage of parallelism 1)
 // runs on that upstream instance's loop instead of a ring kernel of its
-// own. Its upstream's emitter hands it each element, watermark, end of
-// stream and end of packet by function call, in the order a packet would
-// have carried them, so the stage sees exactly what it would have seen
+// own. Its upstream's emitter hands it the same packets it would have sent
+// to its ring (elements, the watermarks between them, the end of stream),
+// by function call, so the stage sees exactly what it would have seen
 // through a ring: per-upstream order, the same watermarks between the same
-// elements, one outcome per element (its own: a chained stage's failure or
-// panic is its element's, never its upstream's), and backpressure (while
-// it waits on its own downstream, its upstream's loop waits with it). What
-// goes away is the packet between the two and the hand-off to another
-// goroutine. Flink chains operators the same way.
+// elements, Flush after each packet, one outcome per element (its own: a
+// chained stage's failure or panic is its element's, never its
+// upstream's), and backpressure (while it waits on its own downstream, its
+// upstream's loop waits with it). What goes away is the ring between the
+// two, the reply and the hand-off to another goroutine with its wake-up.
+// Flink chains operators the same way.
 //
 // Chaining is the default; WithChaining(false) turns it off for a graph,
 // Stage.StartChain for one stage (which then runs on a loop of its own, so that
@@ -46,19 +46,11 @@ func (s *Stage[In, Out]) StartChain() *Stage[In, Out] {
 	return s
 }
 
-// link is a chained stage instance as its upstream's emitter sees it: what
-// a packet would carry, by function call, on the upstream's loop.
+// link is a chained stage instance as its upstream's emitter sees it.
 type link[T any] interface {
-	// push hands over one element.
-	push(v T)
-	// senderWM is the upstream's watermark after the elements so far.
-	senderWM(from int32, wm int64)
-	// senderEnd is the upstream's end of stream.
-	senderEnd(from int32)
-	// packetEnd is the end of the upstream's packet: flush.
-	packetEnd()
-	// tick is a timer packet reaching the chain's loop: run the due timers.
-	tick(now time.Time)
+	// deliver hands over a packet, by function call on the upstream's loop:
+	// the instance handles it at once, as its kernel would have.
+	deliver(p packet[T])
 	// chainTo records how to fire a timer on the upstream's loop.
 	chainTo(fire func())
 }
@@ -76,6 +68,9 @@ func (g *Graph) chain(order []*node) {
 	}
 }
 
+// deliver handles a packet from the upstream the instance is chained to.
+func (in *instance[In, Out]) deliver(p packet[In]) { _, _ = in.handle(in.c.ctx, p) }
+
 // fireTimer asks for a timer packet on the loop the instance runs on: its
 // own kernel's, or (chained) its upstream's.
 func (in *instance[In, Out]) fireTimer() {
@@ -91,46 +86,9 @@ func (in *instance[In, Out]) fireTimer() {
 // feeds it: its timers fire there.
 func (in *instance[In, Out]) chainTo(fire func()) { in.upFire = fire }
 
-// push handles one element handed over by the upstream's emitter: its
-// outcome is the instance's own (a panic is recovered here).
-func (in *instance[In, Out]) push(v In) {
-	in.stats.in.Add(1) // at once: a stage blocked on this element shows it
-	in.gotItems = true
-	if in.wmDirty {
-		in.wmDirty = false
-		in.advance()
-	}
-	defer func() {
-		if pv := recover(); pv != nil {
-			in.failed(pv, fmt.Errorf("%w: %v\n%s", ErrPanic, pv, debug.Stack()))
-		}
-	}()
-	if in.outcome(in.f.Element(&in.c, v, in.out)) {
-		in.pendDone++
-	}
-}
-
-// packetEnd ends the upstream's packet: Flush (when elements came), then
-// the instance's outputs are flushed.
-func (in *instance[In, Out]) packetEnd() {
-	if in.wmDirty {
-		in.wmDirty = false
-		in.advance()
-	}
-	in.endPacket(in.gotItems)
-	in.gotItems = false
-}
-
-// tick runs the instance's due timers, then those of the stages chained to
-// it; the end of the head's packet flushes what they emitted.
+// tick runs the instance's due timers, then passes the timer packet on to
+// the stages chained to it.
 func (in *instance[In, Out]) tick(now time.Time) {
-	if in.done {
-		return
-	}
-	if in.wmDirty {
-		in.wmDirty = false
-		in.advance()
-	}
 	in.runTimers(now)
 	in.out.tick(now)
 	for _, x := range in.extra {
@@ -138,9 +96,15 @@ func (in *instance[In, Out]) tick(now time.Time) {
 	}
 }
 
-// tick passes a timer packet on to the chained instances this emitter feeds.
-func (e *Emitter[T]) tick(now time.Time) {
-	for _, l := range e.links {
-		l.tick(now)
+// tick sends each chained instance this emitter feeds a timer packet (with
+// what is pending for it).
+func (e *Emitter[T]) tick(time.Time) {
+	for _, ed := range e.edges {
+		for _, t := range ed.targets {
+			if t.direct != nil {
+				t.pend.ctl = ctlTimer
+				_ = e.send(t)
+			}
+		}
 	}
 }

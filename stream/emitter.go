@@ -19,8 +19,6 @@ type Emitter[T any] struct {
 	stats *instStats
 	edges []*edgeOut[T]
 	one   *target[T] // the only target when one edge leads to one instance (the fast path of Emit)
-	link  link[T]    // the only target, when it is chained (runs on this loop)
-	links []link[T]  // every chained target
 	fire  func()     // fires a timer on this emitter's loop (a stage's; nil for a source)
 	dst   []int
 	outN  uint64          // emitted since the last flush (published to stats there)
@@ -53,7 +51,7 @@ type target[T any] struct {
 	pend  packet[T] // the packet being filled; its items are in items
 	items []T       // the elements of pend, in the pooled array pend.buf
 	// direct is the receiving instance when it is chained to this sender:
-	// it gets elements, watermarks and ends by function call (k is nil).
+	// it gets the packets by function call (k is nil).
 	direct link[T]
 }
 
@@ -68,9 +66,7 @@ func (e *Emitter[T]) Emit(v T) {
 		return
 	}
 	e.outN++
-	if l := e.link; l != nil { // one chained instance: a function call
-		l.push(v)
-	} else if t := e.one; t != nil { // one edge to one instance: every router picks it
+	if t := e.one; t != nil { // one edge to one instance: every router picks it
 		if t.pend.buf == nil {
 			t.pend.buf = t.pool.get()
 			t.items = *t.pend.buf
@@ -129,30 +125,14 @@ func (e *Emitter[T]) EmitAll(vs ...T) {
 // bound records the edges' targets once they are all bound: one target is
 // Emit's fast path.
 func (e *Emitter[T]) bound() {
-	e.one, e.link, e.links = nil, nil, nil
-	for _, ed := range e.edges {
-		for _, t := range ed.targets {
-			if t.direct != nil {
-				e.links = append(e.links, t.direct)
-			}
-		}
-	}
+	e.one = nil
 	if len(e.edges) == 1 && len(e.edges[0].targets) == 1 {
-		if t := e.edges[0].targets[0]; t.direct != nil {
-			e.link = t.direct
-		} else {
-			e.one = t
-		}
+		e.one = e.edges[0].targets[0]
 	}
 }
 
-// add appends v to t's pending packet, sending it when full (or hands it to
-// a chained instance).
+// add appends v to t's pending packet, sending it when full.
 func (e *Emitter[T]) add(t *target[T], v T) {
-	if t.direct != nil {
-		t.direct.push(v)
-		return
-	}
 	if t.pend.buf == nil {
 		t.pend.buf = t.pool.get()
 		t.items = *t.pend.buf
@@ -176,10 +156,6 @@ func (e *Emitter[T]) advance(wm int64) {
 	e.wm = wm
 	for _, ed := range e.edges {
 		for _, t := range ed.targets {
-			if t.direct != nil {
-				t.direct.senderWM(t.from, wm)
-				continue
-			}
 			pos := int32(len(t.items))
 			if n := len(t.pend.marks); n > 0 && t.pend.marks[n-1].pos == pos {
 				t.pend.marks[n-1].wm = wm
@@ -212,10 +188,6 @@ func (e *Emitter[T]) flush() error {
 	var first error
 	for _, ed := range e.edges {
 		for _, t := range ed.targets {
-			if t.direct != nil {
-				t.direct.packetEnd()
-				continue
-			}
 			if t.pend.buf != nil || len(t.pend.marks) > 0 {
 				if err := e.send(t); err != nil && first == nil {
 					first = err
@@ -232,10 +204,6 @@ func (e *Emitter[T]) end() error {
 	first := e.flush()
 	for _, ed := range e.edges {
 		for _, t := range ed.targets {
-			if t.direct != nil {
-				t.direct.senderEnd(t.from)
-				continue
-			}
 			t.pend.ctl = ctlEOS
 			if err := e.send(t); err != nil && first == nil {
 				first = err
@@ -261,6 +229,11 @@ func (e *Emitter[T]) send(t *target[T]) error {
 	n := len(p.items)
 	g := e.g
 	st := t.stats
+	if t.direct != nil { // chained: handled now, on this loop
+		st.in.Add(uint64(n))
+		t.direct.deliver(p)
+		return nil
+	}
 	admit := e.ctx
 	if admit == nil {
 		admit = g.ctx

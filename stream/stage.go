@@ -232,14 +232,8 @@ type instance[In, Out any] struct {
 	finalSent bool     // the final watermark has been delivered
 	extra     []output // side outputs
 
-	// chained (runs on its upstream's loop): how to fire its timers there,
-	// its elements handled since the end of the last packet, whether it has
-	// had elements since then, and whether a sender's watermark has grown
-	// without the instance's being recomputed yet
-	upFire   func()
-	pendDone uint64
-	gotItems bool
-	wmDirty  bool
+	// chained (runs on its upstream's loop): how to fire its timers there
+	upFire func()
 }
 
 // output is what an instance does with its side outputs' emitters.
@@ -325,13 +319,8 @@ func (in *instance[In, Out]) endPacket(items bool) {
 	}
 }
 
-// publish makes the counts of a chained instance and the watermark
-// visible to Stats.
+// publish makes the instance's watermark visible to Stats.
 func (in *instance[In, Out]) publish() {
-	if in.pendDone != 0 {
-		in.stats.done.Add(in.pendDone)
-		in.pendDone = 0
-	}
 	if in.s.timeOf == nil {
 		in.stats.wm.Store(in.c.wm)
 	}
@@ -416,12 +405,6 @@ func (in *instance[In, Out]) senderWM(from int32, wm int64) {
 		return
 	}
 	in.inWM[from] = wm
-	if in.s.n.chained {
-		// Recomputed before its next element, flush, timer or end: a run
-		// of watermarks with no element between them is one advance.
-		in.wmDirty = true
-		return
-	}
 	in.advance()
 }
 
@@ -458,7 +441,6 @@ func (in *instance[In, Out]) senderEnd(from int32) {
 		return
 	}
 	in.ended[from] = true
-	in.wmDirty = false // advance below
 	in.left--
 	if in.left > 0 {
 		in.advance()
