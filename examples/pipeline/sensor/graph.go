@@ -29,7 +29,10 @@ type Reading struct {
 // per distinct name, when the name first appears, and never changes it, so
 // the window stage keys its windows on the pointer (a word to hash rather
 // than the name).
-type Sensor struct{ Name string }
+type Sensor struct {
+	Name string
+	ID   int // parse's intern id: 0, 1, … in order of first appearance
+}
 
 func init() {
 	messages.MustRegister[Reading]("ringactor.examples.pipeline.Reading")
@@ -179,6 +182,7 @@ func RunGraph(ctx context.Context, cfg Config, in io.Reader, out, rejects io.Wri
 		Size: cfg.WindowMS,
 		Time: func(r Reading) int64 { return r.TS },
 		Key:  func(r Reading) *Sensor { return r.Sensor },
+		Slot: func(r Reading) int { return r.Sensor.ID },
 		Skip: func(r Reading) bool { return r.Reject != "" },
 		Add: func(a *agg, r Reading) {
 			v := r.V

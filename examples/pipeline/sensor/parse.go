@@ -190,7 +190,7 @@ func (p *parser) row(b *Batch, n int64, name, tsField []byte, ts int64, vField [
 		b.NewNames = append(b.NewNames, s)
 		p.names = append(p.names, s)
 		if p.asReadings {
-			p.sensors = append(p.sensors, &Sensor{Name: s})
+			p.sensors = append(p.sensors, &Sensor{Name: s, ID: int(id)})
 		}
 		p.stats.Sensors++
 	}
