@@ -139,7 +139,7 @@ type window[K comparable, A any] struct {
 type windower[T any, K comparable, A, R any] struct {
 	spec  WindowSpec[T, K, A, R]
 	open  map[K]*keyWindows[K, A] // by key: one map lookup per element
-	slots []*keyWindows[K, A]      // by WindowSpec.Slot, when set
+	slots []*keyWindows[K, A]     // by WindowSpec.Slot, when set
 	ends  winHeap[K, A]
 	late  *Side[Late[T]]
 	fired []*window[K, A]
