@@ -30,6 +30,7 @@ type Emitter[T any] struct {
 	timeOf   func(T) int64
 	lateness int64
 	wm       int64
+	wmPend   bool // wm is not yet in the pending packets (placeWM)
 }
 
 // edgeOut is one edge leaving an emitter.
@@ -66,6 +67,9 @@ func (e *Emitter[T]) Emit(v T) {
 		return
 	}
 	e.outN++
+	if e.wmPend {
+		e.placeWM()
+	}
 	if t := e.one; t != nil { // one edge to one instance: every router picks it
 		if t.pend.buf == nil {
 			t.pend.buf = t.pool.get()
@@ -106,6 +110,9 @@ func (e *Emitter[T]) EmitAll(vs ...T) {
 			e.Emit(vs[i])
 		}
 		return
+	}
+	if e.wmPend && len(vs) > 0 {
+		e.placeWM()
 	}
 	for len(vs) > 0 && e.err == nil {
 		if t.pend.buf == nil {
@@ -151,9 +158,19 @@ func (e *Emitter[T]) full(t *target[T]) {
 }
 
 // advance moves this output's watermark to wm: every downstream instance
-// sees it after the elements emitted so far.
+// sees it after the elements emitted so far. It is placed in the pending
+// packets when the next element is emitted or the packets are sent, so a
+// run of advances with no element between them costs one mark (the last).
 func (e *Emitter[T]) advance(wm int64) {
 	e.wm = wm
+	e.wmPend = true
+}
+
+// placeWM puts the output's watermark after the pending elements of every
+// target.
+func (e *Emitter[T]) placeWM() {
+	e.wmPend = false
+	wm := e.wm
 	for _, ed := range e.edges {
 		for _, t := range ed.targets {
 			pos := int32(len(t.items))
@@ -178,6 +195,9 @@ func (e *Emitter[T]) take() error {
 
 // flush sends every pending packet.
 func (e *Emitter[T]) flush() error {
+	if e.wmPend {
+		e.placeWM()
+	}
 	if e.outN != 0 {
 		e.stats.out.Add(e.outN)
 		e.outN = 0
