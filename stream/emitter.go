@@ -252,6 +252,9 @@ func (e *Emitter[T]) send(t *target[T]) error {
 	if t.direct != nil { // chained: handled now, on this loop
 		st.in.Add(uint64(n))
 		t.direct.deliver(p)
+		if t.pend.marks == nil {
+			t.pend.marks = p.marks[:0] // handled: the array serves again
+		}
 		return nil
 	}
 	admit := e.ctx
