@@ -324,3 +324,121 @@ func TestChainedStageBlocksItsUpstream(t *testing.T) {
 	}
 	checkOutcomes(t, g)
 }
+
+// TestChainedStagePanics: a chained stage that panics on some elements
+// fails exactly those, as its own outcomes: its upstream's elements are all
+// handled, and everything else comes out.
+func TestChainedStagePanics(t *testing.T) {
+	ctx := testCtx(t)
+	var mu sync.Mutex
+	failed := map[string][]int{}
+	g := newGraph(t, WithBatch(8), WithErrorHandler(func(e *StageError) {
+		mu.Lock()
+		defer mu.Unlock()
+		if errors.Is(e, ErrPanic) && e.Elements == 1 {
+			failed[e.Stage] = append(failed[e.Stage], e.Panic.(int))
+		}
+	}))
+	src := NewSource[int](g, "n")
+	head := FlatMap(g, "head", func(v int, out *Emitter[int]) error {
+		out.Emit(v)
+		out.Emit(v + 1000) // after a panic downstream, still emitted
+		return nil
+	})
+	boom := Map(g, "boom", func(v int) (int, error) {
+		if v%7 == 0 {
+			panic(v)
+		}
+		return v, nil
+	})
+	out, ch := ToChan[int](g, "out", 0)
+	Connect(src, head)
+	Connect(head, boom)
+	Connect(boom, out)
+	if err := g.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	got := collect(ch)
+	for i := range 100 {
+		if err := src.Send(ctx, i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := g.Drain(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var want []int
+	var panicked []int
+	for i := range 100 {
+		for _, v := range []int{i, i + 1000} {
+			if v%7 == 0 {
+				panicked = append(panicked, v)
+			} else {
+				want = append(want, v)
+			}
+		}
+	}
+	if vals := <-got; !slices.Equal(vals, want) {
+		t.Fatalf("%d outputs, want %d in order", len(vals), len(want))
+	}
+	slices.Sort(failed["boom"])
+	slices.Sort(panicked)
+	if !slices.Equal(failed["boom"], panicked) || len(failed) != 1 {
+		t.Fatalf("panics %v, want boom's %v", failed, panicked)
+	}
+	for _, s := range g.Stats() {
+		switch s.Stage {
+		case "head":
+			if s.Done != 100 || s.Failed != 0 || s.Chained {
+				t.Fatalf("head: %+v", s)
+			}
+		case "boom":
+			if !s.Chained || s.In != 200 || s.Failed != uint64(len(panicked)) {
+				t.Fatalf("boom: %+v", s)
+			}
+		}
+	}
+	checkOutcomes(t, g)
+}
+
+// TestStopWhileChainedStageBlocks: Stop while a chained sink waits on a
+// reader that never comes: the wait ends with ErrStopped as that element's
+// outcome, every admitted element gets one, and Stop returns.
+func TestStopWhileChainedStageBlocks(t *testing.T) {
+	ctx := testCtx(t)
+	g := newGraph(t, WithCapacity(2), WithBatch(2))
+	src := NewSource[int](g, "n")
+	head := Map(g, "head", func(v int) (int, error) { return v, nil })
+	out, _ := ToChan[int](g, "out", 0) // never read
+	Connect(src, head)
+	Connect(head, out)
+	if err := g.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	blocked := make(chan error, 1)
+	go func() {
+		for i := 0; ; i++ {
+			if err := src.Send(ctx, i); err != nil {
+				blocked <- err
+				return
+			}
+		}
+	}()
+	for g.Stats()[2].In == 0 {
+		time.Sleep(time.Millisecond) // polling a counter, not synchronising
+	}
+	if err := g.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-blocked; !errors.Is(err, ErrClosed) && !errors.Is(err, context.Canceled) && !errors.Is(err, ErrStopped) {
+		t.Fatalf("the blocked Send ended with %v", err)
+	}
+	s := g.Stats()[2]
+	if !s.Chained || s.In == 0 || s.Failed == 0 {
+		t.Fatalf("out: %+v, want chained, with its blocked element failed", s)
+	}
+	checkOutcomes(t, g)
+	if err := g.Err(); !errors.Is(err, ErrStopped) {
+		t.Fatalf("Err: %v, want ErrStopped", err)
+	}
+}
