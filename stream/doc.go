@@ -54,6 +54,22 @@
 // buffered beyond the rings (WithCapacity packets and as many of overflow
 // per instance) and each emitter's one pending packet per target.
 //
+// # Operator chaining
+//
+// A stage whose only input is one instance of a stage (one edge, both of
+// parallelism 1) runs on that instance's loop instead of a ring kernel of
+// its own, as Flink chains operators: its upstream hands it each packet by
+// function call. It sees exactly what its ring would have delivered (the
+// same elements in the same order, the same watermarks between them, Flush
+// after each packet), keeps its own outcomes and timers, and holds its
+// upstream back while it waits on its own downstream, so backpressure and
+// the buffering bound are kept; what goes away is a ring, a reply and a
+// goroutine hand-off per packet. Chaining is the default. Stage.StartChain
+// gives one stage a loop of its own (a pipeline boundary: it then works in
+// parallel with its upstream, worth it where both do enough per element to
+// keep a core busy); WithChaining(false) turns chaining off for a graph.
+// StageStats.Chained says which instances are chained.
+//
 // # Event time
 //
 // A source (or a stage's output) declares event time with EventTime: a
@@ -63,7 +79,10 @@
 // longer counts), and math.MaxInt64 once they have all ended. Window is a
 // keyed tumbling or sliding window stage on it: a window closes when the
 // watermark reaches its end, and an element whose windows have all closed
-// goes to the side output (Late) instead.
+// goes to the side output (Late) instead. An output's watermark is passed
+// on with the next element emitted or packet sent, so consecutive advances
+// with no element between them reach the downstream stage as one, and
+// Watermark is called once for them.
 //
 // # Life
 //

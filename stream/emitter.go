@@ -19,6 +19,7 @@ type Emitter[T any] struct {
 	stats *instStats
 	edges []*edgeOut[T]
 	one   *target[T] // the only target when one edge leads to one instance (the fast path of Emit)
+	fire  func()     // fires a timer on this emitter's loop (a stage's; nil for a source)
 	dst   []int
 	outN  uint64          // emitted since the last flush (published to stats there)
 	batch int             // the graph's batch size
@@ -29,6 +30,7 @@ type Emitter[T any] struct {
 	timeOf   func(T) int64
 	lateness int64
 	wm       int64
+	wmPend   bool // wm is not yet in the pending packets (placeWM)
 }
 
 // edgeOut is one edge leaving an emitter.
@@ -49,6 +51,9 @@ type target[T any] struct {
 	inst  int
 	pend  packet[T] // the packet being filled; its items are in items
 	items []T       // the elements of pend, in the pooled array pend.buf
+	// direct is the receiving instance when it is chained to this sender:
+	// it gets the packets by function call (k is nil).
+	direct link[T]
 }
 
 func newEmitter[T any](g *Graph, st *instStats) *Emitter[T] {
@@ -62,6 +67,9 @@ func (e *Emitter[T]) Emit(v T) {
 		return
 	}
 	e.outN++
+	if e.wmPend {
+		e.placeWM()
+	}
 	if t := e.one; t != nil { // one edge to one instance: every router picks it
 		if t.pend.buf == nil {
 			t.pend.buf = t.pool.get()
@@ -102,6 +110,9 @@ func (e *Emitter[T]) EmitAll(vs ...T) {
 			e.Emit(vs[i])
 		}
 		return
+	}
+	if e.wmPend && len(vs) > 0 {
+		e.placeWM()
 	}
 	for len(vs) > 0 && e.err == nil {
 		if t.pend.buf == nil {
@@ -147,10 +158,19 @@ func (e *Emitter[T]) full(t *target[T]) {
 }
 
 // advance moves this output's watermark to wm: every downstream instance
-// sees it after the elements emitted so far.
+// sees it after the elements emitted so far. It is placed in the pending
+// packets when the next element is emitted or the packets are sent, so a
+// run of advances with no element between them costs one mark (the last).
 func (e *Emitter[T]) advance(wm int64) {
 	e.wm = wm
-	e.stats.wm.Store(wm)
+	e.wmPend = true
+}
+
+// placeWM puts the output's watermark after the pending elements of every
+// target.
+func (e *Emitter[T]) placeWM() {
+	e.wmPend = false
+	wm := e.wm
 	for _, ed := range e.edges {
 		for _, t := range ed.targets {
 			pos := int32(len(t.items))
@@ -175,8 +195,16 @@ func (e *Emitter[T]) take() error {
 
 // flush sends every pending packet.
 func (e *Emitter[T]) flush() error {
-	e.stats.out.Add(e.outN)
-	e.outN = 0
+	if e.wmPend {
+		e.placeWM()
+	}
+	if e.outN != 0 {
+		e.stats.out.Add(e.outN)
+		e.outN = 0
+	}
+	if e.timeOf != nil {
+		e.stats.wm.Store(e.wm)
+	}
 	var first error
 	for _, ed := range e.edges {
 		for _, t := range ed.targets {
@@ -221,6 +249,14 @@ func (e *Emitter[T]) send(t *target[T]) error {
 	n := len(p.items)
 	g := e.g
 	st := t.stats
+	if t.direct != nil { // chained: handled now, on this loop
+		st.in.Add(uint64(n))
+		t.direct.deliver(p)
+		if t.pend.marks == nil {
+			t.pend.marks = p.marks[:0] // handled: the array serves again
+		}
+		return nil
+	}
 	admit := e.ctx
 	if admit == nil {
 		admit = g.ctx

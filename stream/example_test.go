@@ -87,3 +87,36 @@ func ExampleWindow() {
 	// a [10,20): 1
 	// late: b 4 watermark 12
 }
+
+// Operator chaining: a stage fed by one instance of a stage runs on that
+// stage's loop (out runs on double's), unless StartChain gives it a loop
+// of its own: double then works in parallel with parse. (parse has a loop:
+// its upstream is a source.)
+func ExampleStage_StartChain() {
+	ctx := context.Background()
+	g := stream.New(stream.WithRuntimeOptions(actors.WithLogger(actors.DiscardLogger())))
+	src := stream.NewSource[string](g, "text")
+	parse := stream.Map(g, "parse", func(s string) (int, error) { return len(s), nil })
+	double := stream.Map(g, "double", func(n int) (int, error) { return 2 * n, nil }).StartChain()
+	sink, ch := stream.ToChan[int](g, "out", 16)
+	stream.Connect(src, parse)
+	stream.Connect(parse, double)
+	stream.Connect(double, sink)
+	g.Start(ctx)
+	defer g.Stop(ctx)
+	src.SendAll(ctx, "ring", "kernel")
+	g.Drain(ctx)
+	for n := range ch {
+		fmt.Println(n)
+	}
+	for _, s := range g.Stats() {
+		fmt.Printf("%s chained: %v\n", s.Stage, s.Chained)
+	}
+	// Output:
+	// 8
+	// 12
+	// text chained: false
+	// parse chained: false
+	// double chained: false
+	// out chained: true
+}

@@ -39,6 +39,7 @@ type config struct {
 	onError  func(*StageError)
 	log      *slog.Logger
 	wait     *ring.WaitStrategy
+	noChain  bool
 }
 
 // WithRuntime runs the graph's stages in rt (which the graph does not
@@ -209,6 +210,7 @@ func (g *Graph) Start(ctx context.Context) error {
 			return g.fail(fmt.Errorf("%w: %q has no input edge", ErrInvalidGraph, n.name))
 		}
 	}
+	g.chain(order)
 	if g.rt = g.cfg.rt; g.rt == nil {
 		rt, err := actors.NewRuntime(g.cfg.rtOpts...)
 		if err != nil {

@@ -13,8 +13,12 @@ type node struct {
 	index      int
 	par        int     // parallel instances
 	succ       []*node // nodes its edges lead to
+	preds      []*node // nodes whose edges lead to it
 	senders    int     // upstream instances feeding each of its instances
 	needsInput bool    // a stage or sink: Start refuses it without an input edge
+	loop       bool    // a stage: its instances run on ring-kernel loops (a source has none)
+	newChain   bool    // StartChain: never chained to its upstream
+	chained    bool    // decided at Start: its one instance runs on its upstream's loop
 
 	launch      func(ctx context.Context) error // launch and activate its kernels
 	bind        []func()                        // wire its outgoing edges (after every launch)
@@ -95,9 +99,16 @@ func Connect[T any](from Outlet[T], to Inlet[T], r ...Router[T]) error {
 	base := int32(t.senders)
 	t.senders += f.par
 	f.succ = append(f.succ, t)
+	t.preds = append(t.preds, f)
 	f.bind = append(f.bind, func() {
 		for u, e := range from.emitters() {
-			e.edges = append(e.edges, &edgeOut[T]{route: route, targets: to.targets(base + int32(u))})
+			ts := to.targets(base + int32(u))
+			for _, t := range ts {
+				if t.direct != nil {
+					t.direct.chainTo(e.fire)
+				}
+			}
+			e.edges = append(e.edges, &edgeOut[T]{route: route, targets: ts})
 			e.bound()
 		}
 	})

@@ -16,7 +16,9 @@ func NewSide[T, In, Out any](s *Stage[In, Out]) *Side[T] {
 	g := s.n.g
 	sd := &Side[T]{n: s.n, stage: s.n.name}
 	for _, in := range s.insts {
-		sd.ems = append(sd.ems, newEmitter[T](g, in.stats))
+		em := newEmitter[T](g, in.stats)
+		em.fire = in.fireTimer
+		sd.ems = append(sd.ems, em)
 	}
 	s.sides = append(s.sides, func(i int) output { return sd.ems[i] })
 	return sd

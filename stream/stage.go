@@ -31,6 +31,11 @@ type Funcs[In, Out any] struct {
 	// Drain is called once, when every input has ended (Graph.Drain), after
 	// the final watermark: emit what the stage still holds.
 	Drain func(c *Context, out *Emitter[Out]) error
+
+	// watermarkFrom, when set, is the lowest watermark Watermark has work
+	// at (the window stage's next window end): below it, and before the
+	// final watermark, Watermark is not called.
+	watermarkFrom func() int64
 }
 
 // StageOption configures a stage.
@@ -63,7 +68,7 @@ func NewStage[In, Out any](g *Graph, name string, newFuncs func() Funcs[In, Out]
 	for _, opt := range opts {
 		opt(&o)
 	}
-	s := &Stage[In, Out]{n: &node{name: name, par: o.par, needsInput: true}, newFuncs: newFuncs}
+	s := &Stage[In, Out]{n: &node{name: name, par: o.par, needsInput: true, loop: true}, newFuncs: newFuncs}
 	s.pool.size = g.cfg.batch
 	g.add(s.n)
 	if newFuncs == nil {
@@ -76,7 +81,9 @@ func NewStage[In, Out any](g *Graph, name string, newFuncs func() Funcs[In, Out]
 		st.wm.Store(math.MinInt64)
 		s.n.stats = append(s.n.stats, st)
 		s.n.drained = append(s.n.drained, make(chan struct{}))
-		s.insts = append(s.insts, &instance[In, Out]{s: s, idx: i, stats: st, out: newEmitter[Out](g, st)})
+		in := &instance[In, Out]{s: s, idx: i, stats: st, out: newEmitter[Out](g, st)}
+		in.out.fire = in.fireTimer
+		s.insts = append(s.insts, in)
 	}
 	s.n.launch = s.launch
 	s.n.stop = s.stop
@@ -155,6 +162,9 @@ func (s *Stage[In, Out]) targets(from int32) []*target[In] {
 	ts := make([]*target[In], len(s.insts))
 	for i, in := range s.insts {
 		ts[i] = &target[In]{k: in.k, from: from, pool: &s.pool, stats: in.stats, name: s.n.name, inst: i}
+		if s.n.chained {
+			ts[i].direct = in
+		}
 	}
 	return ts
 }
@@ -167,6 +177,9 @@ func (s *Stage[In, Out]) launch(ctx context.Context) error {
 	g := s.n.g
 	for _, in := range s.insts {
 		in.init(g)
+		if s.n.chained {
+			continue // it runs on its upstream's loop
+		}
 		kopts := []actors.KernelOption{actors.WithCapacity(g.cfg.capacity)}
 		if g.cfg.wait != nil {
 			kopts = append(kopts, actors.WithWaitStrategy(*g.cfg.wait))
@@ -218,6 +231,9 @@ type instance[In, Out any] struct {
 	done      bool
 	finalSent bool     // the final watermark has been delivered
 	extra     []output // side outputs
+
+	// chained (runs on its upstream's loop): how to fire its timers there
+	upFire func()
 }
 
 // output is what an instance does with its side outputs' emitters.
@@ -226,6 +242,7 @@ type output interface {
 	flush() error
 	end() error
 	take() error
+	tick(now time.Time)
 }
 
 // init prepares the instance before its kernel launches.
@@ -233,9 +250,7 @@ func (in *instance[In, Out]) init(g *Graph) {
 	s := in.s
 	in.f = s.newFuncs()
 	in.c = Context{stage: s.n.name, instance: in.idx, par: s.n.par, wm: math.MinInt64, ctx: g.ctx, stats: in.stats}
-	in.c.timers = &timers{fire: func() {
-		_ = in.k.RequestAsync(g.ctx, packet[In]{from: -1, ctl: ctlTimer}, func(ack, error) {})
-	}}
+	in.c.timers = &timers{fire: in.fireTimer}
 	in.inWM = make([]int64, s.n.senders)
 	for i := range in.inWM {
 		in.inWM[i] = math.MinInt64
@@ -267,17 +282,31 @@ func (in *instance[In, Out]) handle(_ context.Context, p packet[In]) (ack, error
 	}
 	switch p.ctl {
 	case ctlTimer:
-		in.c.timers.due(time.Now(), func(t Timer) {
-			if in.f.Timer != nil {
-				in.hook("timer", func() error { return in.f.Timer(&in.c, t, in.out) })
-			}
-		})
+		in.tick(time.Now())
 	case ctlEOS:
 		in.senderEnd(p.from)
 	}
-	if in.f.Flush != nil && len(p.items) > 0 {
+	in.endPacket(len(p.items) > 0)
+	return ack{}, nil
+}
+
+// runTimers runs the instance's due timers.
+func (in *instance[In, Out]) runTimers(now time.Time) {
+	in.c.timers.due(now, func(t Timer) {
+		if in.f.Timer != nil {
+			in.hook("timer", func() error { return in.f.Timer(&in.c, t, in.out) })
+		}
+	})
+}
+
+// endPacket ends a packet the instance has handled (items: it held
+// elements): Flush, the counts and watermark published, every output
+// flushed.
+func (in *instance[In, Out]) endPacket(items bool) {
+	if in.f.Flush != nil && items {
 		in.hook("flush", func() error { return in.f.Flush(&in.c, in.out) })
 	}
+	in.publish()
 	if err := in.out.flush(); err != nil {
 		in.report(0, nil, err)
 	}
@@ -288,7 +317,13 @@ func (in *instance[In, Out]) handle(_ context.Context, p packet[In]) (ack, error
 		}
 		x.take()
 	}
-	return ack{}, nil
+}
+
+// publish makes the instance's watermark visible to Stats.
+func (in *instance[In, Out]) publish() {
+	if in.s.timeOf == nil {
+		in.stats.wm.Store(in.c.wm)
+	}
 }
 
 // elements runs Element on p's elements from i (and applies the
@@ -307,23 +342,30 @@ func (in *instance[In, Out]) elements(p packet[In], i, mi int, done *uint64) (ne
 			in.senderWM(p.from, p.marks[mi].wm)
 			mi++
 		}
-		err := in.f.Element(&in.c, p.items[i], in.out)
-		if in.out.err != nil && err == nil {
-			err = in.out.err
+		if in.outcome(in.f.Element(&in.c, p.items[i], in.out)) {
+			*done++
 		}
-		in.out.err = nil
-		for _, x := range in.extra {
-			if eerr := x.take(); err == nil {
-				err = eerr
-			}
-		}
-		if err != nil {
-			in.failed(nil, err)
-			continue
-		}
-		*done++
 	}
 	return i, mi
+}
+
+// outcome accounts for an element whose function returned err (or whose
+// emits failed) and reports whether it was handled.
+func (in *instance[In, Out]) outcome(err error) bool {
+	if in.out.err != nil && err == nil {
+		err = in.out.err
+	}
+	in.out.err = nil
+	for _, x := range in.extra {
+		if eerr := x.take(); err == nil {
+			err = eerr
+		}
+	}
+	if err != nil {
+		in.failed(nil, err)
+		return false
+	}
+	return true
 }
 
 // failed accounts for an element whose outcome is err.
@@ -381,8 +423,7 @@ func (in *instance[In, Out]) advance() {
 	}
 	in.finalSent = in.c.final
 	in.c.wm = wm
-	in.stats.wm.Store(wm)
-	if in.f.Watermark != nil {
+	if in.f.Watermark != nil && (in.f.watermarkFrom == nil || in.c.final || wm >= in.f.watermarkFrom()) {
 		in.hook("watermark", func() error { return in.f.Watermark(&in.c, wm, in.out) })
 	}
 	if in.s.timeOf == nil {
@@ -411,6 +452,7 @@ func (in *instance[In, Out]) senderEnd(from int32) {
 		in.hook("drain", func() error { return in.f.Drain(&in.c, in.out) })
 	}
 	in.done = true
+	in.publish()
 	if err := in.out.end(); err != nil {
 		in.report(0, nil, err)
 	}

@@ -33,6 +33,9 @@ type StageStats struct {
 	// milliseconds, when event time is Unix milliseconds (0 without one).
 	Watermark    int64
 	WatermarkLag int64
+	// Chained: the instance runs on its upstream's loop (operator
+	// chaining), so it has no ring of its own and Depth is 0.
+	Chained bool
 }
 
 // Stats returns every stage instance's counters, in declaration order.
@@ -45,7 +48,7 @@ func (g *Graph) Stats() []StageStats {
 	for _, n := range nodes {
 		for i, st := range n.stats {
 			s := StageStats{Stage: n.name, Instance: i, In: st.in.Load(), Done: st.done.Load(), Failed: st.failed.Load(),
-				Out: st.out.Load(), Late: st.late.Load(), Watermark: st.wm.Load()}
+				Out: st.out.Load(), Late: st.late.Load(), Watermark: st.wm.Load(), Chained: n.chained}
 			if s.Watermark != math.MinInt64 && s.Watermark != math.MaxInt64 {
 				s.WatermarkLag = now - s.Watermark
 			}

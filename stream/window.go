@@ -35,7 +35,17 @@ type WindowSpec[T any, K comparable, A, R any] struct {
 	// Skip, when set, sends the elements it is true for to the side output
 	// (Late.Skipped) without windowing them, in order with the late ones.
 	Skip func(T) bool
+	// Slot, when set, is a hint: a small index of an element's key (an
+	// interned id, 0 ≤ Slot < MaxWindowSlot), the same for every element
+	// of a key. The stage then finds a key's windows by indexing rather
+	// than hashing the key. Two keys may share a slot (it is checked
+	// against the key), at the cost of the hashing.
+	Slot func(T) int
 }
+
+// MaxWindowSlot bounds WindowSpec.Slot: an element whose slot is out of
+// range is windowed by its key alone.
+const MaxWindowSlot = 1 << 16
 
 // Late is an element of a window stage's side output: one that arrived
 // after every window it belongs to had closed (or that Skip passed by).
@@ -68,7 +78,8 @@ func Window[T any, K comparable, A, R any](g *Graph, name string, spec WindowSpe
 		if w.spec.Slide == 0 {
 			w.spec.Slide = w.spec.Size
 		}
-		return Funcs[T, R]{Element: w.element, Watermark: w.watermark}
+		w.tumbling = w.spec.Slide == w.spec.Size
+		return Funcs[T, R]{Element: w.element, Watermark: w.watermark, watermarkFrom: w.nextEnd}
 	}
 	if err := spec.validate(); err != nil {
 		g.mu.Lock()
@@ -84,7 +95,10 @@ func Window[T any, K comparable, A, R any](g *Graph, name string, spec WindowSpe
 // keyWindows are one key's open windows, in no particular order (a few:
 // Size/Slide at most, more only while the watermark lags).
 type keyWindows[K comparable, A any] struct {
+	key  K
+	slot int // its index in windower.slots, or -1
 	wins []*window[K, A]
+	cur  *window[K, A] // the open window the key's last element went to (tumbling windows only)
 }
 
 // find is the open window that starts at start, or nil.
@@ -108,6 +122,9 @@ func (kw *keyWindows[K, A]) remove(w *window[K, A]) bool {
 			break
 		}
 	}
+	if kw.cur == w {
+		kw.cur = nil
+	}
 	return len(kw.wins) == 0
 }
 
@@ -122,9 +139,22 @@ type window[K comparable, A any] struct {
 type windower[T any, K comparable, A, R any] struct {
 	spec  WindowSpec[T, K, A, R]
 	open  map[K]*keyWindows[K, A] // by key: one map lookup per element
+	slots []*keyWindows[K, A]     // by WindowSpec.Slot, when set
 	ends  winHeap[K, A]
 	late  *Side[Late[T]]
 	fired []*window[K, A]
+	// tumbling: each time lies in one window, so an element that falls in
+	// its key's current window goes there at once
+	tumbling bool
+}
+
+// nextEnd is the watermark at which the next window closes: below it the
+// stage's Watermark function has nothing to do.
+func (w *windower[T, K, A, R]) nextEnd() int64 {
+	if len(w.ends) == 0 {
+		return math.MaxInt64
+	}
+	return w.ends[0].span.End
 }
 
 // element folds v into its open windows, or sends it to the side output.
@@ -138,13 +168,29 @@ func (w *windower[T, K, A, R]) element(c *Context, v T, _ *Emitter[R]) error {
 	if w.spec.Key != nil {
 		key = w.spec.Key(v)
 	}
+	slot := -1
+	if w.spec.Slot != nil {
+		if slot = w.spec.Slot(v); slot < 0 || slot >= MaxWindowSlot {
+			slot = -1
+		}
+	}
+	kw := w.lookup(key, slot)
+	if w.tumbling {
+		// The key's current window, when v falls in it and it is still
+		// open: what the loop below would find, without the search.
+		if kw != nil {
+			if cur := kw.cur; cur != nil && ts >= cur.span.Start && ts < cur.span.End && cur.span.End > c.wm && !cur.beyond {
+				w.spec.Add(&cur.acc, v)
+				return nil
+			}
+		}
+	}
 	size, slide := w.spec.Size, w.spec.Slide
 	last, ok := floorTo(ts, slide)
 	if !ok {
 		return fmt.Errorf("event time %d: window start out of range", ts)
 	}
 	added := false
-	var kw *keyWindows[K, A]
 	for s := last; ; s -= slide {
 		if uint64(ts)-uint64(s) >= uint64(size) { // ts - s, which may not fit in an int64
 			break
@@ -153,10 +199,7 @@ func (w *windower[T, K, A, R]) element(c *Context, v T, _ *Emitter[R]) error {
 		beyond := s > math.MaxInt64-size        // the true end does not fit: only the final watermark closes it
 		if end > c.wm || (beyond && !c.final) { // still open
 			if kw == nil {
-				if kw = w.open[key]; kw == nil {
-					kw = &keyWindows[K, A]{}
-					w.open[key] = kw
-				}
+				kw = w.add(key, slot)
 			}
 			win := kw.find(s)
 			if win == nil {
@@ -165,6 +208,7 @@ func (w *windower[T, K, A, R]) element(c *Context, v T, _ *Emitter[R]) error {
 				heap.Push(&w.ends, win)
 			}
 			w.spec.Add(&win.acc, v)
+			kw.cur = win
 			added = true
 		}
 		if s < math.MinInt64+slide {
@@ -178,6 +222,42 @@ func (w *windower[T, K, A, R]) element(c *Context, v T, _ *Emitter[R]) error {
 	return nil
 }
 
+// lookup is key's open windows (nil when none), found through its slot
+// when it has one.
+func (w *windower[T, K, A, R]) lookup(key K, slot int) *keyWindows[K, A] {
+	if slot >= 0 && slot < len(w.slots) {
+		if kw := w.slots[slot]; kw != nil && kw.key == key {
+			return kw
+		}
+	}
+	kw := w.open[key]
+	if kw != nil && slot >= 0 && kw.slot < 0 {
+		w.place(kw, slot)
+	}
+	return kw
+}
+
+// add makes key's (empty) open windows.
+func (w *windower[T, K, A, R]) add(key K, slot int) *keyWindows[K, A] {
+	kw := &keyWindows[K, A]{key: key, slot: -1}
+	w.open[key] = kw
+	if slot >= 0 {
+		w.place(kw, slot)
+	}
+	return kw
+}
+
+// place puts kw in slot, unless another key holds it.
+func (w *windower[T, K, A, R]) place(kw *keyWindows[K, A], slot int) {
+	if slot >= len(w.slots) {
+		w.slots = append(w.slots, make([]*keyWindows[K, A], slot+1-len(w.slots))...)
+	}
+	if w.slots[slot] == nil {
+		w.slots[slot] = kw
+		kw.slot = slot
+	}
+}
+
 // watermark closes the windows whose end the watermark has reached, and
 // emits them by start, then key.
 func (w *windower[T, K, A, R]) watermark(c *Context, wm int64, out *Emitter[R]) error {
@@ -186,6 +266,9 @@ func (w *windower[T, K, A, R]) watermark(c *Context, wm int64, out *Emitter[R]) 
 		win := heap.Pop(&w.ends).(*window[K, A])
 		if kw := w.open[win.key]; kw != nil && kw.remove(win) {
 			delete(w.open, win.key)
+			if kw.slot >= 0 && w.slots[kw.slot] == kw {
+				w.slots[kw.slot] = nil
+			}
 		}
 		w.fired = append(w.fired, win)
 	}

@@ -77,18 +77,26 @@ func TestTumblingWindowLateToSide(t *testing.T) {
 		name              string
 		size, slide, late int64
 		par               int
+		slot              func(word) int
 	}{
-		{"tumbling", 50, 0, 10, 1},
-		{"tumbling-keyed-4", 50, 0, 10, 4},
-		{"sliding", 60, 20, 5, 1},
-		{"sliding-keyed-3", 60, 20, 30, 3},
-		{"no-lateness", 40, 0, 0, 2},
+		{"tumbling", 50, 0, 10, 1, nil},
+		{"tumbling-keyed-4", 50, 0, 10, 4, nil},
+		{"sliding", 60, 20, 5, 1, nil},
+		{"sliding-keyed-3", 60, 20, 30, 3, nil},
+		{"no-lateness", 40, 0, 0, 2, nil},
+		// Slot hints: one per key, shared by keys (checked against the
+		// key), out of range (ignored)
+		{"tumbling-slots", 50, 0, 10, 1, func(w word) int { return int(w.W[0] - 'a') }},
+		{"tumbling-shared-slots", 50, 0, 10, 2, func(w word) int { return int(w.W[0]-'a') % 2 }},
+		{"sliding-bad-slots", 60, 20, 5, 1, func(w word) int { return []int{-1, MaxWindowSlot, 3}[int(w.W[0]-'a')%3] }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := testCtx(t)
 			g := newGraph(t, WithBatch(16))
 			src := NewSource[word](g, "words").EventTime(func(w word) int64 { return w.TS }, tc.late)
-			win, lateOut := Window(g, "count", countSpec(tc.size, tc.slide), Parallelism(tc.par))
+			spec := countSpec(tc.size, tc.slide)
+			spec.Slot = tc.slot
+			win, lateOut := Window(g, "count", spec, Parallelism(tc.par))
 			out, ch := ToChan[count](g, "out", 0)
 			lateSink, lateCh := ToChan[Late[word]](g, "late", 0)
 			if err := errors.Join(

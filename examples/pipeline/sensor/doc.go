@@ -4,9 +4,13 @@
 //	reader ─chunks─▶ parse ─readings─▶ scale ─▶ window ─windows─▶ sink ─▶ out
 //	                                               └─ late and rejected rows ─▶ rejects
 //
-// Each of parse, scale, window and the two sinks is a stream stage, that is
-// a ring-kernel actor of package actors launched in one runtime: a stage's
-// emitted readings go straight into the next stage's ring, in packets. The
+// Each of parse, scale, window and the two sinks is a stream stage. parse
+// is a ring-kernel actor of package actors; scale is another
+// (Stage.StartChain), and window and the two sinks are chained to it
+// (stream's operator chaining: they run on scale's loop and get its
+// packets by function call), so the graph works on two loops as the
+// channel pipeline works on its goroutines: parse's readings go into
+// scale's ring in packets of GraphBatch. The
 // window stage is the library's tumbling window (stream.Window); in
 // streaming mode scale's output declares event time (each row's timestamp)
 // and the lateness — scale passes the rows on one for one, in order, so the
@@ -115,8 +119,8 @@
 //
 // # Backpressure and memory
 //
-// Every stage's queue is bounded (a ring of Config.RingCapacity packets of at
-// most stream.DefaultBatch readings, and an overflow of as many): a full
+// Every loop's queue is bounded (a ring of Config.RingCapacity packets of at
+// most GraphBatch readings, and an overflow of as many): a full
 // stage makes the stage before it wait, and the reader's Send waits when
 // parse is full, so a fast reader never reads further ahead than the queues
 // hold — some 2·RingCapacity·ChunkBytes bytes of input at parse. Chunk

@@ -23,12 +23,15 @@ type parser struct {
 	window  int64
 	pools   *pools
 	ids     map[string]uint32
-	names   []string // by id
-	started bool     // a non-blank line has been seen: no header from now on
-	// emit, when set, takes each row and reject as a Reading, in line
-	// order, instead of the batch (the stream graph's parse stage).
-	emit  func(Reading)
-	stats Stats
+	names   []string  // by id
+	sensors []*Sensor // by id, when asReadings is set
+	started bool      // a non-blank line has been seen: no header from now on
+	// asReadings makes each row and reject a Reading appended to
+	// readings, in line order, instead of a row or reject of the batch (the
+	// stream graph's parse stage).
+	asReadings bool
+	readings   []Reading
+	stats      Stats
 
 	// splitQuoted's buffers: the unquoted fields' bytes, where each ends,
 	// and the fields.
@@ -186,10 +189,13 @@ func (p *parser) row(b *Batch, n int64, name, tsField []byte, ts int64, vField [
 		p.ids[s] = id
 		b.NewNames = append(b.NewNames, s)
 		p.names = append(p.names, s)
+		if p.asReadings {
+			p.sensors = append(p.sensors, &Sensor{Name: s, ID: int(id)})
+		}
 		p.stats.Sensors++
 	}
-	if p.emit != nil {
-		p.emit(Reading{TS: ts, V: v, Line: n, Sensor: p.names[id]})
+	if p.asReadings {
+		p.readings = append(p.readings, Reading{TS: ts, V: v, Line: n, Sensor: p.sensors[id]})
 		return
 	}
 	b.Rows = append(b.Rows, Row{TS: ts, V: v, Line: n, Sensor: id})
@@ -278,8 +284,8 @@ func quote(s string) string {
 // reject records line n as rejected for reason.
 func (p *parser) reject(b *Batch, n int64, reason string) {
 	p.stats.Rejected++
-	if p.emit != nil {
-		p.emit(Reading{TS: math.MinInt64, Line: n, Reject: reason})
+	if p.asReadings {
+		p.readings = append(p.readings, Reading{TS: math.MinInt64, Line: n, Reject: reason})
 		return
 	}
 	b.Rejects = append(b.Rejects, Reject{Line: n, Reason: reason})
