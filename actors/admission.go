@@ -193,10 +193,15 @@ func (k *kernel[Req, Resp]) request(ctx context.Context, msg Req) (Resp, error) 
 	w := k.waiters.Get().(*waiter[Resp])
 	gen := w.arm()
 	done := ctx.Done()
-	watched, err := k.enqueue(ctx, done, slot[Req, Resp]{id: nextID(), enq: stampAtAdmission, ctx: ctx, msg: msg, w: w, wgen: gen}, true)
-	if err != nil {
-		k.waiters.Put(w)
-		return zero, err
+	id := nextID()
+	watched, pushed := k.pushRequest(ctx, done, msg, id, w, gen)
+	if !pushed {
+		var err error
+		watched, err = k.enqueue(ctx, done, slot[Req, Resp]{id: id, enq: stampAtAdmission, ctx: ctx, msg: msg, w: w, wgen: gen}, true)
+		if err != nil {
+			k.waiters.Put(w)
+			return zero, err
+		}
 	}
 	if k.in.Len() <= 2 {
 		// The loop is about to answer: a yield usually sees the reply
@@ -228,6 +233,33 @@ func (k *kernel[Req, Resp]) request(ctx context.Context, msg Req) (Resp, error) 
 		<-w.ch // the kernel claimed the outcome first: it is on its way
 		return k.outcome(ctx, w)
 	}
+}
+
+// pushRequest is enqueue's common case for a direct request, and reports
+// whether it applied: the kernel takes messages, nothing waits in the
+// overflow, and the ring has room. The slot is then written in place in the
+// ring (Claim, Publish), not copied there through the frames of the calls
+// in between; otherwise nothing changed, and the caller goes through
+// enqueue, which knows the other cases.
+func (k *kernel[Req, Resp]) pushRequest(ctx context.Context, done <-chan struct{}, msg Req, id uint64, w *waiter[Resp], gen uint64) (watched, pushed bool) {
+	k.lockProducer()
+	if k.acceptErr() != nil || k.overflow.len() != 0 {
+		k.mu.Unlock()
+		return false, false
+	}
+	s := k.in.Claim()
+	if s == nil {
+		k.mu.Unlock()
+		return false, false
+	}
+	*s = slot[Req, Resp]{id: id, enq: k.clock.stamp(), ctx: ctx, msg: msg, w: w, wgen: gen}
+	k.in.Publish()
+	if done != nil {
+		watched = k.watchPushed(ctx, done, w, gen)
+	}
+	k.mu.Unlock()
+	k.wake.Notify()
+	return watched, true
 }
 
 // outcome takes the outcome signalled on w's channel and puts w back for
