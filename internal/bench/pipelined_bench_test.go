@@ -73,7 +73,9 @@ func BenchmarkPipelinedInterleaved(b *testing.B) {
 	b.ResetTimer()
 	total := max(b.N, pipelinedRounds*pipelinedBenchInFlight)
 	rates, err := interleavePipelined(total,
-		timed(0, func(total int) (int, time.Duration, error) { return ringPipelined(ctx, k, total, pipelinedBenchInFlight) }),
+		timed(0, func(total int) (int, time.Duration, error) {
+			return ringPipelined(ctx, k, total, pipelinedBenchInFlight)
+		}),
 		timed(1, func(total int) (int, time.Duration, error) {
 			n, el := chanPipelined(total, pipelinedBenchInFlight)
 			return n, el, nil
