@@ -182,63 +182,120 @@ func (k *kernel[Req, Resp]) checkMessage(msg Req) error {
 }
 
 // request sends msg and waits for its reply: the direct, typed path.
+//
+// Its common case (the request goes straight into the ring, and the loop
+// is busy or the context is watched) runs in this frame and pushRequest's
+// alone, both small: with many requesters in flight each one's stack has
+// gone cold by the time its reply comes, so every line a request touches
+// there costs. The other cases are in admitQueued and await.
 func (k *kernel[Req, Resp]) request(ctx context.Context, msg Req) (Resp, error) {
-	var zero Resp
 	if err := k.checkMessage(msg); err != nil {
+		var zero Resp
 		return zero, err
 	}
 	if err := ctx.Err(); err != nil {
+		var zero Resp
 		return zero, kernelErr(k.def.id, err)
 	}
 	w := k.waiters.Get().(*waiter[Resp])
 	gen := w.arm()
 	done := ctx.Done()
-	watched, err := k.enqueue(ctx, done, slot[Req, Resp]{id: nextID(), enq: stampAtAdmission, ctx: ctx, msg: msg, w: w, wgen: gen}, true)
-	if err != nil {
-		k.waiters.Put(w)
-		return zero, err
+	watched, pushed := k.pushRequest(ctx, done, msg, w, gen)
+	if !pushed {
+		var err error
+		if watched, err = k.admitQueued(ctx, done, msg, w, gen); err != nil {
+			k.waiters.Put(w)
+			var zero Resp
+			return zero, err
+		}
 	}
+	if (done == nil || watched) && k.in.Len() > 2 {
+		// A context that never ends, or one the kernel watches, and a
+		// busy loop: a plain receive (the watch signals a cancellation on
+		// the same channel).
+		return k.outcome(ctx, w, <-w.ch)
+	}
+	return k.await(ctx, done, w, gen, watched)
+}
+
+// admitQueued admits a request that pushRequest could not put straight into
+// the ring, through enqueue: behind it in the overflow, or under the
+// backpressure policy.
+func (k *kernel[Req, Resp]) admitQueued(ctx context.Context, done <-chan struct{}, msg Req, w *waiter[Resp], gen uint64) (watched bool, err error) {
+	return k.enqueue(ctx, done, slot[Req, Resp]{id: nextID(), enq: stampAtAdmission, ctx: ctx, msg: msg, w: w, wgen: gen}, true)
+}
+
+// await waits for the outcome of request gen on w: after a yield when the
+// loop is about to answer, then on the reply channel, in a select with the
+// context's Done unless the request is watched.
+func (k *kernel[Req, Resp]) await(ctx context.Context, done <-chan struct{}, w *waiter[Resp], gen uint64, watched bool) (Resp, error) {
 	if k.in.Len() <= 2 {
 		// The loop is about to answer: a yield usually sees the reply
 		// without parking.
 		for range replyYields {
 			runtime.Gosched()
 			select {
-			case <-w.ch:
-				return k.outcome(ctx, w)
+			case o := <-w.ch:
+				return k.outcome(ctx, w, o)
 			default:
 			}
 		}
 	}
 	if done == nil || watched {
-		// A context that never ends, or one the kernel watches: a plain
-		// receive (the watch signals a cancellation on the same channel).
-		<-w.ch
-		return k.outcome(ctx, w)
+		return k.outcome(ctx, w, <-w.ch)
 	}
 	select {
-	case <-w.ch:
-		return k.outcome(ctx, w)
+	case o := <-w.ch:
+		return k.outcome(ctx, w, o)
 	case <-done:
 		if w.end(gen) {
 			// The kernel will find the request given up and leave w alone.
 			k.waiters.Put(w)
+			var zero Resp
 			return zero, kernelErr(k.def.id, ctx.Err())
 		}
-		<-w.ch // the kernel claimed the outcome first: it is on its way
-		return k.outcome(ctx, w)
+		return k.outcome(ctx, w, <-w.ch) // the kernel claimed the outcome first: it is on its way
 	}
 }
 
-// outcome takes the outcome signalled on w's channel and puts w back for
-// reuse: the kernel's answer, or the cancellation of ctx by its watch.
-func (k *kernel[Req, Resp]) outcome(ctx context.Context, w *waiter[Resp]) (Resp, error) {
-	resp, err := w.take()
-	k.waiters.Put(w)
-	if err == errWatchCancelled {
-		return resp, kernelErr(k.def.id, ctx.Err())
+// pushRequest is enqueue's common case for a direct request, and reports
+// whether it applied: the kernel takes messages, nothing waits in the
+// overflow, and the ring has room. The slot is then written in place in the
+// ring (Claim, Publish), not copied there through the frames of the calls
+// in between; otherwise nothing changed, and the caller goes through
+// enqueue, which knows the other cases.
+func (k *kernel[Req, Resp]) pushRequest(ctx context.Context, done <-chan struct{}, msg Req, w *waiter[Resp], gen uint64) (watched, pushed bool) {
+	id := nextID()
+	k.lockProducer()
+	if k.acceptErr() != nil || k.overflow.len() != 0 {
+		k.mu.Unlock()
+		return false, false
 	}
-	return resp, err
+	s := k.in.Claim()
+	if s == nil {
+		k.mu.Unlock()
+		return false, false
+	}
+	// Field by field: a composite literal would be built in this frame
+	// first and then copied.
+	s.id, s.enq, s.ctx, s.msg, s.fwd, s.w, s.wgen, s.reply = id, k.clock.stamp(), ctx, msg, nil, w, gen, nil
+	k.in.Publish()
+	if done != nil {
+		watched = k.watchPushed(ctx, done, w, gen)
+	}
+	k.mu.Unlock()
+	k.wake.Notify()
+	return watched, true
+}
+
+// outcome puts w back for reuse and returns o, the outcome received on its
+// channel: the kernel's answer, or the cancellation of ctx by its watch.
+func (k *kernel[Req, Resp]) outcome(ctx context.Context, w *waiter[Resp], o reply[Resp]) (Resp, error) {
+	k.waiters.Put(w)
+	if o.err == errWatchCancelled {
+		return o.resp, kernelErr(k.def.id, ctx.Err())
+	}
+	return o.resp, o.err
 }
 
 // replyYields is how many times a requester yields, looking for its reply,

@@ -177,15 +177,16 @@ func chainRequest[Resp, Req any](ctx context.Context, in inbox[Req], id string, 
 	if err := in.forward(ctx, ctx, msg, nextID(), stampAtAdmission, nil, waiterReplier[Resp]{w: w, gen: gen}); err != nil {
 		return zero, err
 	}
+	var o reply[Resp]
 	select {
-	case <-w.ch:
+	case o = <-w.ch:
 	case <-ctx.Done():
 		if w.end(gen) {
 			return zero, kernelErr(id, ctx.Err())
 		}
-		<-w.ch // the last kernel claimed the outcome first: it is on its way
+		o = <-w.ch // the last kernel claimed the outcome first: it is on its way
 	}
-	return w.take()
+	return o.resp, o.err
 }
 
 // Send admits msg into the kernel with the given id without waiting for its

@@ -303,7 +303,9 @@ func TestTerminateStopsWatches(t *testing.T) {
 // TestRequestAllocations: a Request allocates nothing, with a context that
 // never ends, a watched one, or one the kernel does not watch. Under the race
 // detector sync.Pool drops a quarter of the waiters put back, on purpose, and
-// each new one is two allocations: about 0.5 per Request.
+// each new one is three allocations (the waiter, its channel, and the
+// channel's buffer, apart because the outcome it carries holds pointers):
+// about 0.75 per Request.
 func TestRequestAllocations(t *testing.T) {
 	rt := newTestRuntime(t)
 	k := mustLaunch(t, rt, NewStatelessKernel("allocs", doubler(nil, nil)), true)
@@ -324,7 +326,7 @@ func TestRequestAllocations(t *testing.T) {
 	defer cancel3()
 	limit := 0.05 // a GC may empty the pool now and then
 	if raceEnabled {
-		limit = 0.75
+		limit = 1
 	}
 	const perRun = 100
 	for _, tc := range []struct {

@@ -77,11 +77,17 @@ type kernel[Req, Resp any] struct {
 	ended   chan struct{} // closed when the kernel is terminated and drained
 	waiters sync.Pool
 
-	mu       sync.Mutex // admission: the producer side of in, overflow, state
-	st       lifecycle.State
+	// The admission state: what every sender writes (the lock, and which
+	// admissions are timed) shares one cache line, apart from what the
+	// consumer writes, so that an admission on another core than the last
+	// one moves as few lines as it can.
+	_     [ring.CacheLine]byte
+	mu    sync.Mutex // admission: the producer side of in, overflow, state
+	st    lifecycle.State
+	clock admissionClock // which admissions are timed (kernel_timing.go)
+	_     [ring.CacheLine]byte
+
 	overflow queue[slot[Req, Resp]]
-	space    chan struct{} // closed when room frees for blocked senders
-	self     *actor.PID
 	// the contexts whose requesters wait without a select, the ring's
 	// cancellation table, and the context that came with the last candRun
 	// requests (cancelwatch.go)
@@ -89,8 +95,8 @@ type kernel[Req, Resp any] struct {
 	watchTable []watchEntry[Resp]
 	candDone   <-chan struct{}
 	candRun    int
-	// which admissions are timed (kernel_timing.go)
-	clock admissionClock
+	space      chan struct{} // closed when room frees for blocked senders
+	self       *actor.PID
 
 	stA       atomic.Uint32 // copy of st for lock-free reads
 	ovLen     atomic.Int64  // overflow.len() for the loop's cheap check

@@ -37,7 +37,7 @@ const stampAtAdmission int64 = -1
 // lock. The zero value times every admission until admissions come fast.
 type admissionClock struct {
 	sample  bool  // the kernel is busy: time one admission in timedEvery
-	skipped int   // admissions left untimed since the last timed one
+	skipped int32 // admissions left untimed since the last timed one
 	last    int64 // monoNow of the last timed admission (0: none yet)
 	// gap overrides timeAllGap (tests); 0 means timeAllGap
 	gap time.Duration

@@ -20,32 +20,37 @@ type typedReplier[R any] interface {
 	succeed(R)
 }
 
-// waiter is one requester waiting for its reply. Its channel has room for
-// the one outcome, so the kernel never blocks delivering it.
+// waiter is one requester waiting for its reply. Its channel carries the
+// one outcome and has room for it, so the kernel never blocks delivering
+// it; a parked requester receives it straight into its own frame.
 //
 // A waiter is reused from request to request (0 allocations per Request).
 // Its state word is the generation of the request it waits for: a request
 // takes the current one (a load), and whoever ends that request moves the
 // word to the next generation with a compare-and-swap — the kernel
 // delivering the outcome, or the requester or its context's watch giving up
-// — and only that side writes the outcome and signals the channel. So a
-// reply and a cancellation race safely, every request has exactly one
-// outcome, the waiter is ready for its next request without another store,
-// and a kernel that answers a request its requester gave up on (its slot
-// still names the waiter) finds the generation moved on and leaves the
-// waiter alone, even while it serves another request.
+// — and only that side sends the outcome on the channel. So a reply and a
+// cancellation race safely, every request has exactly one outcome, the
+// waiter is ready for its next request without another store, and a kernel
+// that answers a request its requester gave up on (its slot still names
+// the waiter) finds the generation moved on and leaves the waiter alone,
+// even while it serves another request.
 type waiter[R any] struct {
-	ch    chan struct{}
+	ch    chan reply[R]
 	state atomic.Uint64 // the generation of the pending request
-	resp  R
-	err   error // errWatchCancelled: a context's watch ended the request
+}
+
+// reply is the outcome of one request on its waiter's channel.
+type reply[R any] struct {
+	resp R
+	err  error // errWatchCancelled: a context's watch ended the request
 }
 
 // errWatchCancelled is the outcome a context's watch leaves in a waiter; the
 // requester answers its context's error instead.
 var errWatchCancelled = errors.New("ringactor: cancelled by the context's watch")
 
-func newWaiter[R any]() *waiter[R] { return &waiter[R]{ch: make(chan struct{}, 1)} }
+func newWaiter[R any]() *waiter[R] { return &waiter[R]{ch: make(chan reply[R], 1)} }
 
 // arm returns the generation of the request w is about to wait for. Only the
 // requester that holds w calls it, before the request is admitted.
@@ -61,26 +66,15 @@ func (w *waiter[R]) deliver(gen uint64, r R, err error) {
 	if !w.end(gen) {
 		return // the requester gave up: its context ended
 	}
-	w.resp, w.err = r, err
-	w.ch <- struct{}{}
+	w.ch <- reply[R]{resp: r, err: err}
 }
 
 // watchCancel is a context's watch ending request gen, unless its outcome
 // was claimed first; it signals the requester.
 func (w *waiter[R]) watchCancel(gen uint64) {
 	if w.end(gen) {
-		w.err = errWatchCancelled
-		w.ch <- struct{}{} // room for it: the channel's one outcome
+		w.ch <- reply[R]{err: errWatchCancelled} // room for it: the channel's one outcome
 	}
-}
-
-// take returns the outcome after the channel was signalled and clears the
-// waiter for reuse.
-func (w *waiter[R]) take() (R, error) {
-	var zero R
-	r, err := w.resp, w.err
-	w.resp, w.err = zero, nil
-	return r, err
 }
 
 // waiterReplier is the reply target of a request at the head of a chain: the

@@ -361,6 +361,14 @@ func (rt *Runtime) command(ctx context.Context, id string, ev lifecycle.Event) e
 	case <-ctx.Done():
 		return kernelErr(id, ctx.Err())
 	case <-k.done():
+		select {
+		case r := <-done:
+			// The kernel answered, then ended before this select ran (an
+			// Activate whose kernel faulted until its supervisor gave
+			// up): the answer is the outcome, not the end.
+			return r.Err
+		default:
+		}
 		if ev == lifecycle.Terminate {
 			return nil
 		}

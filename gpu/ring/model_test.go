@@ -32,7 +32,19 @@ func FuzzRingModel(f *testing.F) {
 		var model []int
 		next := 0
 		push := func() {
-			ok := r.TryPush(next)
+			// Every other push claims its slot and writes it in place; a
+			// claim left unpublished changes nothing.
+			var ok bool
+			if next%2 == 0 {
+				ok = r.TryPush(next)
+			} else if p := r.Claim(); p != nil {
+				if q := r.Claim(); q != p {
+					t.Fatalf("a second Claim before Publish: %p, want %p", q, p)
+				}
+				*p = next
+				r.Publish()
+				ok = true
+			}
 			if want := len(model) < capacity; ok != want {
 				t.Fatalf("push %d with %d/%d queued: ok = %v", next, len(model), capacity, ok)
 			}
@@ -183,6 +195,15 @@ func TestRingConcurrentModel(t *testing.T) {
 	wg.Go(func() {
 		for i := range n {
 			v := i
+			if i%2 == 1 { // in place
+				p := r.Claim()
+				for ; p == nil; p = r.Claim() {
+					runtime.Gosched()
+				}
+				*p = &v
+				r.Publish()
+				continue
+			}
 			for !r.TryPush(&v) {
 				runtime.Gosched()
 			}

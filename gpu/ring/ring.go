@@ -95,6 +95,29 @@ func (r *Ring[T]) TryPush(v T) bool {
 	return true
 }
 
+// Claim returns the slot the next push fills, or nil when the ring is
+// full: the producer writes its message there in place (no copy of it
+// through the caller's frames) and makes it visible with Publish. Until
+// then the consumer does not see the slot, and another Claim returns the
+// same one. Producer side only.
+func (r *Ring[T]) Claim() *T {
+	tail := r.tail.Load() // own index: no other writer
+	if tail-r.cachedHead >= uint64(len(r.slots)) {
+		r.cachedHead = r.head.Load() // acquire the consumer's progress
+		if tail-r.cachedHead >= uint64(len(r.slots)) {
+			return nil
+		}
+	}
+	return &r.slots[tail&r.mask]
+}
+
+// Publish makes the slot of the last Claim visible to the consumer, with one
+// release store of the tail. Producer side only, after a Claim that
+// returned a slot.
+func (r *Ring[T]) Publish() {
+	r.tail.Store(r.tail.Load() + 1) // release: the slot is visible before the index
+}
+
 // Pushed returns how many messages were ever pushed: the tail index, the
 // position (modulo Cap) the next push takes. Producer side only.
 func (r *Ring[T]) Pushed() uint64 { return r.tail.Load() }
