@@ -38,7 +38,8 @@ type rttMeasure func(n int) ([]time.Duration, error)
 // interleaveRTT warms each measure up with warmup untimed round trips, then
 // times n round trips of each in rttRounds rounds (the last takes the
 // remainder), alternating the order from round to round, and returns each
-// measure's samples.
+// measure's samples. Each timed chunk follows a forced collection and a
+// tenth of a chunk of untimed round trips.
 func interleaveRTT(warmup, n int, ms ...rttMeasure) ([][]time.Duration, error) {
 	for _, m := range ms {
 		if _, err := m(warmup); err != nil {
@@ -56,7 +57,15 @@ func interleaveRTT(warmup, n int, ms ...rttMeasure) ([][]time.Duration, error) {
 			if r%2 == 1 {
 				i = len(ms) - 1 - j
 			}
+			// A forced collection first, so no measure pays for the
+			// garbage of the one before it; then untimed round trips
+			// while the collector's background sweep finishes and the
+			// measure's memory is back in the cache, so that no measure's
+			// tail is the collection's aftermath either.
 			runtime.GC()
+			if _, err := ms[i](max(chunk/10, 1)); err != nil {
+				return nil, err
+			}
 			s, err := ms[i](chunk)
 			if err != nil {
 				return nil, err
