@@ -76,7 +76,10 @@ func typeName(t reflect.Type) string {
 	return t.String()
 }
 
-// bufPool recycles the backing arrays of packets of one element type.
+// bufPool recycles the backing arrays of packets of one element type. A
+// graph has one per element type (poolOf), shared by every stage whose input
+// is of that type, so that an array a stage passes on whole (MapInPlace)
+// comes back to the pool its sender takes from.
 type bufPool[T any] struct {
 	size int
 	p    sync.Pool
@@ -97,4 +100,20 @@ func (b *bufPool[T]) put(s *[]T) {
 	clear(*s) // drop references the elements held
 	*s = (*s)[:0]
 	b.p.Put(s)
+}
+
+// poolOf is g's packet pool of element type T.
+func poolOf[T any](g *Graph) *bufPool[T] {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	t := reflect.TypeFor[T]()
+	if p, ok := g.pools[t]; ok {
+		return p.(*bufPool[T])
+	}
+	p := &bufPool[T]{size: g.cfg.batch}
+	if g.pools == nil {
+		g.pools = map[reflect.Type]any{}
+	}
+	g.pools[t] = p
+	return p
 }

@@ -54,10 +54,13 @@ type Stage[In, Out any] struct {
 	n        *node
 	newFuncs func() Funcs[In, Out]
 	insts    []*instance[In, Out]
-	pool     bufPool[In]
+	pool     *bufPool[In] // the graph's pool of In (poolOf)
 	timeOf   func(Out) int64
 	lateness int64
 	sides    []func(i int) output // side outputs: their emitter of instance i
+	// inPlace handles a packet of a MapInPlace stage whole, when it can
+	// (false: element by element)
+	inPlace func(in *instance[In, Out], p *packet[In]) bool
 }
 
 // NewStage declares a stage. newFuncs runs once per instance, at Start: the
@@ -69,7 +72,7 @@ func NewStage[In, Out any](g *Graph, name string, newFuncs func() Funcs[In, Out]
 		opt(&o)
 	}
 	s := &Stage[In, Out]{n: &node{name: name, par: o.par, needsInput: true, loop: true}, newFuncs: newFuncs}
-	s.pool.size = g.cfg.batch
+	s.pool = poolOf[In](g)
 	g.add(s.n)
 	if newFuncs == nil {
 		g.mu.Lock()
@@ -161,7 +164,7 @@ func (s *Stage[In, Out]) emitters() []*Emitter[Out] {
 func (s *Stage[In, Out]) targets(from int32) []*target[In] {
 	ts := make([]*target[In], len(s.insts))
 	for i, in := range s.insts {
-		ts[i] = &target[In]{k: in.k, from: from, pool: &s.pool, stats: in.stats, name: s.n.name, inst: i}
+		ts[i] = &target[In]{k: in.k, from: from, pool: s.pool, stats: in.stats, name: s.n.name, inst: i}
 		if s.n.chained {
 			ts[i].direct = in
 		}
@@ -270,23 +273,34 @@ func (in *instance[In, Out]) handle(_ context.Context, p packet[In]) (ack, error
 		return ack{}, nil
 	}
 	mi, done := 0, uint64(0)
-	for i := 0; i < len(p.items); {
-		i, mi = in.elements(p, i, mi, &done)
+	if in.s.inPlace != nil && in.s.inPlace(in, &p) {
+		mi = len(p.marks) // a MapInPlace packet, handled whole
+	} else {
+		for i := 0; i < len(p.items); {
+			i, mi = in.elements(p, i, mi, &done)
+		}
+		in.stats.done.Add(done)
 	}
-	in.stats.done.Add(done)
 	for ; mi < len(p.marks); mi++ {
 		in.senderWM(p.from, p.marks[mi].wm)
 	}
 	if p.buf != nil {
 		in.s.pool.put(p.buf)
 	}
+	items := len(p.items) > 0
 	switch p.ctl {
 	case ctlTimer:
 		in.tick(time.Now())
 	case ctlEOS:
+		if items {
+			// The sender's last elements came with its end: the packet
+			// ends (Flush, outputs flushed) before the instance's input does.
+			in.endPacket(true)
+			items = false
+		}
 		in.senderEnd(p.from)
 	}
-	in.endPacket(len(p.items) > 0)
+	in.endPacket(items)
 	return ack{}, nil
 }
 
