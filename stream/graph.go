@@ -101,7 +101,7 @@ type Graph struct {
 	phase phase
 	nodes []*node
 	names map[string]bool
-	err   error // the first build error
+	err   error                // the first build error
 	pools map[reflect.Type]any // *bufPool[T] by T (poolOf)
 
 	rt     *actors.Runtime
