@@ -186,6 +186,9 @@ func (e *Emitter[T]) placeWM() {
 // Watermark is the watermark of this output.
 func (e *Emitter[T]) Watermark() int64 { return e.wm }
 
+// failure is where the failure of the sends since the last take is kept.
+func (e *Emitter[T]) failure() *error { return &e.err }
+
 // take returns and clears the failure of the sends since the last take.
 func (e *Emitter[T]) take() error {
 	err := e.err

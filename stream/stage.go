@@ -36,6 +36,9 @@ type Funcs[In, Out any] struct {
 	// at (the window stage's next window end): below it, and before the
 	// final watermark, Watermark is not called.
 	watermarkFrom func() int64
+	// elementRef, when set, is Element by reference (the window stage's:
+	// no copy of the element per call); it may emit only to side outputs.
+	elementRef func(c *Context, v *In) error
 }
 
 // StageOption configures a stage.
@@ -234,6 +237,7 @@ type instance[In, Out any] struct {
 	done      bool
 	finalSent bool     // the final watermark has been delivered
 	extra     []output // side outputs
+	extraErr  []*error // their failures (output.failure)
 
 	// chained (runs on its upstream's loop): how to fire its timers there
 	upFire func()
@@ -245,6 +249,7 @@ type output interface {
 	flush() error
 	end() error
 	take() error
+	failure() *error // where take's error is kept (outcome's cheap check)
 	tick(now time.Time)
 }
 
@@ -260,9 +265,11 @@ func (in *instance[In, Out]) init(g *Graph) {
 	}
 	in.ended = make([]bool, s.n.senders)
 	in.left = s.n.senders
-	in.extra = in.extra[:0]
+	in.extra, in.extraErr = in.extra[:0], in.extraErr[:0]
 	for _, side := range s.sides {
-		in.extra = append(in.extra, side(in.idx))
+		x := side(in.idx)
+		in.extra = append(in.extra, x)
+		in.extraErr = append(in.extraErr, x.failure())
 	}
 }
 
@@ -356,7 +363,13 @@ func (in *instance[In, Out]) elements(p packet[In], i, mi int, done *uint64) (ne
 			in.senderWM(p.from, p.marks[mi].wm)
 			mi++
 		}
-		if in.outcome(in.f.Element(&in.c, p.items[i], in.out)) {
+		var err error
+		if ref := in.f.elementRef; ref != nil {
+			err = ref(&in.c, &p.items[i])
+		} else {
+			err = in.f.Element(&in.c, p.items[i], in.out)
+		}
+		if in.outcome(err) {
 			*done++
 		}
 	}
@@ -366,6 +379,15 @@ func (in *instance[In, Out]) elements(p packet[In], i, mi int, done *uint64) (ne
 // outcome accounts for an element whose function returned err (or whose
 // emits failed) and reports whether it was handled.
 func (in *instance[In, Out]) outcome(err error) bool {
+	if err == nil && in.out.err == nil {
+		ok := true
+		for _, p := range in.extraErr {
+			ok = ok && *p == nil
+		}
+		if ok {
+			return true // (the common case, without a call per side output)
+		}
+	}
 	if in.out.err != nil && err == nil {
 		err = in.out.err
 	}
