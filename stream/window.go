@@ -42,6 +42,11 @@ type WindowSpec[T any, K comparable, A, R any] struct {
 	// than hashing the key. Two keys may share a slot (it is checked
 	// against the key), at the cost of the hashing.
 	Slot func(T) int
+	// Locate, when set, stands for Time, Key, Slot and Skip in one call
+	// by reference — the cheaper way where elements are large or many:
+	// an element's event time, key, slot (< 0: none) and whether to skip
+	// it. Time, Key, Slot and Skip are then not called (Time may be nil).
+	Locate func(v *T) (ts int64, key K, slot int, skip bool)
 }
 
 // MaxWindowSlot bounds WindowSpec.Slot: an element whose slot is out of
@@ -63,8 +68,8 @@ func (s *WindowSpec[T, K, A, R]) validate() error {
 		return fmt.Errorf("window size %d, want at least 1", s.Size)
 	case s.Slide < 0 || s.Slide > s.Size:
 		return fmt.Errorf("window slide %d, want 0 (tumbling) up to the size %d", s.Slide, s.Size)
-	case s.Time == nil || s.Add == nil || s.Result == nil:
-		return fmt.Errorf("a window needs Time, Add and Result")
+	case (s.Time == nil && s.Locate == nil) || s.Add == nil || s.Result == nil:
+		return fmt.Errorf("a window needs Time (or Locate), Add and Result")
 	}
 	return nil
 }
@@ -169,19 +174,33 @@ func (w *windower[T, K, A, R]) element(c *Context, v T, _ *Emitter[R]) error {
 
 // elementRef is element by reference, as the stage's loop calls it.
 func (w *windower[T, K, A, R]) elementRef(c *Context, vp *T) error {
-	if w.spec.Skip != nil && w.spec.Skip(*vp) {
-		w.late.Emit(c, Late[T]{Value: *vp, Watermark: c.wm, Skipped: true})
-		return nil
-	}
-	ts := w.spec.Time(*vp)
-	var key K
-	if w.spec.Key != nil {
-		key = w.spec.Key(*vp)
-	}
-	slot := -1
-	if w.spec.Slot != nil {
-		if slot = w.spec.Slot(*vp); slot < 0 || slot >= MaxWindowSlot {
+	var (
+		ts   int64
+		key  K
+		slot = -1
+	)
+	if loc := w.spec.Locate; loc != nil {
+		var skip bool
+		if ts, key, slot, skip = loc(vp); skip {
+			w.late.Emit(c, Late[T]{Value: *vp, Watermark: c.wm, Skipped: true})
+			return nil
+		}
+		if slot < 0 || slot >= MaxWindowSlot {
 			slot = -1
+		}
+	} else {
+		if w.spec.Skip != nil && w.spec.Skip(*vp) {
+			w.late.Emit(c, Late[T]{Value: *vp, Watermark: c.wm, Skipped: true})
+			return nil
+		}
+		ts = w.spec.Time(*vp)
+		if w.spec.Key != nil {
+			key = w.spec.Key(*vp)
+		}
+		if w.spec.Slot != nil {
+			if slot = w.spec.Slot(*vp); slot < 0 || slot >= MaxWindowSlot {
+				slot = -1
+			}
 		}
 	}
 	kw := w.lookup(key, slot)

@@ -193,6 +193,14 @@ func RunGraph(ctx context.Context, cfg Config, in io.Reader, out, rejects io.Wri
 		Key:  func(r Reading) *Sensor { return r.Sensor },
 		Slot: func(r Reading) int { return r.Sensor.ID },
 		Skip: func(r Reading) bool { return r.Reject != "" },
+		// Time, Key, Slot and Skip in one call by reference: the window
+		// stage calls it instead of those four.
+		Locate: func(r *Reading) (int64, *Sensor, int, bool) {
+			if r.Reject != "" {
+				return r.TS, nil, -1, true
+			}
+			return r.TS, r.Sensor, r.Sensor.ID, false
+		},
 		Add: func(a *agg, r Reading) {
 			v := r.V
 			if a.count == 0 {
