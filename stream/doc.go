@@ -33,6 +33,12 @@
 // per-key state) without locks. NewKernelStage makes an existing actors
 // ring kernel (a device kernel included) a stage.
 //
+// MapInPlace is a stage that changes its elements where they lie, a
+// packet at a time: its function gets a packet's elements as a slice and
+// transforms them in place, and where its output leads to one instance the
+// packet itself goes on (no call and no copy per element). Its function's
+// error or panic is the outcome of every element of the run it was given.
+//
 // Edges are typed: Connect(Outlet[T], Inlet[T]) does not compile when the
 // element types differ. An edge that would close a cycle is ErrCycle at
 // Connect and at Start. Routing: RoundRobin (the default), Broadcast, or
@@ -52,7 +58,10 @@
 // message each. A full downstream ring makes Emit wait — that is the
 // backpressure, from the sinks back to Source.Send — and nothing is
 // buffered beyond the rings (WithCapacity packets and as many of overflow
-// per instance) and each emitter's one pending packet per target.
+// per instance) and each emitter's one pending packet per target. A
+// packet's array is recycled once its receiver has handled it (one pool per
+// element type per graph); a sender's end of stream travels in its last
+// packet, with its last elements and watermark.
 //
 // # Operator chaining
 //

@@ -186,6 +186,9 @@ func (e *Emitter[T]) placeWM() {
 // Watermark is the watermark of this output.
 func (e *Emitter[T]) Watermark() int64 { return e.wm }
 
+// failure is where the failure of the sends since the last take is kept.
+func (e *Emitter[T]) failure() *error { return &e.err }
+
 // take returns and clears the failure of the sends since the last take.
 func (e *Emitter[T]) take() error {
 	err := e.err
@@ -195,16 +198,7 @@ func (e *Emitter[T]) take() error {
 
 // flush sends every pending packet.
 func (e *Emitter[T]) flush() error {
-	if e.wmPend {
-		e.placeWM()
-	}
-	if e.outN != 0 {
-		e.stats.out.Add(e.outN)
-		e.outN = 0
-	}
-	if e.timeOf != nil {
-		e.stats.wm.Store(e.wm)
-	}
+	e.settle()
 	var first error
 	for _, ed := range e.edges {
 		for _, t := range ed.targets {
@@ -218,10 +212,26 @@ func (e *Emitter[T]) flush() error {
 	return first
 }
 
-// end flushes and sends every downstream instance the end of this sender's
-// stream.
+// settle places the pending watermark and publishes the counts.
+func (e *Emitter[T]) settle() {
+	if e.wmPend {
+		e.placeWM()
+	}
+	if e.outN != 0 {
+		e.stats.out.Add(e.outN)
+		e.outN = 0
+	}
+	if e.timeOf != nil {
+		e.stats.wm.Store(e.wm)
+	}
+}
+
+// end sends every downstream instance the end of this sender's stream, in
+// the packet pending for it (one packet carries the last elements, the
+// last watermark and the end).
 func (e *Emitter[T]) end() error {
-	first := e.flush()
+	e.settle()
+	var first error
 	for _, ed := range e.edges {
 		for _, t := range ed.targets {
 			t.pend.ctl = ctlEOS

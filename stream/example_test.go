@@ -120,3 +120,37 @@ func ExampleStage_StartChain() {
 	// double chained: false
 	// out chained: true
 }
+
+// A stage that changes elements where they lie: its function gets each
+// packet's elements at once (here the three readings sent together), and
+// the packet goes on to the sink as it is.
+func ExampleMapInPlace() {
+	ctx := context.Background()
+	g := stream.New(stream.WithRuntimeOptions(actors.WithLogger(actors.DiscardLogger())))
+	src := stream.NewSource[reading](g, "readings")
+	calibrate := stream.MapInPlace(g, "calibrate", func(rs []reading) error {
+		fmt.Println("packet of", len(rs))
+		for i := range rs {
+			rs[i].V = rs[i].V*2 + 1
+		}
+		return nil
+	})
+	sink, ch := stream.ToChan[reading](g, "out", 16)
+	stream.Connect(src, calibrate)
+	stream.Connect(calibrate, sink)
+	if err := g.Start(ctx); err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer g.Stop(ctx)
+	src.SendAll(ctx, reading{"a", 1, 1}, reading{"b", 2, 2}, reading{"a", 3, 3})
+	g.Drain(ctx)
+	for r := range ch {
+		fmt.Println(r.Sensor, r.V)
+	}
+	// Output:
+	// packet of 3
+	// a 3
+	// b 5
+	// a 7
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/maphash"
 	"log/slog"
+	"reflect"
 	"sync"
 	"sync/atomic"
 
@@ -100,7 +101,8 @@ type Graph struct {
 	phase phase
 	nodes []*node
 	names map[string]bool
-	err   error // the first build error
+	err   error                // the first build error
+	pools map[reflect.Type]any // *bufPool[T] by T (poolOf)
 
 	rt     *actors.Runtime
 	ownRT  bool

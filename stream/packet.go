@@ -76,7 +76,10 @@ func typeName(t reflect.Type) string {
 	return t.String()
 }
 
-// bufPool recycles the backing arrays of packets of one element type.
+// bufPool recycles the backing arrays of packets of one element type. A
+// graph has one per element type (poolOf), shared by every stage whose input
+// is of that type, so that an array a stage passes on whole (MapInPlace)
+// comes back to the pool its sender takes from.
 type bufPool[T any] struct {
 	size int
 	p    sync.Pool
@@ -90,11 +93,30 @@ func (b *bufPool[T]) get() *[]T {
 	return &s
 }
 
+// put recycles s. Its old elements stay in the array until overwritten
+// (clearing a packet's array cost a few percent of a stream's CPU): what
+// they refer to is held a little longer, while the array waits in the pool,
+// which sync.Pool empties within two garbage collections when idle.
 func (b *bufPool[T]) put(s *[]T) {
 	if s == nil {
 		return
 	}
-	clear(*s) // drop references the elements held
 	*s = (*s)[:0]
 	b.p.Put(s)
+}
+
+// poolOf is g's packet pool of element type T.
+func poolOf[T any](g *Graph) *bufPool[T] {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	t := reflect.TypeFor[T]()
+	if p, ok := g.pools[t]; ok {
+		return p.(*bufPool[T])
+	}
+	p := &bufPool[T]{size: g.cfg.batch}
+	if g.pools == nil {
+		g.pools = map[reflect.Type]any{}
+	}
+	g.pools[t] = p
+	return p
 }

@@ -36,6 +36,9 @@ type Funcs[In, Out any] struct {
 	// at (the window stage's next window end): below it, and before the
 	// final watermark, Watermark is not called.
 	watermarkFrom func() int64
+	// elementRef, when set, is Element by reference (the window stage's:
+	// no copy of the element per call); it may emit only to side outputs.
+	elementRef func(c *Context, v *In) error
 }
 
 // StageOption configures a stage.
@@ -54,10 +57,13 @@ type Stage[In, Out any] struct {
 	n        *node
 	newFuncs func() Funcs[In, Out]
 	insts    []*instance[In, Out]
-	pool     bufPool[In]
+	pool     *bufPool[In] // the graph's pool of In (poolOf)
 	timeOf   func(Out) int64
 	lateness int64
 	sides    []func(i int) output // side outputs: their emitter of instance i
+	// inPlace handles a packet of a MapInPlace stage whole, when it can
+	// (false: element by element)
+	inPlace func(in *instance[In, Out], p *packet[In]) bool
 }
 
 // NewStage declares a stage. newFuncs runs once per instance, at Start: the
@@ -69,7 +75,7 @@ func NewStage[In, Out any](g *Graph, name string, newFuncs func() Funcs[In, Out]
 		opt(&o)
 	}
 	s := &Stage[In, Out]{n: &node{name: name, par: o.par, needsInput: true, loop: true}, newFuncs: newFuncs}
-	s.pool.size = g.cfg.batch
+	s.pool = poolOf[In](g)
 	g.add(s.n)
 	if newFuncs == nil {
 		g.mu.Lock()
@@ -161,7 +167,7 @@ func (s *Stage[In, Out]) emitters() []*Emitter[Out] {
 func (s *Stage[In, Out]) targets(from int32) []*target[In] {
 	ts := make([]*target[In], len(s.insts))
 	for i, in := range s.insts {
-		ts[i] = &target[In]{k: in.k, from: from, pool: &s.pool, stats: in.stats, name: s.n.name, inst: i}
+		ts[i] = &target[In]{k: in.k, from: from, pool: s.pool, stats: in.stats, name: s.n.name, inst: i}
 		if s.n.chained {
 			ts[i].direct = in
 		}
@@ -231,6 +237,7 @@ type instance[In, Out any] struct {
 	done      bool
 	finalSent bool     // the final watermark has been delivered
 	extra     []output // side outputs
+	extraErr  []*error // their failures (output.failure)
 
 	// chained (runs on its upstream's loop): how to fire its timers there
 	upFire func()
@@ -242,6 +249,7 @@ type output interface {
 	flush() error
 	end() error
 	take() error
+	failure() *error // where take's error is kept (outcome's cheap check)
 	tick(now time.Time)
 }
 
@@ -257,9 +265,11 @@ func (in *instance[In, Out]) init(g *Graph) {
 	}
 	in.ended = make([]bool, s.n.senders)
 	in.left = s.n.senders
-	in.extra = in.extra[:0]
+	in.extra, in.extraErr = in.extra[:0], in.extraErr[:0]
 	for _, side := range s.sides {
-		in.extra = append(in.extra, side(in.idx))
+		x := side(in.idx)
+		in.extra = append(in.extra, x)
+		in.extraErr = append(in.extraErr, x.failure())
 	}
 }
 
@@ -270,23 +280,34 @@ func (in *instance[In, Out]) handle(_ context.Context, p packet[In]) (ack, error
 		return ack{}, nil
 	}
 	mi, done := 0, uint64(0)
-	for i := 0; i < len(p.items); {
-		i, mi = in.elements(p, i, mi, &done)
+	if in.s.inPlace != nil && in.s.inPlace(in, &p) {
+		mi = len(p.marks) // a MapInPlace packet, handled whole
+	} else {
+		for i := 0; i < len(p.items); {
+			i, mi = in.elements(p, i, mi, &done)
+		}
+		in.stats.done.Add(done)
 	}
-	in.stats.done.Add(done)
 	for ; mi < len(p.marks); mi++ {
 		in.senderWM(p.from, p.marks[mi].wm)
 	}
 	if p.buf != nil {
 		in.s.pool.put(p.buf)
 	}
+	items := len(p.items) > 0
 	switch p.ctl {
 	case ctlTimer:
 		in.tick(time.Now())
 	case ctlEOS:
+		if items {
+			// The sender's last elements came with its end: the packet
+			// ends (Flush, outputs flushed) before the instance's input does.
+			in.endPacket(true)
+			items = false
+		}
 		in.senderEnd(p.from)
 	}
-	in.endPacket(len(p.items) > 0)
+	in.endPacket(items)
 	return ack{}, nil
 }
 
@@ -342,7 +363,13 @@ func (in *instance[In, Out]) elements(p packet[In], i, mi int, done *uint64) (ne
 			in.senderWM(p.from, p.marks[mi].wm)
 			mi++
 		}
-		if in.outcome(in.f.Element(&in.c, p.items[i], in.out)) {
+		var err error
+		if ref := in.f.elementRef; ref != nil {
+			err = ref(&in.c, &p.items[i])
+		} else {
+			err = in.f.Element(&in.c, p.items[i], in.out)
+		}
+		if in.outcome(err) {
 			*done++
 		}
 	}
@@ -352,6 +379,15 @@ func (in *instance[In, Out]) elements(p packet[In], i, mi int, done *uint64) (ne
 // outcome accounts for an element whose function returned err (or whose
 // emits failed) and reports whether it was handled.
 func (in *instance[In, Out]) outcome(err error) bool {
+	if err == nil && in.out.err == nil {
+		ok := true
+		for _, p := range in.extraErr {
+			ok = ok && *p == nil
+		}
+		if ok {
+			return true // (the common case, without a call per side output)
+		}
+	}
 	if in.out.err != nil && err == nil {
 		err = in.out.err
 	}

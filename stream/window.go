@@ -27,7 +27,8 @@ type WindowSpec[T any, K comparable, A, R any] struct {
 	Key func(T) K
 	// Add folds v into the window's accumulator (zero for a new window).
 	Add func(acc *A, v T)
-	// Result turns a closed window into the stage's output.
+	// Result turns a closed window into the stage's output. acc is the
+	// window's own only during the call (the stage reuses it).
 	Result func(key K, w Span, acc *A) R
 	// Order orders the keys of windows that close together, which are
 	// emitted by start, then key (nil: in no particular order of keys).
@@ -41,6 +42,11 @@ type WindowSpec[T any, K comparable, A, R any] struct {
 	// than hashing the key. Two keys may share a slot (it is checked
 	// against the key), at the cost of the hashing.
 	Slot func(T) int
+	// Locate, when set, stands for Time, Key, Slot and Skip in one call
+	// by reference — the cheaper way where elements are large or many:
+	// an element's event time, key, slot (< 0: none) and whether to skip
+	// it. Time, Key, Slot and Skip are then not called (Time may be nil).
+	Locate func(v *T) (ts int64, key K, slot int, skip bool)
 }
 
 // MaxWindowSlot bounds WindowSpec.Slot: an element whose slot is out of
@@ -62,8 +68,8 @@ func (s *WindowSpec[T, K, A, R]) validate() error {
 		return fmt.Errorf("window size %d, want at least 1", s.Size)
 	case s.Slide < 0 || s.Slide > s.Size:
 		return fmt.Errorf("window slide %d, want 0 (tumbling) up to the size %d", s.Slide, s.Size)
-	case s.Time == nil || s.Add == nil || s.Result == nil:
-		return fmt.Errorf("a window needs Time, Add and Result")
+	case (s.Time == nil && s.Locate == nil) || s.Add == nil || s.Result == nil:
+		return fmt.Errorf("a window needs Time (or Locate), Add and Result")
 	}
 	return nil
 }
@@ -79,7 +85,7 @@ func Window[T any, K comparable, A, R any](g *Graph, name string, spec WindowSpe
 			w.spec.Slide = w.spec.Size
 		}
 		w.tumbling = w.spec.Slide == w.spec.Size
-		return Funcs[T, R]{Element: w.element, Watermark: w.watermark, watermarkFrom: w.nextEnd}
+		return Funcs[T, R]{Element: w.element, Watermark: w.watermark, watermarkFrom: w.nextEnd, elementRef: w.elementRef}
 	}
 	if err := spec.validate(); err != nil {
 		g.mu.Lock()
@@ -143,6 +149,10 @@ type windower[T any, K comparable, A, R any] struct {
 	ends  winHeap[K, A]
 	late  *Side[Late[T]]
 	fired []*window[K, A]
+	// closed windows and key entries, for reuse: as many as were ever
+	// open at once at most
+	freeWins []*window[K, A]
+	freeKeys []*keyWindows[K, A]
 	// tumbling: each time lies in one window, so an element that falls in
 	// its key's current window goes there at once
 	tumbling bool
@@ -159,19 +169,38 @@ func (w *windower[T, K, A, R]) nextEnd() int64 {
 
 // element folds v into its open windows, or sends it to the side output.
 func (w *windower[T, K, A, R]) element(c *Context, v T, _ *Emitter[R]) error {
-	if w.spec.Skip != nil && w.spec.Skip(v) {
-		w.late.Emit(c, Late[T]{Value: v, Watermark: c.wm, Skipped: true})
-		return nil
-	}
-	ts := w.spec.Time(v)
-	var key K
-	if w.spec.Key != nil {
-		key = w.spec.Key(v)
-	}
-	slot := -1
-	if w.spec.Slot != nil {
-		if slot = w.spec.Slot(v); slot < 0 || slot >= MaxWindowSlot {
+	return w.elementRef(c, &v)
+}
+
+// elementRef is element by reference, as the stage's loop calls it.
+func (w *windower[T, K, A, R]) elementRef(c *Context, vp *T) error {
+	var (
+		ts   int64
+		key  K
+		slot = -1
+	)
+	if loc := w.spec.Locate; loc != nil {
+		var skip bool
+		if ts, key, slot, skip = loc(vp); skip {
+			w.late.Emit(c, Late[T]{Value: *vp, Watermark: c.wm, Skipped: true})
+			return nil
+		}
+		if slot < 0 || slot >= MaxWindowSlot {
 			slot = -1
+		}
+	} else {
+		if w.spec.Skip != nil && w.spec.Skip(*vp) {
+			w.late.Emit(c, Late[T]{Value: *vp, Watermark: c.wm, Skipped: true})
+			return nil
+		}
+		ts = w.spec.Time(*vp)
+		if w.spec.Key != nil {
+			key = w.spec.Key(*vp)
+		}
+		if w.spec.Slot != nil {
+			if slot = w.spec.Slot(*vp); slot < 0 || slot >= MaxWindowSlot {
+				slot = -1
+			}
 		}
 	}
 	kw := w.lookup(key, slot)
@@ -180,11 +209,12 @@ func (w *windower[T, K, A, R]) element(c *Context, v T, _ *Emitter[R]) error {
 		// open: what the loop below would find, without the search.
 		if kw != nil {
 			if cur := kw.cur; cur != nil && ts >= cur.span.Start && ts < cur.span.End && cur.span.End > c.wm && !cur.beyond {
-				w.spec.Add(&cur.acc, v)
+				w.spec.Add(&cur.acc, *vp)
 				return nil
 			}
 		}
 	}
+	v := *vp
 	size, slide := w.spec.Size, w.spec.Slide
 	last, ok := floorTo(ts, slide)
 	if !ok {
@@ -203,7 +233,8 @@ func (w *windower[T, K, A, R]) element(c *Context, v T, _ *Emitter[R]) error {
 			}
 			win := kw.find(s)
 			if win == nil {
-				win = &window[K, A]{key: key, span: Span{Start: s, End: end}, beyond: beyond}
+				win = w.newWindow()
+				win.key, win.span, win.beyond = key, Span{Start: s, End: end}, beyond
 				kw.wins = append(kw.wins, win)
 				heap.Push(&w.ends, win)
 			}
@@ -239,7 +270,13 @@ func (w *windower[T, K, A, R]) lookup(key K, slot int) *keyWindows[K, A] {
 
 // add makes key's (empty) open windows.
 func (w *windower[T, K, A, R]) add(key K, slot int) *keyWindows[K, A] {
-	kw := &keyWindows[K, A]{key: key, slot: -1}
+	var kw *keyWindows[K, A]
+	if n := len(w.freeKeys); n > 0 {
+		kw, w.freeKeys = w.freeKeys[n-1], w.freeKeys[:n-1]
+		kw.key, kw.slot = key, -1
+	} else {
+		kw = &keyWindows[K, A]{key: key, slot: -1}
+	}
 	w.open[key] = kw
 	if slot >= 0 {
 		w.place(kw, slot)
@@ -269,6 +306,9 @@ func (w *windower[T, K, A, R]) watermark(c *Context, wm int64, out *Emitter[R]) 
 			if kw.slot >= 0 && w.slots[kw.slot] == kw {
 				w.slots[kw.slot] = nil
 			}
+			var zero K
+			kw.key, kw.cur, kw.wins = zero, nil, kw.wins[:0]
+			w.freeKeys = append(w.freeKeys, kw)
 		}
 		w.fired = append(w.fired, win)
 	}
@@ -284,8 +324,20 @@ func (w *windower[T, K, A, R]) watermark(c *Context, wm int64, out *Emitter[R]) 
 	for i, win := range w.fired {
 		out.Emit(w.spec.Result(win.key, win.span, &win.acc))
 		w.fired[i] = nil
+		*win = window[K, A]{}
+		w.freeWins = append(w.freeWins, win)
 	}
 	return nil
+}
+
+// newWindow takes an empty window from the free list, or allocates one.
+func (w *windower[T, K, A, R]) newWindow() *window[K, A] {
+	if n := len(w.freeWins); n > 0 {
+		win := w.freeWins[n-1]
+		w.freeWins = w.freeWins[:n-1]
+		return win
+	}
+	return new(window[K, A])
 }
 
 // floorTo is floor(ts/step)·step, and false when it does not fit in an int64.

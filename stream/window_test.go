@@ -78,17 +78,22 @@ func TestTumblingWindowLateToSide(t *testing.T) {
 		size, slide, late int64
 		par               int
 		slot              func(word) int
+		locate            bool // Locate instead of Time, Key and Slot (Time nil)
 	}{
-		{"tumbling", 50, 0, 10, 1, nil},
-		{"tumbling-keyed-4", 50, 0, 10, 4, nil},
-		{"sliding", 60, 20, 5, 1, nil},
-		{"sliding-keyed-3", 60, 20, 30, 3, nil},
-		{"no-lateness", 40, 0, 0, 2, nil},
+		{"tumbling", 50, 0, 10, 1, nil, false},
+		{"tumbling-keyed-4", 50, 0, 10, 4, nil, false},
+		{"sliding", 60, 20, 5, 1, nil, false},
+		{"sliding-keyed-3", 60, 20, 30, 3, nil, false},
+		{"no-lateness", 40, 0, 0, 2, nil, false},
 		// Slot hints: one per key, shared by keys (checked against the
 		// key), out of range (ignored)
-		{"tumbling-slots", 50, 0, 10, 1, func(w word) int { return int(w.W[0] - 'a') }},
-		{"tumbling-shared-slots", 50, 0, 10, 2, func(w word) int { return int(w.W[0]-'a') % 2 }},
-		{"sliding-bad-slots", 60, 20, 5, 1, func(w word) int { return []int{-1, MaxWindowSlot, 3}[int(w.W[0]-'a')%3] }},
+		{"tumbling-slots", 50, 0, 10, 1, func(w word) int { return int(w.W[0] - 'a') }, false},
+		{"tumbling-shared-slots", 50, 0, 10, 2, func(w word) int { return int(w.W[0]-'a') % 2 }, false},
+		{"sliding-bad-slots", 60, 20, 5, 1, func(w word) int { return []int{-1, MaxWindowSlot, 3}[int(w.W[0]-'a')%3] }, false},
+		// Locate: the same four in one call by reference
+		{"tumbling-locate", 50, 0, 10, 2, nil, true},
+		{"tumbling-locate-slots", 50, 0, 10, 1, func(w word) int { return int(w.W[0] - 'a') }, true},
+		{"sliding-locate-bad-slots", 60, 20, 5, 3, func(w word) int { return []int{-1, MaxWindowSlot, 3}[int(w.W[0]-'a')%3] }, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := testCtx(t)
@@ -96,6 +101,17 @@ func TestTumblingWindowLateToSide(t *testing.T) {
 			src := NewSource[word](g, "words").EventTime(func(w word) int64 { return w.TS }, tc.late)
 			spec := countSpec(tc.size, tc.slide)
 			spec.Slot = tc.slot
+			if tc.locate {
+				slot := tc.slot
+				spec.Time, spec.Key, spec.Slot = nil, func(word) string { panic("Key called with Locate") }, nil
+				spec.Locate = func(w *word) (int64, string, int, bool) {
+					s := -1
+					if slot != nil {
+						s = slot(*w)
+					}
+					return w.TS, w.W, s, false
+				}
+			}
 			win, lateOut := Window(g, "count", spec, Parallelism(tc.par))
 			out, ch := ToChan[count](g, "out", 0)
 			lateSink, lateCh := ToChan[Late[word]](g, "late", 0)

@@ -10,7 +10,9 @@
 // (stream's operator chaining: they run on scale's loop and get its
 // packets by function call), so the graph works on two loops as the
 // channel pipeline works on its goroutines: parse's readings go into
-// scale's ring in packets of GraphBatch. The
+// scale's ring in packets of GraphBatch. scale is a stream.MapInPlace
+// stage: it scales each packet's readings where they lie, in one loop, and
+// the packet itself goes on to the window stage. The
 // window stage is the library's tumbling window (stream.Window); in
 // streaming mode scale's output declares event time (each row's timestamp)
 // and the lateness — scale passes the rows on one for one, in order, so the

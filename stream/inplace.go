@@ -1,0 +1,123 @@
+package stream
+
+import (
+	"fmt"
+	"math"
+	"runtime/debug"
+)
+
+// MapInPlace declares a stateless stage that changes elements where they
+// lie, a packet at a time: fn gets the elements of one input packet (a run
+// of up to WithBatch of them, in order) and transforms them in place; they
+// then go downstream, one output per input, in the same order, with the
+// input's watermarks between the same elements (or, with EventTime on the
+// stage, its own).
+//
+// It is Map without a function call and a copy per element: where the
+// stage's output leads to one instance (one edge, to a stage of
+// parallelism 1) the packet itself is passed on — its array travels on,
+// nothing is copied. With several targets (Broadcast, KeyBy, fan-out) the
+// elements are emitted one by one after fn, as Map would.
+//
+// fn's error, or its panic (ErrPanic), is the outcome of every element of
+// the run it was given: none of them goes downstream, and each is counted
+// failed. fn must not keep vs: its array belongs to the graph once fn
+// returns.
+func MapInPlace[T any](g *Graph, name string, fn func(vs []T) error, opts ...StageOption) *Stage[T, T] {
+	var f func() Funcs[T, T]
+	if fn != nil {
+		f = func() Funcs[T, T] {
+			var one [1]T
+			return Funcs[T, T]{Element: func(_ *Context, v T, out *Emitter[T]) error {
+				// An element on its own (a run of one): the packet path
+				// handles the others.
+				one[0] = v
+				err := fn(one[:])
+				if err == nil {
+					out.Emit(one[0])
+				}
+				clear(one[:])
+				return err
+			}}
+		}
+	}
+	s := NewStage(g, name, f, opts...)
+	if fn != nil {
+		s.inPlace = func(in *instance[T, T], p *packet[T]) bool { return in.packetInPlace(fn, p) }
+	}
+	return s
+}
+
+// packetInPlace handles packet p of a MapInPlace stage as a whole when its
+// output can take the packet over (one target, nothing pending for it, p
+// in a pooled array), and reports whether it did; when it did not, nothing
+// has happened and the packet goes element by element.
+func (in *instance[In, Out]) packetInPlace(fn func([]In) error, p *packet[In]) bool {
+	e, ok := any(in.out).(*Emitter[In])
+	if !ok {
+		return false
+	}
+	t := e.one
+	n := len(p.items)
+	if t == nil || t.pend.buf != nil || p.buf == nil || n == 0 || n > e.batch || e.err != nil {
+		return false
+	}
+	var pv any
+	err := func() (err error) {
+		defer func() {
+			if r := recover(); r != nil {
+				pv = r
+				err = fmt.Errorf("%w: %v\n%s", ErrPanic, r, debug.Stack())
+			}
+		}()
+		return fn(p.items)
+	}()
+	if err != nil {
+		// Every element of the run fails; the watermarks still advance.
+		for _, m := range p.marks {
+			in.senderWM(p.from, m.wm)
+		}
+		in.stats.failed.Add(uint64(n))
+		in.report(n, pv, err)
+		return true
+	}
+	// The output takes the array over: the elements are already in it, the
+	// pending packet grows over them one watermark at a time.
+	t.pend.buf, p.buf = p.buf, nil
+	items := p.items
+	t.items = items[:0]
+	mi := 0
+	for i := range items {
+		for mi < len(p.marks) && int(p.marks[mi].pos) <= i {
+			in.senderWM(p.from, p.marks[mi].wm)
+			mi++
+		}
+		if e.wmPend {
+			t.items = items[:i]
+			e.placeWM()
+		}
+		if e.timeOf != nil {
+			ts := e.timeOf(items[i])
+			if ts >= math.MinInt64+e.lateness && ts-e.lateness > e.wm {
+				e.advance(ts - e.lateness)
+			}
+		}
+	}
+	t.items = items
+	e.outN += uint64(n)
+	for ; mi < len(p.marks); mi++ {
+		in.senderWM(p.from, p.marks[mi].wm)
+	}
+	done := uint64(n)
+	if len(t.items) >= e.batch {
+		e.full(t)
+	}
+	if err := e.take(); err != nil {
+		// The send the last element completed failed: its outcome, as
+		// Emit's would be.
+		done--
+		in.failed(nil, err)
+	}
+	in.stats.done.Add(done)
+	return true
+}
