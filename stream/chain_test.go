@@ -65,20 +65,7 @@ func runChainGraph(t *testing.T, in []word, opts ...Option) chainRun {
 			t.Fatal(err)
 		}
 	}
-	if err := g.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	gotWins, gotLate := collect(ch), collect(lateCh)
-	for i := 0; i < len(in); i += 3 {
-		if err := src.SendAll(ctx, in[i:min(i+3, len(in))]...); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := g.Drain(ctx); err != nil {
-		t.Fatal(err)
-	}
-	r.wins, r.late = <-gotWins, <-gotLate
-	checkOutcomes(t, g)
+	r.wins, r.late = sendWindowed(t, ctx, g, src, ch, lateCh, in, 3)
 	r.stats = g.Stats()
 	r.chains = map[string]bool{}
 	for _, s := range r.stats {
@@ -148,19 +135,7 @@ func TestStartChain(t *testing.T) {
 	Connect(b, c)
 	Connect(c, p)
 	Connect(p, out)
-	if err := g.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	got := collect(ch)
-	for i := range 100 {
-		if err := src.Send(ctx, i); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := g.Drain(ctx); err != nil {
-		t.Fatal(err)
-	}
-	vals := <-got
+	vals := runInts(t, ctx, g, src, ch, 100)
 	slices.Sort(vals)
 	for i, v := range vals {
 		if v != (i+1)*2-1 {
@@ -355,18 +330,7 @@ func TestChainedStagePanics(t *testing.T) {
 	Connect(src, head)
 	Connect(head, boom)
 	Connect(boom, out)
-	if err := g.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	got := collect(ch)
-	for i := range 100 {
-		if err := src.Send(ctx, i); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := g.Drain(ctx); err != nil {
-		t.Fatal(err)
-	}
+	got := runInts(t, ctx, g, src, ch, 100)
 	var want []int
 	var panicked []int
 	for i := range 100 {
@@ -378,7 +342,7 @@ func TestChainedStagePanics(t *testing.T) {
 			}
 		}
 	}
-	if vals := <-got; !slices.Equal(vals, want) {
+	if vals := got; !slices.Equal(vals, want) {
 		t.Fatalf("%d outputs, want %d in order", len(vals), len(want))
 	}
 	slices.Sort(failed["boom"])
@@ -399,46 +363,4 @@ func TestChainedStagePanics(t *testing.T) {
 		}
 	}
 	checkOutcomes(t, g)
-}
-
-// TestStopWhileChainedStageBlocks: Stop while a chained sink waits on a
-// reader that never comes: the wait ends with ErrStopped as that element's
-// outcome, every admitted element gets one, and Stop returns.
-func TestStopWhileChainedStageBlocks(t *testing.T) {
-	ctx := testCtx(t)
-	g := newGraph(t, WithCapacity(2), WithBatch(2))
-	src := NewSource[int](g, "n")
-	head := Map(g, "head", func(v int) (int, error) { return v, nil })
-	out, _ := ToChan[int](g, "out", 0) // never read
-	Connect(src, head)
-	Connect(head, out)
-	if err := g.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	blocked := make(chan error, 1)
-	go func() {
-		for i := 0; ; i++ {
-			if err := src.Send(ctx, i); err != nil {
-				blocked <- err
-				return
-			}
-		}
-	}()
-	for g.Stats()[2].In == 0 {
-		time.Sleep(time.Millisecond) // polling a counter, not synchronising
-	}
-	if err := g.Stop(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if err := <-blocked; !errors.Is(err, ErrClosed) && !errors.Is(err, context.Canceled) && !errors.Is(err, ErrStopped) {
-		t.Fatalf("the blocked Send ended with %v", err)
-	}
-	s := g.Stats()[2]
-	if !s.Chained || s.In == 0 || s.Failed == 0 {
-		t.Fatalf("out: %+v, want chained, with its blocked element failed", s)
-	}
-	checkOutcomes(t, g)
-	if err := g.Err(); !errors.Is(err, ErrStopped) {
-		t.Fatalf("Err: %v, want ErrStopped", err)
-	}
 }

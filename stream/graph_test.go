@@ -178,19 +178,7 @@ func TestPanicMidStream(t *testing.T) {
 	out, ch := ToChan[int](g, "out", 0)
 	Connect(src, boom)
 	Connect(boom, out)
-	if err := g.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	got := collect(ch)
-	for i := range 200 {
-		if err := src.Send(ctx, i); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := g.Drain(ctx); err != nil {
-		t.Fatal(err)
-	}
-	vals := <-got
+	vals := runInts(t, ctx, g, src, ch, 200)
 	if len(vals) != 200+180 {
 		t.Fatalf("%d outputs, want 380", len(vals))
 	}
@@ -364,20 +352,9 @@ func TestBroadcastAndRoundRobin(t *testing.T) {
 	Connect(src, rr) // a second edge from the same source gets every element too
 	Connect(all, out)
 	Connect(rr, out)
-	if err := g.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	got := collect(ch)
-	for i := range 30 {
-		if err := src.Send(ctx, i); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := g.Drain(ctx); err != nil {
-		t.Fatal(err)
-	}
+	got := runInts(t, ctx, g, src, ch, 30)
 	per := map[string]int{}
-	for _, s := range <-got {
+	for _, s := range got {
 		per[s[:2]]++
 	}
 	want := map[string]int{"b0": 30, "b1": 30, "b2": 30, "r0": 10, "r1": 10, "r2": 10}
@@ -444,37 +421,53 @@ func TestProcessingTimeTimer(t *testing.T) {
 }
 
 // TestStopWithoutDrain: Stop with elements in flight and a sink nobody
-// reads: every admitted element gets an outcome, nothing leaks.
+// reads: every admitted element gets an outcome, nothing leaks. With
+// chaining the sink runs on its upstream's loop, blocked in an emit to a
+// reader that never comes: that wait ends with ErrStopped as the blocked
+// element's outcome, and Stop still returns.
 func TestStopWithoutDrain(t *testing.T) {
-	ctx := testCtx(t)
-	g := newGraph(t, WithCapacity(2), WithBatch(2))
-	src := NewSource[int](g, "n")
-	m := Map(g, "m", func(v int) (int, error) { return v, nil })
-	out, _ := ToChan[int](g, "out", 0)
-	Connect(src, m)
-	Connect(m, out)
-	if err := g.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	blocked := make(chan error, 1)
-	go func() {
-		for i := 0; ; i++ {
-			if err := src.Send(ctx, i); err != nil {
-				blocked <- err
+	for _, chained := range []bool{false, true} {
+		t.Run(fmt.Sprintf("chained=%v", chained), func(t *testing.T) {
+			ctx := testCtx(t)
+			g := newGraph(t, WithCapacity(2), WithBatch(2), WithChaining(chained))
+			src := NewSource[int](g, "n")
+			m := Map(g, "m", func(v int) (int, error) { return v, nil })
+			out, _ := ToChan[int](g, "out", 0) // never read
+			Connect(src, m)
+			Connect(m, out)
+			if err := g.Start(ctx); err != nil {
+				t.Fatal(err)
+			}
+			blocked := make(chan error, 1)
+			go func() {
+				for i := 0; ; i++ {
+					if err := src.Send(ctx, i); err != nil {
+						blocked <- err
+						return
+					}
+				}
+			}()
+			for g.Stats()[2].In == 0 {
+				time.Sleep(time.Millisecond) // polling a counter, not synchronising
+			}
+			if err := g.Stop(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if err := <-blocked; !errors.Is(err, ErrClosed) && !errors.Is(err, context.Canceled) && !errors.Is(err, ErrStopped) {
+				t.Fatalf("the blocked Send ended with %v", err)
+			}
+			checkOutcomes(t, g)
+			if !chained {
 				return
 			}
-		}
-	}()
-	for g.Stats()[2].In == 0 {
-		time.Sleep(time.Millisecond) // polling a counter, not synchronising
+			if s := g.Stats()[2]; !s.Chained || s.In == 0 || s.Failed == 0 {
+				t.Fatalf("out: %+v, want chained, with its blocked element failed", s)
+			}
+			if err := g.Err(); !errors.Is(err, ErrStopped) {
+				t.Fatalf("Err: %v, want ErrStopped", err)
+			}
+		})
 	}
-	if err := g.Stop(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if err := <-blocked; !errors.Is(err, ErrClosed) && !errors.Is(err, context.Canceled) && !errors.Is(err, ErrStopped) {
-		t.Logf("blocked Send ended with %v", err)
-	}
-	checkOutcomes(t, g)
 }
 
 // TestDrainRacesStop: Stop while a Drain waits on a sink nobody reads ends

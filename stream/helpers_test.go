@@ -71,3 +71,44 @@ func checkOutcomes(t *testing.T, g *Graph) {
 		}
 	}
 }
+
+// runInts starts g, sends 0..n-1 into src, drains g and returns what the
+// channel sink ch (the graph's output) received.
+func runInts[T any](t *testing.T, ctx context.Context, g *Graph, src *Source[int], ch <-chan T, n int) []T {
+	t.Helper()
+	if err := g.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	got := collect(ch)
+	for i := range n {
+		if err := src.Send(ctx, i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := g.Drain(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return <-got
+}
+
+// sendWindowed starts g, sends in into src step elements at a time, drains
+// g, checks that every admitted element has an outcome, and returns what
+// the window's output and late sinks (ch, lateCh) received.
+func sendWindowed(t *testing.T, ctx context.Context, g *Graph, src *Source[word], ch <-chan count, lateCh <-chan Late[word], in []word, step int) ([]count, []Late[word]) {
+	t.Helper()
+	if err := g.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	gotWins, gotLate := collect(ch), collect(lateCh)
+	for i := 0; i < len(in); i += step {
+		if err := src.SendAll(ctx, in[i:min(i+step, len(in))]...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := g.Drain(ctx); err != nil {
+		t.Fatal(err)
+	}
+	wins, late := <-gotWins, <-gotLate
+	checkOutcomes(t, g)
+	return wins, late
+}

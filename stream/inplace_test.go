@@ -69,20 +69,7 @@ func runInPlaceGraph(t *testing.T, in []word, v inPlaceVariant, opts ...Option) 
 			t.Fatal(err)
 		}
 	}
-	if err := g.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	gotWins, gotLate := collect(ch), collect(lateCh)
-	for i := 0; i < len(in); i += 37 {
-		if err := src.SendAll(ctx, in[i:min(i+37, len(in))]...); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := g.Drain(ctx); err != nil {
-		t.Fatal(err)
-	}
-	r.wins, r.late = <-gotWins, <-gotLate
-	checkOutcomes(t, g)
+	r.wins, r.late = sendWindowed(t, ctx, g, src, ch, lateCh, in, 37)
 	if err := g.Err(); err != nil {
 		t.Fatal(err)
 	}

@@ -70,19 +70,8 @@ func TestElementErrorIsItsOutcome(t *testing.T) {
 	sink, ch := ToChan[int](g, "out", 0)
 	Connect(src, even)
 	Connect(even, sink)
-	if err := g.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	got := collect(ch)
-	for i := range 100 {
-		if err := src.Send(ctx, i); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := g.Drain(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if out := <-got; len(out) != 50 {
+	got := runInts(t, ctx, g, src, ch, 100)
+	if out := got; len(out) != 50 {
 		t.Fatalf("%d outputs, want 50", len(out))
 	}
 	if failures.Load() != 50 {
