@@ -23,6 +23,7 @@ type inboxRig struct {
 	mu     sync.Mutex
 	order  []uint64
 	direct int
+	done   int // requests the inbox has been told about (handled or answered)
 	seen   chan struct{}
 }
 
@@ -36,6 +37,7 @@ func newInboxRig(t *testing.T) *inboxRig {
 		if w, ok := c.Message().(*messages.WireEnvelope); ok {
 			r.record(w.Id, false)
 			r.in.handled()
+			r.finished()
 		}
 	}))
 	pid, err := r.in.register(grain, "inbox-test")
@@ -53,6 +55,14 @@ func (r *inboxRig) record(id uint64, direct bool) {
 		r.direct++
 	}
 	r.mu.Unlock()
+}
+
+// finished counts a request whose end the inbox has been told about: only
+// then may a test count on the inbox's state after it.
+func (r *inboxRig) finished() {
+	r.mu.Lock()
+	r.done++
+	r.mu.Unlock()
 	r.seen <- struct{}{}
 }
 
@@ -61,6 +71,7 @@ func (r *inboxRig) record(id uint64, direct bool) {
 func (r *inboxRig) serve(w *messages.WireEnvelope, _ *actor.PID) {
 	r.record(w.Id, true)
 	r.in.answered()
+	r.finished()
 }
 
 func (r *inboxRig) send(ids ...uint64) {
@@ -69,13 +80,14 @@ func (r *inboxRig) send(ids ...uint64) {
 	}
 }
 
-// wait waits until n requests have been recorded in all.
+// wait waits until n requests have been recorded in all and the inbox told
+// about each one's end.
 func (r *inboxRig) wait(t *testing.T, n int) {
 	t.Helper()
 	timeout := time.After(10 * time.Second)
 	for {
 		r.mu.Lock()
-		got := len(r.order)
+		got := r.done
 		r.mu.Unlock()
 		if got >= n {
 			return
