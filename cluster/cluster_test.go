@@ -26,6 +26,7 @@ import (
 	"github.com/ringactor/ringactor/actors"
 	"github.com/ringactor/ringactor/cluster"
 	"github.com/ringactor/ringactor/gpu"
+	"github.com/ringactor/ringactor/internal/testproc"
 	"github.com/ringactor/ringactor/messages"
 )
 
@@ -92,12 +93,8 @@ var memberA, memberB *cluster.Member
 // protoActorLeaks are goroutines Proto.Actor leaves behind by design: its
 // throttlers run on tickers that are never stopped, and the test provider's
 // TTL loop ranges over a ticker channel that Stop does not close.
-var protoActorLeaks = []goleak.Option{
-	goleak.IgnoreTopFunction("github.com/asynkron/protoactor-go/cluster.NewGossipActor.NewThrottleWithLogger.func2.1"),
-	goleak.IgnoreTopFunction("github.com/asynkron/protoactor-go/cluster.(*Gossiper).StartGossiping.NewThrottle.func3.1"),
-	goleak.IgnoreTopFunction("github.com/asynkron/protoactor-go/actor.NewDeadLetter.NewThrottle.func4.1"),
-	goleak.IgnoreTopFunction("github.com/asynkron/protoactor-go/cluster/clusterproviders/test.(*Provider).startTtlReport.func1"),
-}
+var protoActorLeaks = append(testproc.ProtoActorThrottles(),
+	goleak.IgnoreTopFunction("github.com/asynkron/protoactor-go/cluster/clusterproviders/test.(*Provider).startTtlReport.func1"))
 
 func TestMain(m *testing.M) {
 	code := run(m)

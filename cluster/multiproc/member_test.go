@@ -17,6 +17,7 @@ import (
 	"github.com/ringactor/ringactor/actors"
 	"github.com/ringactor/ringactor/cluster"
 	"github.com/ringactor/ringactor/internal/demo"
+	"github.com/ringactor/ringactor/internal/testproc"
 	"github.com/ringactor/ringactor/messages"
 )
 
@@ -143,10 +144,6 @@ func runMember() int {
 // throttlers' tickers are never stopped; the etcd provider's keep-alive
 // loop sleeps before it sees the shutdown) and the goroutine that drains
 // this child's stdin.
-var protoActorLeaks = []goleak.Option{
-	goleak.IgnoreTopFunction("github.com/asynkron/protoactor-go/cluster.NewGossipActor.NewThrottleWithLogger.func2.1"),
-	goleak.IgnoreTopFunction("github.com/asynkron/protoactor-go/cluster.(*Gossiper).StartGossiping.NewThrottle.func3.1"),
-	goleak.IgnoreTopFunction("github.com/asynkron/protoactor-go/actor.NewDeadLetter.NewThrottle.func4.1"),
+var protoActorLeaks = append(testproc.ProtoActorThrottles(),
 	goleak.IgnoreAnyFunction("github.com/asynkron/protoactor-go/cluster/clusterproviders/etcd.(*Provider).keepAliveForever"),
-	goleak.IgnoreAnyFunction("github.com/ringactor/ringactor/cluster/multiproc.runMember.func1"),
-}
+	goleak.IgnoreAnyFunction("github.com/ringactor/ringactor/cluster/multiproc.runMember.func1"))

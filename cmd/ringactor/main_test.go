@@ -20,6 +20,7 @@ import (
 
 	"github.com/ringactor/ringactor/actors"
 	"github.com/ringactor/ringactor/internal/bench"
+	"github.com/ringactor/ringactor/internal/testproc"
 )
 
 // TestMain fails the package when a test leaves goroutines behind.
@@ -42,8 +43,7 @@ func TestMain(m *testing.M) {
 	// second after a dead letter; a short run can finish before it.
 	// Likewise the gossip throttle of an in-process member (the readiness
 	// test's) ends by itself after its interval.
-	goleak.VerifyTestMain(m, goleak.IgnoreTopFunction("github.com/asynkron/protoactor-go/actor.NewDeadLetter.NewThrottle.func4.1"),
-		goleak.IgnoreTopFunction("github.com/asynkron/protoactor-go/cluster.(*Gossiper).StartGossiping.NewThrottle.func3.1"))
+	goleak.VerifyTestMain(m, testproc.ProtoActorThrottles()...)
 }
 
 // testCtx is a context that ends with the test or after a minute.

@@ -15,15 +15,12 @@ import (
 
 	"github.com/ringactor/ringactor/actors"
 	"github.com/ringactor/ringactor/cluster"
+	"github.com/ringactor/ringactor/internal/testproc"
 )
 
 // protoActorLeaks are goroutines Proto.Actor leaves behind by design: its
 // throttlers run on tickers that are never stopped.
-var protoActorLeaks = []goleak.Option{
-	goleak.IgnoreTopFunction("github.com/asynkron/protoactor-go/cluster.NewGossipActor.NewThrottleWithLogger.func2.1"),
-	goleak.IgnoreTopFunction("github.com/asynkron/protoactor-go/cluster.(*Gossiper).StartGossiping.NewThrottle.func3.1"),
-	goleak.IgnoreTopFunction("github.com/asynkron/protoactor-go/actor.NewDeadLetter.NewThrottle.func4.1"),
-}
+var protoActorLeaks = testproc.ProtoActorThrottles()
 
 func TestRunClusterReportsBothPaths(t *testing.T) {
 	// Runs last: the members are closed by then.

@@ -24,9 +24,7 @@ func TestMain(m *testing.M) {
 	if args, ok := testproc.ChildArgs(); ok {
 		os.Exit(hostAccounts(args[0]))
 	}
-	goleak.VerifyTestMain(m,
-		goleak.IgnoreTopFunction("github.com/asynkron/protoactor-go/actor.NewDeadLetter.NewThrottle.func4.1"),
-		goleak.IgnoreTopFunction("github.com/asynkron/protoactor-go/cluster.(*Gossiper).StartGossiping.NewThrottle.func3.1"))
+	goleak.VerifyTestMain(m, testproc.ProtoActorThrottles()...)
 }
 
 // hostAccounts is the child: a member of the cluster name hosting the bank

@@ -28,9 +28,7 @@ func TestMain(m *testing.M) {
 		stop()
 		os.Exit(code)
 	}
-	goleak.VerifyTestMain(m,
-		goleak.IgnoreTopFunction("github.com/asynkron/protoactor-go/actor.NewDeadLetter.NewThrottle.func4.1"),
-		goleak.IgnoreTopFunction("github.com/asynkron/protoactor-go/cluster.(*Gossiper).StartGossiping.NewThrottle.func3.1"))
+	goleak.VerifyTestMain(m, testproc.ProtoActorThrottles()...)
 }
 
 // TestMemberServesAccounts runs the member program, sends it account
