@@ -99,6 +99,9 @@ func (in *instance[In, Out]) tick(now time.Time) {
 // tick sends each chained instance this emitter feeds a timer packet (with
 // what is pending for it).
 func (e *Emitter[T]) tick(time.Time) {
+	if e.open != openNone {
+		e.commit()
+	}
 	if e.wmPend {
 		e.placeWM()
 	}

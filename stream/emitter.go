@@ -26,6 +26,10 @@ type Emitter[T any] struct {
 	ctx   context.Context // what sends wait under (nil: the graph's)
 	err   error           // the first failed send since the last take
 
+	// the element Next handed out, until the next call (commit)
+	open    open
+	scratch T // where it lies when not in a packet
+
 	// event time assigned on this output (EventTime), and its watermark
 	timeOf   func(T) int64
 	lateness int64
@@ -63,6 +67,9 @@ func newEmitter[T any](g *Graph, st *instStats) *Emitter[T] {
 // Emit sends v downstream. A failure (the graph is stopping) is returned as
 // the outcome of the element being handled; the stage need not check it.
 func (e *Emitter[T]) Emit(v T) {
+	if e.open != openNone {
+		e.commit()
+	}
 	if e.err != nil {
 		return
 	}
@@ -104,6 +111,9 @@ func (e *Emitter[T]) Emit(v T) {
 // event time on this output, the elements are copied into the packets in
 // bulk. It does not keep vs.
 func (e *Emitter[T]) EmitAll(vs ...T) {
+	if e.open != openNone {
+		e.commit()
+	}
 	t := e.one
 	if t == nil || e.timeOf != nil {
 		for i := range vs {
@@ -184,13 +194,21 @@ func (e *Emitter[T]) placeWM() {
 }
 
 // Watermark is the watermark of this output.
-func (e *Emitter[T]) Watermark() int64 { return e.wm }
+func (e *Emitter[T]) Watermark() int64 {
+	if e.open != openNone {
+		e.commit()
+	}
+	return e.wm
+}
 
 // failure is where the failure of the sends since the last take is kept.
 func (e *Emitter[T]) failure() *error { return &e.err }
 
 // take returns and clears the failure of the sends since the last take.
 func (e *Emitter[T]) take() error {
+	if e.open != openNone {
+		e.commit()
+	}
 	err := e.err
 	e.err = nil
 	return err
@@ -214,6 +232,9 @@ func (e *Emitter[T]) flush() error {
 
 // settle places the pending watermark and publishes the counts.
 func (e *Emitter[T]) settle() {
+	if e.open != openNone {
+		e.commit()
+	}
 	if e.wmPend {
 		e.placeWM()
 	}

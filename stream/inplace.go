@@ -59,7 +59,7 @@ func (in *instance[In, Out]) packetInPlace(fn func([]In) error, p *packet[In]) b
 	}
 	t := e.one
 	n := len(p.items)
-	if t == nil || t.pend.buf != nil || p.buf == nil || n == 0 || n > e.batch || e.err != nil {
+	if t == nil || e.open != openNone || t.pend.buf != nil || p.buf == nil || n == 0 || n > e.batch || e.err != nil {
 		return false
 	}
 	var pv any

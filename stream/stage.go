@@ -39,6 +39,14 @@ type Funcs[In, Out any] struct {
 	// elementRef, when set, is Element by reference (the window stage's:
 	// no copy of the element per call); it may emit only to side outputs.
 	elementRef func(c *Context, v *In) error
+	// run, when set, handles a run of elements with no watermark between
+	// them in one call (the window stage's), as elementRef would each of
+	// them: it sets *at to the index of the element it is at before it
+	// handles it, and returns len(vs) when all of them were handled, or
+	// the index of the first one that was not and that element's error
+	// (nil when it is a side output's failed send, for outcome to find).
+	// Elements before the returned index were handled.
+	run func(c *Context, vs []In, at *int) (int, error)
 }
 
 // StageOption configures a stage.
@@ -352,12 +360,21 @@ func (in *instance[In, Out]) publish() {
 // panic, which fails that element; it returns where to go on. An element's
 // error or panic is its outcome; done counts the others.
 func (in *instance[In, Out]) elements(p packet[In], i, mi int, done *uint64) (next, nextMark int) {
+	at := -1 // in a run: the index in it of the element being handled
 	defer func() {
 		if pv := recover(); pv != nil {
+			if at >= 0 { // the run's elements before it were handled
+				*done += uint64(at)
+				i += at
+			}
 			in.failed(pv, fmt.Errorf("%w: %v\n%s", ErrPanic, pv, debug.Stack()))
 			next, nextMark = i+1, mi
 		}
 	}()
+	if in.f.run != nil {
+		in.runs(p, &i, &mi, done, &at)
+		return i, mi
+	}
 	for ; i < len(p.items); i++ {
 		for mi < len(p.marks) && int(p.marks[mi].pos) <= i {
 			in.senderWM(p.from, p.marks[mi].wm)
@@ -376,9 +393,69 @@ func (in *instance[In, Out]) elements(p packet[In], i, mi int, done *uint64) (ne
 	return i, mi
 }
 
+// runs is elements for a stage with a run function: the elements between
+// two watermarks go to it in one call. *i and *mi are kept up to date, and
+// *at is the index in the run of the element being handled (-1: not in a
+// run), for elements' recover to find the element that panicked.
+func (in *instance[In, Out]) runs(p packet[In], i, mi *int, done *uint64, at *int) {
+	for *i < len(p.items) {
+		for *mi < len(p.marks) && int(p.marks[*mi].pos) <= *i {
+			in.senderWM(p.from, p.marks[*mi].wm)
+			*mi++
+		}
+		if !in.clean() {
+			// A failure is pending (a send of Watermark's): the next
+			// element's outcome, as elements would make it.
+			var err error
+			if ref := in.f.elementRef; ref != nil {
+				err = ref(&in.c, &p.items[*i])
+			} else {
+				err = in.f.Element(&in.c, p.items[*i], in.out)
+			}
+			if in.outcome(err) {
+				*done++
+			}
+			*i++
+			continue
+		}
+		end := len(p.items)
+		if *mi < len(p.marks) {
+			end = int(p.marks[*mi].pos)
+		}
+		*at = 0
+		n, err := in.f.run(&in.c, p.items[*i:end], at)
+		*at = -1
+		*done += uint64(n)
+		*i += n
+		if *i < end {
+			if in.outcome(err) {
+				*done++
+			}
+			*i++
+		}
+	}
+}
+
+// clean reports whether no send of the instance's outputs has failed since
+// the last outcome.
+func (in *instance[In, Out]) clean() bool {
+	if in.out.err != nil || in.out.open != openNone {
+		return false
+	}
+	for _, p := range in.extraErr {
+		if *p != nil {
+			return false
+		}
+	}
+	return true
+}
+
 // outcome accounts for an element whose function returned err (or whose
 // emits failed) and reports whether it was handled.
 func (in *instance[In, Out]) outcome(err error) bool {
+	if in.out.open != openNone {
+		in.out.commit() // (the element Next handed out is sent now: its send's failure is this element's)
+	}
 	if err == nil && in.out.err == nil {
 		ok := true
 		for _, p := range in.extraErr {

@@ -85,7 +85,7 @@ func Window[T any, K comparable, A, R any](g *Graph, name string, spec WindowSpe
 			w.spec.Slide = w.spec.Size
 		}
 		w.tumbling = w.spec.Slide == w.spec.Size
-		return Funcs[T, R]{Element: w.element, Watermark: w.watermark, watermarkFrom: w.nextEnd, elementRef: w.elementRef}
+		return Funcs[T, R]{Element: w.element, Watermark: w.watermark, watermarkFrom: w.nextEnd, elementRef: w.elementRef, run: w.run}
 	}
 	if err := spec.validate(); err != nil {
 		g.mu.Lock()
@@ -174,35 +174,90 @@ func (w *windower[T, K, A, R]) element(c *Context, v T, _ *Emitter[R]) error {
 
 // elementRef is element by reference, as the stage's loop calls it.
 func (w *windower[T, K, A, R]) elementRef(c *Context, vp *T) error {
-	var (
-		ts   int64
-		key  K
-		slot = -1
-	)
+	ts, key, slot, skip := w.locate(vp)
+	if skip {
+		w.late.Emit(c, Late[T]{Value: *vp, Watermark: c.wm, Skipped: true})
+		return nil
+	}
+	return w.fold(c, vp, ts, key, slot)
+}
+
+// run is elementRef over a run of elements with no watermark between
+// them (Funcs.run): one call for the run, with what elementRef does per
+// element that does not change within it hoisted out of the loop. It stops
+// after an element whose error is not nil or whose side output's send
+// failed, and returns its index.
+func (w *windower[T, K, A, R]) run(c *Context, vs []T, at *int) (int, error) {
+	lateErr := w.lateErr(c)
+	wm := c.wm
+	tumbling := w.tumbling
+	add := w.spec.Add
+	for j := range vs {
+		*at = j
+		vp := &vs[j]
+		ts, key, slot, skip := w.locate(vp)
+		if skip {
+			w.late.Emit(c, Late[T]{Value: *vp, Watermark: wm, Skipped: true})
+			if *lateErr != nil {
+				return j, nil
+			}
+			continue
+		}
+		if tumbling {
+			// As in fold: the key's current window, found by its slot.
+			if slot >= 0 && slot < len(w.slots) {
+				if kw := w.slots[slot]; kw != nil && kw.key == key {
+					if cur := kw.cur; cur != nil && ts >= cur.span.Start && ts < cur.span.End && cur.span.End > wm && !cur.beyond {
+						add(&cur.acc, *vp)
+						continue
+					}
+				}
+			}
+		}
+		if err := w.fold(c, vp, ts, key, slot); err != nil || *lateErr != nil {
+			return j, err
+		}
+	}
+	return len(vs), nil
+}
+
+// lateErr is where the failure of the side output's sends from c's
+// instance is kept.
+func (w *windower[T, K, A, R]) lateErr(c *Context) *error {
+	return w.late.ems[c.instance].failure()
+}
+
+// locate is an element's event time, key, slot (-1: none) and whether the
+// stage passes it by (WindowSpec.Skip).
+func (w *windower[T, K, A, R]) locate(vp *T) (ts int64, key K, slot int, skip bool) {
+	slot = -1
 	if loc := w.spec.Locate; loc != nil {
-		var skip bool
 		if ts, key, slot, skip = loc(vp); skip {
-			w.late.Emit(c, Late[T]{Value: *vp, Watermark: c.wm, Skipped: true})
-			return nil
+			return ts, key, slot, true
 		}
 		if slot < 0 || slot >= MaxWindowSlot {
 			slot = -1
 		}
-	} else {
-		if w.spec.Skip != nil && w.spec.Skip(*vp) {
-			w.late.Emit(c, Late[T]{Value: *vp, Watermark: c.wm, Skipped: true})
-			return nil
-		}
-		ts = w.spec.Time(*vp)
-		if w.spec.Key != nil {
-			key = w.spec.Key(*vp)
-		}
-		if w.spec.Slot != nil {
-			if slot = w.spec.Slot(*vp); slot < 0 || slot >= MaxWindowSlot {
-				slot = -1
-			}
+		return ts, key, slot, false
+	}
+	if w.spec.Skip != nil && w.spec.Skip(*vp) {
+		return 0, key, -1, true
+	}
+	ts = w.spec.Time(*vp)
+	if w.spec.Key != nil {
+		key = w.spec.Key(*vp)
+	}
+	if w.spec.Slot != nil {
+		if slot = w.spec.Slot(*vp); slot < 0 || slot >= MaxWindowSlot {
+			slot = -1
 		}
 	}
+	return ts, key, slot, false
+}
+
+// fold folds *vp, of event time ts and key key (in slot slot), into its
+// open windows, or sends it to the side output when they have all closed.
+func (w *windower[T, K, A, R]) fold(c *Context, vp *T, ts int64, key K, slot int) error {
 	kw := w.lookup(key, slot)
 	if w.tumbling {
 		// The key's current window, when v falls in it and it is still

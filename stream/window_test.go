@@ -3,7 +3,10 @@ package stream
 import (
 	"cmp"
 	"errors"
+	"fmt"
+	"math"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"testing"
 )
@@ -272,4 +275,85 @@ func TestPanicAndDrainWithWindowsOpen(t *testing.T) {
 		t.Fatalf("%d panics, want %d", panics.Load(), len(in)-len(kept))
 	}
 	checkOutcomes(t, g)
+}
+
+// TestWindowAddPanicsMidRun: a window whose Add panics on some elements,
+// fed packets of many elements between watermarks (the stage handles such
+// a run in one call): each panicking element fails alone — its outcome,
+// with the panic value — and every other element of its run is windowed,
+// with chaining on and off.
+func TestWindowAddPanicsMidRun(t *testing.T) {
+	for _, chained := range []bool{false, true} {
+		t.Run(fmt.Sprintf("chained=%v", chained), func(t *testing.T) {
+			ctx := testCtx(t)
+			var mu sync.Mutex
+			var panicked []int64
+			g := newGraph(t, WithBatch(32), WithChaining(chained), WithErrorHandler(func(e *StageError) {
+				if errors.Is(e, ErrPanic) && e.Elements == 1 {
+					mu.Lock()
+					panicked = append(panicked, e.Panic.(int64))
+					mu.Unlock()
+				}
+			}))
+			const lateness = 40
+			src := NewSource[word](g, "words").EventTime(func(w word) int64 { return w.TS }, lateness)
+			spec := countSpec(50, 0)
+			spec.Add = func(n *int, w word) {
+				if w.TS%13 == 0 {
+					panic(w.TS)
+				}
+				*n++
+			}
+			win, lateOut := Window(g, "count", spec)
+			out, ch := ToChan[count](g, "out", 0)
+			lateSink, lateCh := ToChan[Late[word]](g, "late", 0)
+			if err := errors.Join(Connect(src, win), Connect(win, out), Connect(lateOut, lateSink)); err != nil {
+				t.Fatal(err)
+			}
+			in := words(3000, []string{"a", "b", "c"})
+			wins, late := sendWindowed(t, ctx, g, src, ch, lateCh, in, 200)
+			// The reference: as reference, with the panicking words counted
+			// nowhere (they still move the watermark).
+			open := map[count]int{}
+			wm := int64(math.MinInt64)
+			var wantLate int
+			var wantPanics []int64
+			for _, w := range in {
+				start, _ := floorTo(w.TS, 50)
+				switch {
+				case start+50 <= wm:
+					wantLate++
+				case w.TS%13 == 0:
+					wantPanics = append(wantPanics, w.TS)
+				default:
+					open[count{Key: w.W, Start: start}]++
+				}
+				wm = max(wm, w.TS-lateness)
+			}
+			var want []count
+			for k, n := range open {
+				want = append(want, count{Key: k.Key, Start: k.Start, N: n})
+			}
+			slices.SortFunc(want, byStartKey)
+			slices.SortFunc(wins, byStartKey)
+			if !slices.Equal(wins, want) {
+				t.Fatalf("%d windows, want %d", len(wins), len(want))
+			}
+			if len(late) != wantLate {
+				t.Fatalf("%d late, want %d", len(late), wantLate)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			slices.Sort(panicked)
+			slices.Sort(wantPanics)
+			if !slices.Equal(panicked, wantPanics) || len(wantPanics) < 10 {
+				t.Fatalf("panicked on %v, want %v", panicked, wantPanics)
+			}
+			for _, s := range g.Stats() {
+				if s.Stage == "count" && (s.Failed != uint64(len(wantPanics)) || s.Done != uint64(len(in)-len(wantPanics))) {
+					t.Fatalf("count: %+v, want %d failed", s, len(wantPanics))
+				}
+			}
+		})
+	}
 }

@@ -95,8 +95,8 @@ type GraphOptions struct {
 //
 // scale's output carries event time in streaming mode (the watermark is the
 // newest timestamp minus the lateness; a ScaleStage must pass the readings
-// on one for one, in order), parse emits each chunk's readings at once
-// (Emitter.EmitAll), window is the library's tumbling window
+// on one for one, in order), parse writes each reading in place in the
+// packet that carries it (Emitter.Next), window is the library's tumbling window
 // stage (stream.Window) whose side output carries the late rows and, in line
 // order with them, the rows parse rejected. parse runs on a loop of its
 // own; scale starts a second one (Stage.StartChain), on which window and
@@ -165,10 +165,10 @@ func RunGraph(ctx context.Context, cfg Config, in io.Reader, out, rejects io.Wri
 			return nil
 		}
 		scratch.NewNames = scratch.NewNames[:0]
-		ps.readings = ps.readings[:0]
+		ps.out = out // each reading is written in place in the packet (Emitter.Next)
 		ps.parse(c.Data, c.Line, &scratch)
+		ps.out = nil
 		p.putChunk(c.buf)
-		out.EmitAll(ps.readings...) // (the readings left behind hold interned sensors and reasons: one chunk's worth)
 		return nil
 	})
 	if scaleFn == nil {

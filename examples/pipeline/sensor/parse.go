@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/ringactor/ringactor/actors"
+	"github.com/ringactor/ringactor/stream"
 )
 
 // Header is the optional first line of the input.
@@ -26,11 +27,11 @@ type parser struct {
 	names   []string  // by id
 	sensors []*Sensor // by id, when asReadings is set
 	started bool      // a non-blank line has been seen: no header from now on
-	// asReadings makes each row and reject a Reading appended to
-	// readings, in line order, instead of a row or reject of the batch (the
-	// stream graph's parse stage).
+	// asReadings makes each row and reject a Reading emitted to out, in
+	// line order, written in place (Emitter.Next), instead of a row or
+	// reject of the batch (the stream graph's parse stage).
 	asReadings bool
-	readings   []Reading
+	out        *stream.Emitter[Reading]
 	stats      Stats
 
 	// splitQuoted's buffers: the unquoted fields' bytes, where each ends,
@@ -195,7 +196,8 @@ func (p *parser) row(b *Batch, n int64, name, tsField []byte, ts int64, vField [
 		p.stats.Sensors++
 	}
 	if p.asReadings {
-		p.readings = append(p.readings, Reading{TS: ts, V: v, Line: n, Sensor: p.sensors[id]})
+		r := p.out.Next()
+		r.TS, r.V, r.Line, r.Sensor = ts, v, n, p.sensors[id]
 		return
 	}
 	b.Rows = append(b.Rows, Row{TS: ts, V: v, Line: n, Sensor: id})
@@ -285,7 +287,8 @@ func quote(s string) string {
 func (p *parser) reject(b *Batch, n int64, reason string) {
 	p.stats.Rejected++
 	if p.asReadings {
-		p.readings = append(p.readings, Reading{TS: math.MinInt64, Line: n, Reject: reason})
+		r := p.out.Next()
+		r.TS, r.Line, r.Reject = math.MinInt64, n, reason
 		return
 	}
 	b.Rejects = append(b.Rejects, Reject{Line: n, Reason: reason})
