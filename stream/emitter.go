@@ -172,6 +172,9 @@ func (e *Emitter[T]) full(t *target[T]) {
 // packets when the next element is emitted or the packets are sent, so a
 // run of advances with no element between them costs one mark (the last).
 func (e *Emitter[T]) advance(wm int64) {
+	if e.open != openNone {
+		e.commit() // the mark goes after the element Next handed out
+	}
 	e.wm = wm
 	e.wmPend = true
 }

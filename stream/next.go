@@ -13,6 +13,23 @@ package stream
 // several targets or event time, it is then copied in as Emit would). The
 // pointer is not valid after that.
 func (e *Emitter[T]) Next() *T {
+	// The common case, small enough to inline: the element before was
+	// written in the packet too, and there is room for this one.
+	// (While a slot is open in the packet nothing else touches the
+	// emitter, and next caps the packet's items at the batch size.)
+	if t := e.one; e.open == openPacket && len(t.items) < cap(t.items) {
+		n := len(t.items)
+		t.items = t.items[:n+1]
+		var zero T
+		t.items[n] = zero
+		e.outN++
+		return &t.items[n]
+	}
+	return e.next()
+}
+
+// next is Next's general case.
+func (e *Emitter[T]) next() *T {
 	switch e.open {
 	case openNone:
 	case openPacket: // commit's, without the call
@@ -38,6 +55,9 @@ func (e *Emitter[T]) Next() *T {
 			t.items[n] = zero
 		} else {
 			t.items = append(t.items, zero)
+		}
+		if c := cap(t.items); c > e.batch {
+			t.items = t.items[:n+1 : max(e.batch, n+1)]
 		}
 		e.outN++
 		e.open = openPacket

@@ -9,6 +9,8 @@ import (
 
 	"github.com/ringactor/ringactor/actors"
 	"github.com/ringactor/ringactor/examples/pipeline/sensor"
+	"github.com/ringactor/ringactor/gpu/ring"
+	"github.com/ringactor/ringactor/stream"
 )
 
 // benchStreamInput is the stream measure's input and configuration.
@@ -86,4 +88,57 @@ func BenchmarkStreamGraphBatch(b *testing.B) {
 			b.ReportMetric(float64(processCPU()-cpu0)/float64(b.N)/1e6, "cpu-ms/op")
 		})
 	}
+}
+
+// BenchmarkStreamGraphWait runs the graph with several idle strategies of
+// its loops (stream.WithWaitStrategy): how many yields before parking.
+func BenchmarkStreamGraphWait(b *testing.B) {
+	const rows = 300_000
+	data, cfg := benchStreamInput(b, rows)
+	ctx := context.Background()
+	rt, err := actors.NewRuntime(actors.WithLogger(actors.DiscardLogger()))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() { _ = rt.Close(ctx) }()
+	for _, y := range []int{0, 8, 128} {
+		b.Run(fmt.Sprint(y), func(b *testing.B) {
+			cpu0 := processCPU()
+			o := sensor.GraphOptions{Runtime: rt, Stream: []stream.Option{stream.WithWaitStrategy(ring.WaitStrategy{Yields: y})}}
+			for b.Loop() {
+				if _, err := sensor.RunGraph(ctx, cfg, bytes.NewReader(data), io.Discard, io.Discard, o); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(rows)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+			b.ReportMetric(float64(processCPU()-cpu0)/float64(b.N)/1e6, "cpu-ms/op")
+		})
+	}
+}
+
+// BenchmarkStreamGraphFixed runs the graph and the channel pipeline over a
+// tiny input: what a run costs besides its rows (launching and stopping).
+func BenchmarkStreamGraphFixed(b *testing.B) {
+	const rows = 1000
+	data, cfg := benchStreamInput(b, rows)
+	ctx := context.Background()
+	rt, err := actors.NewRuntime(actors.WithLogger(actors.DiscardLogger()))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() { _ = rt.Close(ctx) }()
+	b.Run("graph", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := sensor.RunIn(ctx, rt, cfg, bytes.NewReader(data), io.Discard, io.Discard); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("channels", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := sensor.RunChannels(ctx, cfg, bytes.NewReader(data), io.Discard, io.Discard); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }
