@@ -57,7 +57,7 @@ func (e *Emitter[T]) next() *T {
 			t.items = append(t.items, zero)
 		}
 		if c := cap(t.items); c > e.batch {
-			t.items = t.items[:n+1 : max(e.batch, n+1)]
+			t.items = t.items[: n+1 : max(e.batch, n+1)]
 		}
 		e.outN++
 		e.open = openPacket
