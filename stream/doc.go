@@ -25,8 +25,10 @@
 //
 // A stage's functions (Funcs) get each input element and an Emitter: Emit
 // zero or more outputs (EmitAll a slice of them: to a single downstream
-// instance it copies them into the packets in bulk, the cheaper way for a
-// stage that produces many outputs at once, such as a parser of chunks). Timer runs for processing-time timers set with
+// instance it copies them into the packets in bulk; Next hands out the next
+// output's slot to write in place — in the pending packet itself where the
+// output feeds one instance — the cheaper way for a stage that builds many
+// outputs one at a time, such as a parser of chunks). Timer runs for processing-time timers set with
 // Context.SetTimer, Watermark when event time advances, Flush after each
 // packet, Drain once at the end of the stream. They all run on the
 // instance's loop, one at a time, so a stage keeps state (KeyedState for
@@ -88,7 +90,8 @@
 // longer counts), and math.MaxInt64 once they have all ended. Window is a
 // keyed tumbling or sliding window stage on it: a window closes when the
 // watermark reaches its end, and an element whose windows have all closed
-// goes to the side output (Late) instead. An output's watermark is passed
+// goes to the side output (Late) instead; the window stage takes the
+// elements between two watermarks in one call. An output's watermark is passed
 // on with the next element emitted or packet sent, so consecutive advances
 // with no element between them reach the downstream stage as one, and
 // Watermark is called once for them.

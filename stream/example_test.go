@@ -154,3 +154,40 @@ func ExampleMapInPlace() {
 	// b 5
 	// a 7
 }
+
+type point struct{ X, Y int }
+
+// A stage that writes its outputs in place with Next: each slot comes
+// zeroed, in the pending packet itself where the output feeds one
+// instance, and is filled before the next call to the emitter.
+func ExampleEmitter_Next() {
+	ctx := context.Background()
+	g := stream.New(stream.WithRuntimeOptions(actors.WithLogger(actors.DiscardLogger())))
+	src := stream.NewSource[int](g, "n")
+	grid := stream.FlatMap(g, "grid", func(n int, out *stream.Emitter[point]) error {
+		for x := range n {
+			p := out.Next()
+			p.X, p.Y = x, n // fields not written stay zero
+		}
+		return nil
+	})
+	sink, ch := stream.ToChan[point](g, "out", 16)
+	stream.Connect(src, grid)
+	stream.Connect(grid, sink)
+	if err := g.Start(ctx); err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer g.Stop(ctx)
+	src.SendAll(ctx, 2, 3)
+	g.Drain(ctx)
+	for p := range ch {
+		fmt.Println(p)
+	}
+	// Output:
+	// {0 2}
+	// {1 2}
+	// {0 3}
+	// {1 3}
+	// {2 3}
+}

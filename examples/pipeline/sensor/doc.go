@@ -9,8 +9,9 @@
 // (Stage.StartChain), and window and the two sinks are chained to it
 // (stream's operator chaining: they run on scale's loop and get its
 // packets by function call), so the graph works on two loops as the
-// channel pipeline works on its goroutines: parse's readings go into
-// scale's ring in packets of GraphBatch. scale is a stream.MapInPlace
+// channel pipeline works on its goroutines: parse writes each reading in
+// place in the packet that carries it (stream.Emitter.Next: no copy), and
+// the packets, GraphBatch readings each, go into scale's ring. scale is a stream.MapInPlace
 // stage: it scales each packet's readings where they lie, in one loop, and
 // the packet itself goes on to the window stage. The
 // window stage is the library's tumbling window (stream.Window); in
