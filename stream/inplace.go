@@ -43,24 +43,25 @@ func MapInPlace[T any](g *Graph, name string, fn func(vs []T) error, opts ...Sta
 	}
 	s := NewStage(g, name, f, opts...)
 	if fn != nil {
-		s.inPlace = func(in *instance[T, T], p *packet[T]) bool { return in.packetInPlace(fn, p) }
+		s.inPlace = func(in *instance[T, T], p packet[T]) (bool, bool) { return in.packetInPlace(fn, p) }
 	}
 	return s
 }
 
 // packetInPlace handles packet p of a MapInPlace stage as a whole when its
 // output can take the packet over (one target, nothing pending for it, p
-// in a pooled array), and reports whether it did; when it did not, nothing
-// has happened and the packet goes element by element.
-func (in *instance[In, Out]) packetInPlace(fn func([]In) error, p *packet[In]) bool {
+// in a pooled array), and reports whether it did (handled), and whether
+// p's array went on downstream (took); when it did not, nothing has
+// happened and the packet goes element by element.
+func (in *instance[In, Out]) packetInPlace(fn func([]In) error, p packet[In]) (handled, took bool) {
 	e, ok := any(in.out).(*Emitter[In])
 	if !ok {
-		return false
+		return false, false
 	}
 	t := e.one
 	n := len(p.items)
 	if t == nil || e.open != openNone || t.pend.buf != nil || p.buf == nil || n == 0 || n > e.batch || e.err != nil {
-		return false
+		return false, false
 	}
 	var pv any
 	err := func() (err error) {
@@ -79,11 +80,11 @@ func (in *instance[In, Out]) packetInPlace(fn func([]In) error, p *packet[In]) b
 		}
 		in.stats.failed.Add(uint64(n))
 		in.report(n, pv, err)
-		return true
+		return true, false
 	}
 	// The output takes the array over: the elements are already in it, the
 	// pending packet grows over them one watermark at a time.
-	t.pend.buf, p.buf = p.buf, nil
+	t.pend.buf = p.buf
 	items := p.items
 	t.items = items[:0]
 	mi := 0
@@ -119,5 +120,5 @@ func (in *instance[In, Out]) packetInPlace(fn func([]In) error, p *packet[In]) b
 		in.failed(nil, err)
 	}
 	in.stats.done.Add(done)
-	return true
+	return true, true
 }

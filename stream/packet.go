@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"reflect"
 	"sync"
+	"sync/atomic"
 
 	"github.com/ringactor/ringactor/messages"
 )
@@ -76,20 +77,31 @@ func typeName(t reflect.Type) string {
 	return t.String()
 }
 
-// bufPool recycles the backing arrays of packets of one element type. A
-// graph has one per element type (poolOf), shared by every stage whose input
-// is of that type, so that an array a stage passes on whole (MapInPlace)
-// comes back to the pool its sender takes from.
+// bufPool recycles the backing arrays of packets of one element type and
+// batch size. Graphs share them (poolOf: one per element type and batch
+// size in the process), so that a graph started after another — a job run
+// again — finds the arrays the earlier one recycled instead of allocating
+// its own, and an array a stage passes on whole (MapInPlace) comes back to
+// the pool its sender takes from.
 type bufPool[T any] struct {
 	size int
+	// want is the capacity a new array gets: the longest packet put back
+	// so far (at least minCap, at most size), so that the arrays of a
+	// sender that packs a few elements a packet (a source's Send) stay
+	// small, and those of one that fills its packets are made full size
+	// after the first.
+	want atomic.Int64
 	p    sync.Pool
 }
+
+// minCap is the capacity of a pool's first arrays.
+const minCap = 16
 
 func (b *bufPool[T]) get() *[]T {
 	if s, ok := b.p.Get().(*[]T); ok {
 		return s
 	}
-	s := make([]T, 0, b.size)
+	s := make([]T, 0, max(min(b.size, minCap), int(b.want.Load())))
 	return &s
 }
 
@@ -101,11 +113,25 @@ func (b *bufPool[T]) put(s *[]T) {
 	if s == nil {
 		return
 	}
+	for n := int64(min(len(*s), b.size)); ; {
+		w := b.want.Load()
+		if n <= w || b.want.CompareAndSwap(w, n) {
+			break
+		}
+	}
 	*s = (*s)[:0]
 	b.p.Put(s)
 }
 
-// poolOf is g's packet pool of element type T.
+// pools are the process's packet pools, by element type and batch size.
+var pools sync.Map // poolKey → *bufPool[T]
+
+type poolKey struct {
+	t    reflect.Type
+	size int
+}
+
+// poolOf is the packet pool of element type T for g's batch size.
 func poolOf[T any](g *Graph) *bufPool[T] {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -113,10 +139,14 @@ func poolOf[T any](g *Graph) *bufPool[T] {
 	if p, ok := g.pools[t]; ok {
 		return p.(*bufPool[T])
 	}
-	p := &bufPool[T]{size: g.cfg.batch}
+	k := poolKey{t: t, size: g.cfg.batch}
+	p, ok := pools.Load(k)
+	if !ok {
+		p, _ = pools.LoadOrStore(k, &bufPool[T]{size: g.cfg.batch})
+	}
 	if g.pools == nil {
 		g.pools = map[reflect.Type]any{}
 	}
 	g.pools[t] = p
-	return p
+	return p.(*bufPool[T])
 }

@@ -70,8 +70,8 @@ type Stage[In, Out any] struct {
 	lateness int64
 	sides    []func(i int) output // side outputs: their emitter of instance i
 	// inPlace handles a packet of a MapInPlace stage whole, when it can
-	// (false: element by element)
-	inPlace func(in *instance[In, Out], p *packet[In]) bool
+	// (false: element by element); took: its array went on downstream
+	inPlace func(in *instance[In, Out], p packet[In]) (handled, took bool)
 }
 
 // NewStage declares a stage. newFuncs runs once per instance, at Start: the
@@ -249,6 +249,9 @@ type instance[In, Out any] struct {
 
 	// chained (runs on its upstream's loop): how to fire its timers there
 	upFire func()
+	// in a run function (Funcs.run): the index in the run of the element
+	// being handled, for elements' recover; -1 outside one
+	at int
 }
 
 // output is what an instance does with its side outputs' emitters.
@@ -288,8 +291,15 @@ func (in *instance[In, Out]) handle(_ context.Context, p packet[In]) (ack, error
 		return ack{}, nil
 	}
 	mi, done := 0, uint64(0)
-	if in.s.inPlace != nil && in.s.inPlace(in, &p) {
+	whole, took := false, false
+	if in.s.inPlace != nil {
+		whole, took = in.s.inPlace(in, p)
+	}
+	if whole {
 		mi = len(p.marks) // a MapInPlace packet, handled whole
+		if took {
+			p.buf = nil // (the array went on downstream)
+		}
 	} else {
 		for i := 0; i < len(p.items); {
 			i, mi = in.elements(p, i, mi, &done)
@@ -360,10 +370,10 @@ func (in *instance[In, Out]) publish() {
 // panic, which fails that element; it returns where to go on. An element's
 // error or panic is its outcome; done counts the others.
 func (in *instance[In, Out]) elements(p packet[In], i, mi int, done *uint64) (next, nextMark int) {
-	at := -1 // in a run: the index in it of the element being handled
+	in.at = -1 // in a run: the index in it of the element being handled
 	defer func() {
 		if pv := recover(); pv != nil {
-			if at >= 0 { // the run's elements before it were handled
+			if at := in.at; at >= 0 { // the run's elements before it were handled
 				*done += uint64(at)
 				i += at
 			}
@@ -372,7 +382,7 @@ func (in *instance[In, Out]) elements(p packet[In], i, mi int, done *uint64) (ne
 		}
 	}()
 	if in.f.run != nil {
-		in.runs(p, &i, &mi, done, &at)
+		in.runs(p, &i, &mi, done, &in.at)
 		return i, mi
 	}
 	for ; i < len(p.items); i++ {
