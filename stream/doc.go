@@ -62,8 +62,9 @@
 // buffered beyond the rings (WithCapacity packets and as many of overflow
 // per instance) and each emitter's one pending packet per target. A
 // packet's array is recycled once its receiver has handled it (one pool per
-// element type per graph); a sender's end of stream travels in its last
-// packet, with its last elements and watermark.
+// element type and batch size, shared by the process's graphs); a sender's
+// end of stream travels in its last packet, with its last elements and
+// watermark.
 //
 // # Operator chaining
 //
