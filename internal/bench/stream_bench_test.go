@@ -76,7 +76,7 @@ func BenchmarkStreamGraphBatch(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer func() { _ = rt.Close(ctx) }()
-	for _, y := range []int{256, 1024, 4096} {
+	for _, y := range []int{256, 1024, 4096, 8192} {
 		b.Run(fmt.Sprint(y), func(b *testing.B) {
 			cpu0 := processCPU()
 			for b.Loop() {

@@ -65,12 +65,14 @@ func DefaultScaleStage(g *stream.Graph, cfg Config) *stream.Stage[Reading, Readi
 }
 
 // GraphBatch is RunGraph's packet size: a chunk's some 4,500 readings
-// travel from parse to scale in a few packets, so that the scale loop is
-// woken a few times a chunk rather than every 256 readings (in interleaved
-// runs, 1,024 took a fifth to a third less wall time than 256 for the same
-// CPU, and 2,048 or 4,096 no less than 1,024). With RingCapacity 8 the
-// scale loop holds at most 2·8·1024 readings it has not handled.
-const GraphBatch = 1024
+// travel from parse to scale in two packets (4,096 and the rest, sent at the
+// end of the chunk), so that the scale loop is woken twice a chunk. In
+// interleaved runs (BenchmarkStreamGraphBatch, three sets of 8–12 rounds),
+// 4,096 took 5–12 % less CPU and less wall time than 1,024 (8,192, one
+// packet a chunk, no less than 4,096); earlier, 1,024 had taken a fifth to
+// a third less wall time than 256. With RingCapacity 8 the scale loop
+// holds at most 2·8·4,096 readings it has not handled (some 3 MB).
+const GraphBatch = 4096
 
 // GraphOptions tune RunGraph.
 type GraphOptions struct {
