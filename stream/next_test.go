@@ -25,14 +25,18 @@ func TestNextWritesInPlace(t *testing.T) {
 		name      string
 		sinks     int
 		eventTime bool
-	}{{"one target", 1, false}, {"two targets", 2, false}, {"event time", 1, true}} {
+		batch     int
+	}{
+		{"one target", 1, false, 4}, {"two targets", 2, false, 4}, {"event time", 1, true, 4},
+		{"one target, batch 1", 1, false, 1}, {"one target, batch 7", 1, false, 7},
+	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := testCtx(t)
-			g := newGraph(t, WithBatch(4), WithCapacity(2), WithWaitStrategy(ring.WaitStrategy{Yields: 1}))
+			g := newGraph(t, WithBatch(tc.batch), WithCapacity(2), WithWaitStrategy(ring.WaitStrategy{Yields: 1}))
 			src := NewSource[int](g, "n")
 			next := 0
 			var want []pair // what runs emitted, in order
-			runs := FlatMap(g, "runs", func(n int, out *Emitter[pair]) error {
+			element := func(n int, out *Emitter[pair]) error {
 				for i := range n {
 					switch i % 5 {
 					case 3:
@@ -61,6 +65,19 @@ func TestNextWritesInPlace(t *testing.T) {
 				want = append(want, pair{A: next, B: -2})
 				next++
 				return nil
+			}
+			runs := NewStage(g, "runs", func() Funcs[int, pair] {
+				return Funcs[int, pair]{
+					Element: func(_ *Context, n int, out *Emitter[pair]) error { return element(n, out) },
+					Drain: func(_ *Context, out *Emitter[pair]) error {
+						// Written in place at the end of the stream: it
+						// goes with the end, in the last packet.
+						*out.Next() = pair{A: next, B: -3}
+						want = append(want, pair{A: next, B: -3})
+						next++
+						return nil
+					},
+				}
 			})
 			if tc.eventTime {
 				runs.EventTime(func(p pair) int64 { return int64(p.A) }, 2)
