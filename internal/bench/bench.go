@@ -90,14 +90,17 @@ type Result struct {
 	MatMulRatioVsGonum     float64 `json:"matmul_1024_f64_ratio_vs_gonum"`
 
 	// The stream measure (see Stream): the sensor pipeline as a stream
-	// graph against a goroutine-per-stage channel pipeline, rows/s.
+	// graph against a goroutine-per-stage channel pipeline, rows/s (medians
+	// of the runs); the ratio is the median of the paired runs' ratios
+	// (above 1: the graph faster).
 	StreamRows         int     `json:"stream_rows"`
 	StreamRowsPerS     float64 `json:"stream_rows_per_s"`
 	ChanStreamRowsPerS float64 `json:"chan_stream_rows_per_s"`
 	StreamRatioVsChan  float64 `json:"stream_ratio_vs_chan"`
 	// CPU time (user and system, the whole process) per row of the same
-	// runs, medians; the ratio is the graph's over the channels' (below 1:
-	// the graph cheaper). Zero where the platform does not report it.
+	// runs, medians; the ratio is the median of the pairs' graph over
+	// channels (below 1: the graph cheaper). Zero where the platform does
+	// not report it.
 	StreamCPUNsPerRow     float64 `json:"stream_cpu_ns_per_row"`
 	ChanStreamCPUNsPerRow float64 `json:"chan_stream_cpu_ns_per_row"`
 	StreamCPURatioVsChan  float64 `json:"stream_cpu_ratio_vs_chan"`
