@@ -265,6 +265,12 @@ func (g *grain[Req, Resp]) handle(c actor.Context, w *messages.WireEnvelope) {
 // for room.
 func (g *grain[Req, Resp]) serve(k *actors.Kernel[Req, Resp], w *messages.WireEnvelope, sender *actor.PID, direct bool) {
 	id := w.GetId()
+	if rt := w.GetReplyTo(); rt != "" {
+		// A ringactor requester's reply process (see replies).
+		if to := g.member.replyPID(rt); to != nil {
+			sender = to
+		}
+	}
 	refuse := func(reply any) {
 		if direct {
 			g.inbox.answered()
