@@ -46,15 +46,24 @@ func Request[Resp, Req any](ctx context.Context, m *Member, kind, identity strin
 		return zero, fromWireError(r)
 	case *messages.WireEnvelope:
 		_, resp, err := messages.FromWireAs[Resp](r, m.maxPayload)
-		var mismatch *messages.TypeMismatchError
-		if errors.As(err, &mismatch) {
-			return zero, fmt.Errorf("ringactor/cluster: %w: reply of kind %q is %v, want %T: %w",
-				messages.ErrDecode, kind, mismatch.Got, zero, actors.ErrWrongMessageType)
+		if err != nil {
+			return zero, replyError[Resp](err, kind)
 		}
-		return resp, err
+		return resp, nil
 	default:
 		return zero, fmt.Errorf("ringactor/cluster: %w: unexpected reply %T", messages.ErrDecode, reply)
 	}
+}
+
+// replyError is the error of a reply that does not decode as a Resp.
+func replyError[Resp any](err error, kind string) error {
+	var mismatch *messages.TypeMismatchError
+	if errors.As(err, &mismatch) {
+		var zero Resp
+		return fmt.Errorf("ringactor/cluster: %w: reply of kind %q is %v, want %T: %w",
+			messages.ErrDecode, kind, mismatch.Got, zero, actors.ErrWrongMessageType)
+	}
+	return err
 }
 
 // Send delivers msg to the identity of kind without waiting for its handling

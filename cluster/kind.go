@@ -129,6 +129,7 @@ type grain[Req, Resp any] struct {
 	newDef func(kernelID string) (*actors.KernelDef[Req, Resp], error)
 
 	kernelID string
+	spanOpts []trace.SpanStartOption // of the activation's SpanHandle spans
 	kernel   *actors.Kernel[Req, Resp]
 	snapshot func() ([]byte, error) // a stateful kind's Passivate
 	startErr error                  // why the kernel could not start, if it could not
@@ -180,6 +181,7 @@ func (g *grain[Req, Resp]) activate(c actor.Context) {
 		return // made by Proto.Actor's identity lookup: see ClusterInit
 	}
 	g.kernelID = g.kind.name + "/" + g.identity
+	g.spanOpts = g.member.handleSpanOptions(g.kind.name, g.kernelID)
 	newHandler, snapshot, err := g.start(g.identity, g.state)
 	if err == nil {
 		ctx, cancel := context.WithTimeout(context.Background(), activationTimeout)
@@ -314,7 +316,7 @@ func (g *grain[Req, Resp]) serve(k *actors.Kernel[Req, Resp], w *messages.WireEn
 	}
 	r.ctx.deadline = time.Now().Add(timeout)
 	var ctx context.Context
-	ctx, r.span = g.member.startHandleSpan(&r.ctx, w, g.kind.name, g.kernelID)
+	ctx, r.span = g.member.startHandleSpan(&r.ctx, w, g.spanOpts)
 	if !direct && g.inbox != nil {
 		g.inbox.admitting()
 	}
