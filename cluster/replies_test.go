@@ -37,6 +37,14 @@ func newLocalMember(t *testing.T) *Member {
 	return m
 }
 
+// verifyNoLeaks checks, after the test's other cleanups (the member's
+// Close among them), that it left no goroutines behind.
+func verifyNoLeaks(t *testing.T) {
+	t.Helper()
+	opts := append(testproc.ProtoActorThrottles(), goleak.IgnoreCurrent())
+	t.Cleanup(func() { goleak.VerifyNone(t, opts...) })
+}
+
 // recorder is a Proto.Actor process that records what it is sent (from
 // the sender's goroutine: it has no mailbox).
 type recorder struct {
@@ -157,7 +165,7 @@ func TestRepliesConcurrentRequests(t *testing.T) {
 }
 
 func TestRequestReplyGetsItsAnswerWithoutSender(t *testing.T) {
-	defer goleak.VerifyNone(t, append(testproc.ProtoActorThrottles(), goleak.IgnoreCurrent())...)
+	verifyNoLeaks(t)
 	m := newLocalMember(t)
 	var senders sync.Map // request id → whether it came with a Proto.Actor sender
 	echo := m.sys.Root.Spawn(actor.PropsFromFunc(func(c actor.Context) {
@@ -199,7 +207,7 @@ func TestRequestReplyGetsItsAnswerWithoutSender(t *testing.T) {
 }
 
 func TestRequestToAGoneProcessIsADeadLetter(t *testing.T) {
-	defer goleak.VerifyNone(t, append(testproc.ProtoActorThrottles(), goleak.IgnoreCurrent())...)
+	verifyNoLeaks(t)
 	m := newLocalMember(t)
 	gone := actor.NewPID(m.sys.Address(), "no-such-activation")
 	_, err := m.requestReply(context.Background(), gone, &messages.WireEnvelope{Id: messages.NextID()}, nil)
@@ -212,7 +220,7 @@ func TestRequestToAGoneProcessIsADeadLetter(t *testing.T) {
 }
 
 func TestRequestReplyEndsWithItsContext(t *testing.T) {
-	defer goleak.VerifyNone(t, append(testproc.ProtoActorThrottles(), goleak.IgnoreCurrent())...)
+	verifyNoLeaks(t)
 	m := newLocalMember(t)
 	silent := &recorder{}
 	pid, ok := m.sys.ProcessRegistry.Add(silent, "silent")
@@ -238,7 +246,7 @@ func TestRequestReplyEndsWithItsContext(t *testing.T) {
 }
 
 func TestDeadLettersAnswerOnlyRequests(t *testing.T) {
-	defer goleak.VerifyNone(t, append(testproc.ProtoActorThrottles(), goleak.IgnoreCurrent())...)
+	verifyNoLeaks(t)
 	m := newLocalMember(t)
 	rec := &recorder{}
 	if _, ok := m.sys.ProcessRegistry.Add(rec, "rec"); !ok {
