@@ -362,6 +362,13 @@ func (m *Member) requestGrace(ctx context.Context, pid *actor.PID, msg any, grac
 // Proto.Actor sender. actor.ErrDeadLetter: w became a dead letter (the
 // activation is gone, or w could not be sent) and was not handled.
 func (m *Member) requestReply(ctx context.Context, pid *actor.PID, w *messages.WireEnvelope, expire <-chan time.Time) (any, error) {
+	// Each attempt has an id of its own: an answer that comes late for a
+	// previous attempt of the same request (one the activation's member
+	// answered twice as it stopped: passivating, then a dead letter) is
+	// not taken for this one's.
+	if w.ReplyTo != "" { // set by a previous attempt
+		w.Id = messages.NextID()
+	}
 	wt, ok := m.replies.wait(w.Id)
 	for !ok { // another request of this id waits: give this one a new id
 		w.Id = messages.NextID()

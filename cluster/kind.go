@@ -165,7 +165,11 @@ func (g *grain[Req, Resp]) Receive(c actor.Context) {
 		c.Stop(c.Self())
 	case *actor.Stopping:
 		if g.inbox != nil {
-			g.inbox.close()
+			// The mailbox delivers nothing from now on: what the inbox
+			// gave it and it did not handle was not handled.
+			for _, q := range g.inbox.close() {
+				g.answer(g.member.replyTarget(q.w, q.sender), wireError(wireKindMoved, g.kernelID+" is passivating", q.w.GetId()))
+			}
 		}
 		g.passivate()
 	case *actor.Stopped:
@@ -253,7 +257,7 @@ func (g *grain[Req, Resp]) passivate() {
 // requests), or any request when the grain has no inbox.
 func (g *grain[Req, Resp]) handle(c actor.Context, w *messages.WireEnvelope) {
 	if g.inbox != nil {
-		defer g.inbox.handled()
+		defer g.inbox.handled(w)
 	}
 	g.serve(g.kernel, w, c.Sender(), false)
 }
@@ -267,12 +271,7 @@ func (g *grain[Req, Resp]) handle(c actor.Context, w *messages.WireEnvelope) {
 // for room.
 func (g *grain[Req, Resp]) serve(k *actors.Kernel[Req, Resp], w *messages.WireEnvelope, sender *actor.PID, direct bool) {
 	id := w.GetId()
-	if rt := w.GetReplyTo(); rt != "" {
-		// A ringactor requester's reply process (see replies).
-		if to := g.member.replyPID(rt); to != nil {
-			sender = to
-		}
-	}
+	sender = g.member.replyTarget(w, sender)
 	refuse := func(reply any) {
 		if direct {
 			g.inbox.answered()

@@ -153,6 +153,18 @@ func (m *Member) replyPID(replyTo string) *actor.PID {
 	return pid
 }
 
+// replyTarget returns where the answer to the request w goes: the reply
+// process its ReplyTo names (a ringactor requester's, see replies), else
+// its Proto.Actor sender (nil for a one-way message).
+func (m *Member) replyTarget(w *messages.WireEnvelope, sender *actor.PID) *actor.PID {
+	if rt := w.GetReplyTo(); rt != "" {
+		if to := m.replyPID(rt); to != nil {
+			return to
+		}
+	}
+	return sender
+}
+
 // onDeadLetter answers a request that became a dead letter on this member
 // (its target is gone, or this member could not send it) with a WireError
 // of kind wireKindGone to its ReplyTo: its requester looks the identity up
