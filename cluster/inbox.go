@@ -50,8 +50,8 @@ type inbox struct {
 	serve       func(w *messages.WireEnvelope, sender *actor.PID) // admits without waiting; nil until the kernel is active
 	closed      bool
 	queued      []queuedRequest // requests given to the grain and not yet handled by it, in order
-	outstanding int // requests admitted (or being admitted) and not yet answered
-	limit       int // direct admission only while outstanding is below it
+	outstanding int             // requests admitted (or being admitted) and not yet answered
+	limit       int             // direct admission only while outstanding is below it
 	tainted     bool
 	trackIdle   bool
 	last        time.Time // when the last request came in directly (with trackIdle)
