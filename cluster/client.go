@@ -8,6 +8,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/asynkron/protoactor-go/remote"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/ringactor/ringactor/actors"
 	"github.com/ringactor/ringactor/messages"
@@ -362,11 +363,14 @@ func (m *Member) requestGrace(ctx context.Context, pid *actor.PID, msg any, grac
 // Proto.Actor sender. actor.ErrDeadLetter: w became a dead letter (the
 // activation is gone, or w could not be sent) and was not handled.
 func (m *Member) requestReply(ctx context.Context, pid *actor.PID, w *messages.WireEnvelope, expire <-chan time.Time) (any, error) {
-	// Each attempt has an id of its own: an answer that comes late for a
-	// previous attempt of the same request (one the activation's member
-	// answered twice as it stopped: passivating, then a dead letter) is
-	// not taken for this one's.
+	// Each attempt sends an envelope and an id of its own: an answer that
+	// comes late for a previous attempt of the same request (one the
+	// activation's member answered twice as it stopped: passivating, then
+	// a dead letter) is not taken for this one's, and the previous
+	// envelope, which a local activation's mailbox or the dead-letter path
+	// may still hold, is not written to.
 	if w.ReplyTo != "" { // set by a previous attempt
+		w = proto.Clone(w).(*messages.WireEnvelope)
 		w.Id = messages.NextID()
 	}
 	wt, ok := m.replies.wait(w.Id)

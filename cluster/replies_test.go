@@ -297,3 +297,35 @@ func TestReplyPIDParsesAndBoundsItsCache(t *testing.T) {
 		t.Errorf("cache holds %d PIDs, bound %d", n, maxReplyPIDs)
 	}
 }
+
+func TestRetriedRequestSendsACopyWithItsOwnID(t *testing.T) {
+	verifyNoLeaks(t)
+	m := newLocalMember(t)
+	rec := &recorder{}
+	pid, ok := m.sys.ProcessRegistry.Add(rec, "retried")
+	if !ok {
+		t.Fatal("registering the recorder")
+	}
+	expired := func() <-chan time.Time {
+		c := make(chan time.Time, 1)
+		c <- time.Now()
+		return c
+	}
+	w := &messages.WireEnvelope{Id: messages.NextID(), TypeId: 9, Payload: []byte{1, 2}, Cluster: "c"}
+	for range 2 {
+		if _, err := m.requestReply(context.Background(), pid, w, expired()); !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("attempt: %v", err)
+		}
+	}
+	got := rec.messages()
+	if len(got) != 2 {
+		t.Fatalf("the target got %d envelopes, want 2", len(got))
+	}
+	first, second := got[0].(*messages.WireEnvelope), got[1].(*messages.WireEnvelope)
+	if first != w || second == w {
+		t.Fatal("the second attempt did not send an envelope of its own")
+	}
+	if second.Id == first.Id || second.TypeId != 9 || string(second.Payload) != "\x01\x02" || second.Cluster != "c" || second.ReplyTo != w.ReplyTo {
+		t.Fatalf("second attempt %v, first %v", second, first)
+	}
+}
