@@ -8,6 +8,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 	"github.com/asynkron/protoactor-go/remote"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/ringactor/ringactor/actors"
 	"github.com/ringactor/ringactor/messages"
@@ -46,15 +47,24 @@ func Request[Resp, Req any](ctx context.Context, m *Member, kind, identity strin
 		return zero, fromWireError(r)
 	case *messages.WireEnvelope:
 		_, resp, err := messages.FromWireAs[Resp](r, m.maxPayload)
-		var mismatch *messages.TypeMismatchError
-		if errors.As(err, &mismatch) {
-			return zero, fmt.Errorf("ringactor/cluster: %w: reply of kind %q is %v, want %T: %w",
-				messages.ErrDecode, kind, mismatch.Got, zero, actors.ErrWrongMessageType)
+		if err != nil {
+			return zero, replyError[Resp](err, kind)
 		}
-		return resp, err
+		return resp, nil
 	default:
 		return zero, fmt.Errorf("ringactor/cluster: %w: unexpected reply %T", messages.ErrDecode, reply)
 	}
+}
+
+// replyError is the error of a reply that does not decode as a Resp.
+func replyError[Resp any](err error, kind string) error {
+	var mismatch *messages.TypeMismatchError
+	if errors.As(err, &mismatch) {
+		var zero Resp
+		return fmt.Errorf("ringactor/cluster: %w: reply of kind %q is %v, want %T: %w",
+			messages.ErrDecode, kind, mismatch.Got, zero, actors.ErrWrongMessageType)
+	}
+	return err
 }
 
 // Send delivers msg to the identity of kind without waiting for its handling
@@ -143,7 +153,7 @@ func (m *Member) call(ctx context.Context, kind, identity string, w *messages.Wi
 		} else {
 			deadline, _ := ctx.Deadline()
 			w.TimeoutNs = uint64(max(time.Until(deadline), 0))
-			res, err := m.request(ctx, pid, w)
+			res, err := m.requestReply(ctx, pid, w, nil)
 			reply, final, retry := m.outcome(res, err, pid, kind, identity)
 			if retry == nil {
 				if final != nil {
@@ -184,7 +194,7 @@ func (m *Member) callCached(ctx context.Context, deadline time.Time, kind, ident
 	w.TimeoutNs = uint64(max(wait, 0))
 	t := time.NewTimer(wait)
 	defer t.Stop()
-	res, err = m.requestGrace(ctx, pid, w, departGrace, t.C)
+	res, err = m.requestReply(ctx, pid, w, t.C)
 	reply, final, retry := m.outcome(res, err, pid, kind, identity)
 	switch {
 	case retry != nil:
@@ -306,12 +316,11 @@ func (m *Member) providerJoinError() error {
 // a Proto.Actor future is, without its timer and without a goroutine to
 // wait on it under ctx).
 func (m *Member) request(ctx context.Context, pid *actor.PID, msg any) (any, error) {
-	return m.requestGrace(ctx, pid, msg, departGrace, nil)
+	return m.requestGrace(ctx, pid, msg, departGrace)
 }
 
-// requestGrace is request with the given grace after a departure, and,
-// when expire is not nil, context.DeadlineExceeded when it fires.
-func (m *Member) requestGrace(ctx context.Context, pid *actor.PID, msg any, graceAfterDeparture time.Duration, expire <-chan time.Time) (any, error) {
+// requestGrace is request with the given grace after a departure.
+func (m *Member) requestGrace(ctx context.Context, pid *actor.PID, msg any, graceAfterDeparture time.Duration) (any, error) {
 	p := &replyProcess{ch: make(chan any, 1)}
 	// NextId's ids ("$" and a sequence number) are unique in the registry
 	// (Proto.Actor names its unnamed actors from the same sequence) unless
@@ -333,14 +342,61 @@ func (m *Member) requestGrace(ctx context.Context, pid *actor.PID, msg any, grac
 			return r, nil
 		case <-ctx.Done():
 			return nil, ctx.Err()
-		case <-expire:
-			return nil, context.DeadlineExceeded
 		case <-departed:
 			departed = nil
 			if graceAfterDeparture <= 0 {
 				return nil, errDeparted
 			}
 			t := time.NewTimer(graceAfterDeparture)
+			defer t.Stop()
+			grace = t.C
+		case <-grace:
+			return nil, errDeparted
+		}
+	}
+}
+
+// requestReply sends the request w to the activation at pid and waits for
+// its reply like request, and, when expire is not nil, fails with
+// context.DeadlineExceeded when it fires. The reply comes to the member's
+// reply process (see replies), which w's ReplyTo names: w goes without a
+// Proto.Actor sender. actor.ErrDeadLetter: w became a dead letter (the
+// activation is gone, or w could not be sent) and was not handled.
+func (m *Member) requestReply(ctx context.Context, pid *actor.PID, w *messages.WireEnvelope, expire <-chan time.Time) (any, error) {
+	// Each attempt sends an envelope and an id of its own: an answer that
+	// comes late for a previous attempt of the same request (one the
+	// activation's member answered twice as it stopped: passivating, then
+	// a dead letter) is not taken for this one's, and the previous
+	// envelope, which a local activation's mailbox or the dead-letter path
+	// may still hold, is not written to.
+	if w.ReplyTo != "" { // set by a previous attempt
+		w = proto.Clone(w).(*messages.WireEnvelope)
+		w.Id = messages.NextID()
+	}
+	wt, ok := m.replies.wait(w.Id)
+	for !ok { // another request of this id waits: give this one a new id
+		w.Id = messages.NextID()
+		wt, ok = m.replies.wait(w.Id)
+	}
+	defer m.replies.done(w.Id, wt)
+	w.ReplyTo = m.replyAddress()
+	departed := m.departure(pid.Address)
+	m.sys.Root.Send(pid, w)
+	var grace <-chan time.Time
+	for {
+		select {
+		case r := <-wt.ch:
+			if we, ok := r.(*messages.WireError); ok && we.GetKind() == wireKindGone {
+				return nil, actor.ErrDeadLetter
+			}
+			return r, nil
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-expire:
+			return nil, context.DeadlineExceeded
+		case <-departed:
+			departed = nil
+			t := time.NewTimer(departGrace)
 			defer t.Stop()
 			grace = t.C
 		case <-grace:

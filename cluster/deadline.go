@@ -65,7 +65,9 @@ func (c *lazyDeadline) Err() error {
 
 // expireLocked ends the context if its deadline has passed.
 func (c *lazyDeadline) expireLocked() {
-	if c.err == nil && !time.Now().Before(c.deadline) {
+	// time.Until reads only the monotonic clock (the deadline has a
+	// monotonic reading), half of what time.Now reads.
+	if c.err == nil && time.Until(c.deadline) <= 0 {
 		c.endLocked(context.DeadlineExceeded)
 	}
 }

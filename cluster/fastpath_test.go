@@ -75,3 +75,45 @@ func kernelRunning(name string) bool {
 	}
 	return false
 }
+
+// A request to a cached activation on another member that has passivated
+// becomes a dead letter there; that member answers it (it carries no
+// Proto.Actor sender, only its ReplyTo) and the request finds the
+// identity's new activation.
+func TestStaleActivationOnOtherMember(t *testing.T) {
+	bg := context.Background()
+	var id string
+	for i := 0; id == "" && i < 200; i++ {
+		cand := unique("stale-remote")
+		if _, err := cluster.Request[total](bg, memberB, "idle", cand, add{N: 1}); err != nil {
+			t.Fatal(err)
+		}
+		if pid, ok := memberB.Cluster().PidCache.Get(cand, "idle"); ok && pid.Address == memberA.Address() {
+			id = cand
+		}
+	}
+	if id == "" {
+		t.Fatal("no identity placed on member A")
+	}
+	stale, _ := memberB.Cluster().PidCache.Get(id, "idle")
+	deadline := time.Now().Add(3 * time.Second)
+	for kernelRunning("idle/" + id) {
+		if time.Now().After(deadline) {
+			t.Fatal("the idle activation did not passivate")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	// Whatever member B's cache holds now, the request goes to the gone
+	// activation first.
+	memberB.Cluster().PidCache.Set(id, "idle", stale)
+	got, err := cluster.Request[total](bg, memberB, "idle", id, add{N: 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (total{Total: 7, Calls: 1}); got != want {
+		t.Fatalf("after passivation: got %+v, want %+v", got, want)
+	}
+	if pid, ok := memberB.Cluster().PidCache.Get(id, "idle"); !ok || pid.Id == stale.Id {
+		t.Fatalf("member B still caches the gone activation %v", pid)
+	}
+}

@@ -9,8 +9,10 @@ import (
 // members and clients exchange in greetings, placement and hand-off
 // messages and requests. Nodes of different versions refuse each other.
 // Version 2 added the cluster name to every message, placement by the
-// owner's own topology and the state hand-off.
-const ProtocolVersion = 2
+// owner's own topology and the state hand-off; version 3 sends requests to
+// activations without a Proto.Actor sender, their replies going to the
+// ReplyTo of the request's envelope (a version 2 member would not answer).
+const ProtocolVersion = 3
 
 // ErrClusterMismatch: a node of another cluster (another name, or another
 // ProtocolVersion) was reached. The error names both clusters.
@@ -23,6 +25,11 @@ var ErrClusterMismatch = errors.New("ringactor/cluster: cluster mismatch")
 const (
 	wireKindClusterMismatch = "cluster_mismatch"
 	wireKindMoved           = "moved"
+	// wireKindGone is the WireError kind of a request that became a dead
+	// letter (the process it was sent to is gone, or it could not be
+	// sent): it was not handled, and the client looks the identity up
+	// again.
+	wireKindGone = "gone"
 	// placementRetry is the PlacementReply error kind of a transient
 	// refusal: the member is not ready, fenced, leaving, or the identity's
 	// hand-off is pending.

@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -23,8 +24,13 @@ import (
 // Order: an identity handles the requests of one sender in the order they
 // arrive. A sender's requests reach the inbox one after the other (one
 // goroutine per remote connection); once one of them has gone to the
-// grain, the following ones go there too until the grain has admitted
-// every request it was given (pending is 0).
+// grain, the following ones go there too until the grain has handled
+// every request it was given (none is queued).
+//
+// Outcome: the inbox keeps the requests it gave the grain until the grain
+// has handled them. A stopping actor drops what its mailbox still holds,
+// so when the grain stops the inbox hands the requests it still keeps back
+// (close), and the grain answers them: not handled, look again.
 //
 // No wait: admission waits only when the kernel's ring is full (and its
 // overflow, when it has one). The inbox counts the requests admitted and
@@ -43,9 +49,9 @@ type inbox struct {
 	mu          sync.Mutex
 	serve       func(w *messages.WireEnvelope, sender *actor.PID) // admits without waiting; nil until the kernel is active
 	closed      bool
-	pending     int // requests given to the grain and not yet admitted by it
-	outstanding int // requests admitted (or being admitted) and not yet answered
-	limit       int // direct admission only while outstanding is below it
+	queued      []queuedRequest // requests given to the grain and not yet handled by it, in order
+	outstanding int             // requests admitted (or being admitted) and not yet answered
+	limit       int             // direct admission only while outstanding is below it
 	tainted     bool
 	trackIdle   bool
 	last        time.Time // when the last request came in directly (with trackIdle)
@@ -91,17 +97,28 @@ func (in *inbox) open(serve func(*messages.WireEnvelope, *actor.PID), capacity i
 	in.last = time.Now()
 }
 
+// queuedRequest is a request the inbox gave the grain, with its sender.
+type queuedRequest struct {
+	w      *messages.WireEnvelope
+	sender *actor.PID
+}
+
 // close stops taking requests: from now on they are dead letters (their
-// senders look the identity up again). The grain closes its inbox before it
-// terminates its kernel.
-func (in *inbox) close() {
+// senders look the identity up again). It returns the requests given to
+// the grain that it has not handled: the grain closes its inbox as it
+// stops, after which its mailbox delivers nothing, so it answers them
+// itself. The grain closes its inbox before it terminates its kernel.
+func (in *inbox) close() []queuedRequest {
 	in.mu.Lock()
 	in.closed, in.serve = true, nil
 	self := in.self
+	left := in.queued
+	in.queued = nil
 	in.mu.Unlock()
 	if self != nil {
 		in.sys.ProcessRegistry.Remove(self)
 	}
+	return left
 }
 
 // isClosed reports whether close was called.
@@ -122,9 +139,9 @@ func (in *inbox) SendUserMessage(pid *actor.PID, message any) {
 		in.sys.DeadLetter.SendUserMessage(pid, message)
 		return
 	}
-	if !isRequest || in.serve == nil || in.pending > 0 || in.tainted || in.outstanding >= in.limit {
+	if !isRequest || in.serve == nil || len(in.queued) > 0 || in.tainted || in.outstanding >= in.limit {
 		if isRequest {
-			in.pending++
+			in.queued = append(in.queued, queuedRequest{w: w, sender: sender})
 		}
 		grain := in.grain
 		in.mu.Unlock()
@@ -161,12 +178,19 @@ func (in *inbox) answered() {
 	in.mu.Unlock()
 }
 
-// handled notes that the grain is done with a request the inbox gave it
-// (admitted, or answered at once).
-func (in *inbox) handled() {
+// handled notes that the grain is done with the request w the inbox gave
+// it (admitted, or answered at once). Requests reach the grain in the
+// order they were queued but for senders racing each other: w is
+// usually the first.
+func (in *inbox) handled(w *messages.WireEnvelope) {
 	in.mu.Lock()
-	in.pending--
-	in.mu.Unlock()
+	defer in.mu.Unlock()
+	for i, q := range in.queued {
+		if q.w == w {
+			in.queued = slices.Delete(in.queued, i, i+1)
+			return
+		}
+	}
 }
 
 // idle reports how long to wait before the activation counts as idle for
@@ -175,7 +199,7 @@ func (in *inbox) handled() {
 func (in *inbox) idle(d time.Duration) time.Duration {
 	in.mu.Lock()
 	defer in.mu.Unlock()
-	if in.outstanding > 0 || in.pending > 0 {
+	if in.outstanding > 0 || len(in.queued) > 0 {
 		return d
 	}
 	if since := time.Since(in.last); since < d {

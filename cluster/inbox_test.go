@@ -36,7 +36,7 @@ func newInboxRig(t *testing.T) *inboxRig {
 	grain := r.sys.Root.Spawn(actor.PropsFromFunc(func(c actor.Context) {
 		if w, ok := c.Message().(*messages.WireEnvelope); ok {
 			r.record(w.Id, false)
-			r.in.handled()
+			r.in.handled(w)
 			r.finished()
 		}
 	}))

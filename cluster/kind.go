@@ -129,6 +129,7 @@ type grain[Req, Resp any] struct {
 	newDef func(kernelID string) (*actors.KernelDef[Req, Resp], error)
 
 	kernelID string
+	spanOpts []trace.SpanStartOption // of the activation's SpanHandle spans
 	kernel   *actors.Kernel[Req, Resp]
 	snapshot func() ([]byte, error) // a stateful kind's Passivate
 	startErr error                  // why the kernel could not start, if it could not
@@ -164,7 +165,11 @@ func (g *grain[Req, Resp]) Receive(c actor.Context) {
 		c.Stop(c.Self())
 	case *actor.Stopping:
 		if g.inbox != nil {
-			g.inbox.close()
+			// The mailbox delivers nothing from now on: what the inbox
+			// gave it and it did not handle was not handled.
+			for _, q := range g.inbox.close() {
+				g.answer(g.member.replyTarget(q.w, q.sender), wireError(wireKindMoved, g.kernelID+" is passivating", q.w.GetId()))
+			}
 		}
 		g.passivate()
 	case *actor.Stopped:
@@ -180,6 +185,7 @@ func (g *grain[Req, Resp]) activate(c actor.Context) {
 		return // made by Proto.Actor's identity lookup: see ClusterInit
 	}
 	g.kernelID = g.kind.name + "/" + g.identity
+	g.spanOpts = g.member.handleSpanOptions(g.kind.name, g.kernelID)
 	newHandler, snapshot, err := g.start(g.identity, g.state)
 	if err == nil {
 		ctx, cancel := context.WithTimeout(context.Background(), activationTimeout)
@@ -251,7 +257,7 @@ func (g *grain[Req, Resp]) passivate() {
 // requests), or any request when the grain has no inbox.
 func (g *grain[Req, Resp]) handle(c actor.Context, w *messages.WireEnvelope) {
 	if g.inbox != nil {
-		defer g.inbox.handled()
+		defer g.inbox.handled(w)
 	}
 	g.serve(g.kernel, w, c.Sender(), false)
 }
@@ -265,6 +271,7 @@ func (g *grain[Req, Resp]) handle(c actor.Context, w *messages.WireEnvelope) {
 // for room.
 func (g *grain[Req, Resp]) serve(k *actors.Kernel[Req, Resp], w *messages.WireEnvelope, sender *actor.PID, direct bool) {
 	id := w.GetId()
+	sender = g.member.replyTarget(w, sender)
 	refuse := func(reply any) {
 		if direct {
 			g.inbox.answered()
@@ -308,7 +315,7 @@ func (g *grain[Req, Resp]) serve(k *actors.Kernel[Req, Resp], w *messages.WireEn
 	}
 	r.ctx.deadline = time.Now().Add(timeout)
 	var ctx context.Context
-	ctx, r.span = g.member.startHandleSpan(&r.ctx, w, g.kind.name, g.kernelID)
+	ctx, r.span = g.member.startHandleSpan(&r.ctx, w, g.spanOpts)
 	if !direct && g.inbox != nil {
 		g.inbox.admitting()
 	}

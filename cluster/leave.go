@@ -80,7 +80,7 @@ func (m *Member) pushState(ctx context.Context, st parkedState) error {
 		if owner == "" {
 			return nil // the last member: nobody to give the state to
 		}
-		if _, err := m.requestGrace(ctx, actor.NewPID(owner, placementActor), msg, 0, nil); err != nil {
+		if _, err := m.requestGrace(ctx, actor.NewPID(owner, placementActor), msg, 0); err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", owner, err))
 			if ctx.Err() != nil {
 				break

@@ -136,6 +136,12 @@ type Member struct {
 	joinErr        func() error // the provider's: why no member could be joined
 	refusedAddrs   sync.Map     // addresses already logged as another cluster's
 	pushTimeout    time.Duration
+	// replies takes the replies to the member's requests (see replies);
+	// replyTo is its ReplyTo, replyPIDs the PIDs of other members' ones.
+	replies       *replies
+	replyTo       atomic.Pointer[replyTarget]
+	replyPIDs     sync.Map // ReplyTo → *actor.PID
+	replyPIDCount atomic.Int64
 
 	mu        sync.Mutex
 	view      view
@@ -205,6 +211,7 @@ func Start(ctx context.Context, name string, provider pcluster.ClusterProvider, 
 		if r := recover(); r != nil { // Proto.Actor panics when a member cannot start
 			err = fmt.Errorf("ringactor/cluster: starting member: %v", r)
 			sys.EventStream.Unsubscribe(m.sub)
+			m.removeReplies()
 			_ = m.rt.Close(context.Background())
 			sys.Shutdown()
 		}
@@ -324,7 +331,7 @@ func newMember(sys *actor.ActorSystem, name string, kinds []*Kind, cfg memberCon
 		topoKinds: map[string]int{}, topoCh: make(chan struct{}), closed: make(chan struct{}),
 		addrs: map[string]bool{}, departed: map[string]chan struct{}{},
 		kinds: make(map[string]*Kind, len(kinds)), handoffTimeout: cfg.handoffTimeout,
-		ready: make(chan struct{}), pushTimeout: cfg.handoffTimeout,
+		ready: make(chan struct{}), pushTimeout: cfg.handoffTimeout, replies: newReplies(),
 	}
 	pkinds := make([]*pcluster.Kind, len(kinds))
 	for i, k := range kinds {
@@ -336,17 +343,25 @@ func newMember(sys *actor.ActorSystem, name string, kinds []*Kind, cfg memberCon
 		pkinds[i] = k.build(m)
 		m.kinds[k.name] = k
 	}
+	if _, ok := sys.ProcessRegistry.Add(m.replies, replyProcessID); !ok {
+		_ = rt.Close(context.Background())
+		return nil, nil, fmt.Errorf("ringactor/cluster: process %q exists: one member per actor system", replyProcessID)
+	}
 	if !cfg.client {
 		pid, err := sys.Root.SpawnNamed(actor.PropsFromProducer(func() actor.Actor { return newPlacement(m) }), placementActor)
 		if err != nil {
+			m.removeReplies()
 			_ = rt.Close(context.Background())
 			return nil, nil, fmt.Errorf("ringactor/cluster: placement actor: %w", err)
 		}
 		m.placement = pid
 	}
 	m.sub = sys.EventStream.Subscribe(func(ev any) {
-		if t, ok := ev.(*pcluster.ClusterTopology); ok {
+		switch t := ev.(type) {
+		case *pcluster.ClusterTopology:
 			m.onTopology(t)
+		case *actor.DeadLetterEvent:
+			m.onDeadLetter(t)
 		}
 	})
 	return m, pkinds, nil
@@ -550,6 +565,7 @@ func (m *Member) Close(ctx context.Context) error {
 			m.shutdownCluster()
 		}
 		m.sys.EventStream.Unsubscribe(m.sub)
+		m.removeReplies()
 		m.closeErr = errors.Join(errs...)
 	})
 	return m.closeErr

@@ -364,9 +364,13 @@ func (p *PeersProvider) greet(addr string, pr *peer) {
 			refused := errors.Is(err, syscall.ECONNREFUSED)
 			p.mu.Lock()
 			pr.pinging = false
+			// The first refusal may settle the join (checkSettled): a
+			// round now. Not at every one: the round greets the address
+			// again at once, and a dead seed would be dialled in a loop.
+			first := refused && !pr.tried
 			pr.tried = pr.tried || refused
 			p.mu.Unlock()
-			if refused {
+			if first {
 				p.signal()
 			}
 			return

@@ -442,7 +442,7 @@ func (m *Member) askHandoff(self *actor.PID, key, kind, identity string, seq uin
 // while it is asked is an error (errDeparted): it may have been dropped
 // while alive, and the next round, without it, decides.
 func (m *Member) ask(ctx context.Context, pid *actor.PID, msg any) (any, error) {
-	res, err := m.requestGrace(ctx, pid, msg, 0, nil)
+	res, err := m.requestGrace(ctx, pid, msg, 0)
 	if errors.Is(err, actor.ErrDeadLetter) {
 		return nil, nil
 	}

@@ -9,6 +9,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
+	tracenoop "go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/ringactor/ringactor/messages"
 	"github.com/ringactor/ringactor/telemetry"
@@ -26,7 +27,11 @@ const (
 // memberTelemetry is a member's tracer and request duration histogram; nil
 // without WithTelemetry.
 type memberTelemetry struct {
-	tracer   trace.Tracer
+	tracer trace.Tracer
+	// noop: the tracer is OpenTelemetry's no-op one (no exporter is
+	// configured), whose spans record nothing: a request that carries no
+	// trace context to pass on gets no span on the hosting member.
+	noop     bool
 	duration metric.Float64Histogram
 	prop     propagation.TraceContext
 }
@@ -37,6 +42,7 @@ func newMemberTelemetry(p *telemetry.Providers) *memberTelemetry {
 		return nil
 	}
 	t := &memberTelemetry{tracer: p.TracerProvider.Tracer(telemetry.ScopeName)}
+	_, t.noop = p.TracerProvider.(tracenoop.TracerProvider)
 	h, err := p.MeterProvider.Meter(telemetry.ScopeName).Float64Histogram(telemetry.ClusterRequestDuration,
 		metric.WithDescription("Duration of a cluster request as its caller sees it."),
 		metric.WithUnit("s"), metric.WithExplicitBucketBoundaries(telemetry.DurationBounds()...))
@@ -104,15 +110,27 @@ func (m *Member) tracedCall(ctx context.Context, kind, identity string, w *messa
 
 // startHandleSpan continues the trace w carries on the hosting member: it
 // returns ctx with the member's SpanHandle span (the handler's context
-// descends from it) and the span, or ctx and nil without telemetry.
-func (m *Member) startHandleSpan(ctx context.Context, w *messages.WireEnvelope, kind, kernel string) (context.Context, trace.Span) {
+// descends from it) and the span, or ctx and nil without telemetry, or
+// with a no-op tracer when w carries no trace context. opts are the span's
+// options (handleSpanOptions), made once per activation.
+func (m *Member) startHandleSpan(ctx context.Context, w *messages.WireEnvelope, opts []trace.SpanStartOption) (context.Context, trace.Span) {
 	t := m.tel
-	if t == nil {
+	if t == nil || (t.noop && w.GetTraceparent() == "") {
 		return ctx, nil
 	}
 	ctx = t.prop.Extract(ctx, wireCarrier{w})
-	return t.tracer.Start(ctx, SpanHandle, trace.WithSpanKind(trace.SpanKindServer),
-		trace.WithAttributes(attribute.String(telemetry.AttrKind, kind), attribute.String(telemetry.AttrKernel, kernel)))
+	return t.tracer.Start(ctx, SpanHandle, opts...)
+}
+
+// handleSpanOptions returns the options of the SpanHandle spans of the
+// activation of kind whose kernel is named kernel, or nil when the member
+// has no telemetry.
+func (m *Member) handleSpanOptions(kind, kernel string) []trace.SpanStartOption {
+	if m.tel == nil {
+		return nil
+	}
+	return []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindServer),
+		trace.WithAttributes(attribute.String(telemetry.AttrKind, kind), attribute.String(telemetry.AttrKernel, kernel))}
 }
 
 // endHandleSpan ends a span from startHandleSpan with err's status.
