@@ -435,25 +435,7 @@ func TestStopWithoutDrain(t *testing.T) {
 			out, _ := ToChan[int](g, "out", 0) // never read
 			Connect(src, m)
 			Connect(m, out)
-			if err := g.Start(ctx); err != nil {
-				t.Fatal(err)
-			}
-			blocked := make(chan error, 1)
-			go func() {
-				for i := 0; ; i++ {
-					if err := src.Send(ctx, i); err != nil {
-						blocked <- err
-						return
-					}
-				}
-			}()
-			for g.Stats()[2].In == 0 {
-				time.Sleep(time.Millisecond) // polling a counter, not synchronising
-			}
-			if err := g.Stop(ctx); err != nil {
-				t.Fatal(err)
-			}
-			if err := <-blocked; !errors.Is(err, ErrClosed) && !errors.Is(err, context.Canceled) && !errors.Is(err, ErrStopped) {
+			if err := sendUntilStopped(t, ctx, g, src, 2); !errors.Is(err, ErrClosed) && !errors.Is(err, context.Canceled) && !errors.Is(err, ErrStopped) {
 				t.Fatalf("the blocked Send ended with %v", err)
 			}
 			checkOutcomes(t, g)

@@ -112,3 +112,29 @@ func sendWindowed(t *testing.T, ctx context.Context, g *Graph, src *Source[word]
 	checkOutcomes(t, g)
 	return wins, late
 }
+
+// sendUntilStopped starts g, sends 0, 1, 2… from a goroutine into src until
+// a Send fails, stops g once the stage at index sink has taken an element,
+// and returns the error that ended the sends.
+func sendUntilStopped(t *testing.T, ctx context.Context, g *Graph, src *Source[int], sink int) error {
+	t.Helper()
+	if err := g.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	blocked := make(chan error, 1)
+	go func() {
+		for i := 0; ; i++ {
+			if err := src.Send(ctx, i); err != nil {
+				blocked <- err
+				return
+			}
+		}
+	}()
+	for g.Stats()[sink].In == 0 {
+		time.Sleep(time.Millisecond) // polling a counter, not synchronising
+	}
+	if err := g.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return <-blocked
+}

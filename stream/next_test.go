@@ -6,7 +6,6 @@ import (
 	"slices"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/ringactor/ringactor/gpu/ring"
 )
@@ -145,25 +144,7 @@ func TestNextAfterStop(t *testing.T) {
 			out, _ := ToChan[int](g, "out", 0) // never read
 			Connect(src, m)
 			Connect(m, out)
-			if err := g.Start(ctx); err != nil {
-				t.Fatal(err)
-			}
-			blocked := make(chan error, 1)
-			go func() {
-				for i := 0; ; i++ {
-					if err := src.Send(ctx, i); err != nil {
-						blocked <- err
-						return
-					}
-				}
-			}()
-			for g.Stats()[2].In == 0 {
-				time.Sleep(time.Millisecond) // polling a counter, not synchronising
-			}
-			if err := g.Stop(ctx); err != nil {
-				t.Fatal(err)
-			}
-			<-blocked
+			_ = sendUntilStopped(t, ctx, g, src, 2)
 			checkOutcomes(t, g)
 			mu.Lock()
 			defer mu.Unlock()
