@@ -442,7 +442,9 @@ func (rt *Runtime) Close(ctx context.Context) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := rt.Terminate(ctx, id); err != nil && !errors.Is(err, ErrTerminated) {
+			// A kernel its owner terminated meanwhile (a cluster activation
+			// passivating as its member closes) is closed all the same.
+			if err := rt.Terminate(ctx, id); err != nil && !errors.Is(err, ErrTerminated) && k.state() != lifecycle.Terminated {
 				emu.Lock()
 				errs = append(errs, err)
 				emu.Unlock()

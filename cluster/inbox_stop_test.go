@@ -46,15 +46,23 @@ func TestInboxHandsBackWhatTheGrainDidNotHandle(t *testing.T) {
 	}
 }
 
+// gated is the message of TestStoppingGrainAnswersQueuedRequests' kind: a
+// registered type, so that its activation launches a kernel (and its
+// handler's factory holds it).
+type gated struct{ N int }
+
+func init() { messages.MustRegister[gated]("ringactor.cluster.test.Gated") }
+
 // A request queued at a grain's mailbox when the grain stops is answered
 // (moved: not handled, look again) instead of dropped with the mailbox.
 func TestStoppingGrainAnswersQueuedRequests(t *testing.T) {
 	verifyNoLeaks(t)
 	m := newLocalMember(t)
-	gate := make(chan struct{})
-	k := NewKind("gated", func() actors.Handler[int, int] {
+	entered, gate := make(chan struct{}), make(chan struct{})
+	k := NewKind("gated", func() actors.Handler[gated, gated] {
+		close(entered)
 		<-gate // holds the grain in its activation
-		return func(_ context.Context, n int) (int, error) { return n, nil }
+		return func(_ context.Context, g gated) (gated, error) { return g, nil }
 	})
 	in := newInbox(m.sys)
 	grain := m.sys.Root.Spawn(actor.PropsFromProducer(k.producer(m, "id", nil, in)))
@@ -64,6 +72,7 @@ func TestStoppingGrainAnswersQueuedRequests(t *testing.T) {
 	}
 	// While the grain activates, it is told to stop, then requests come
 	// in: they queue at its mailbox behind the stop.
+	<-entered
 	m.sys.Root.Send(grain, passivateGrain{})
 	const n = 8
 	waiters := make([]*replyWaiter, n)
