@@ -179,31 +179,7 @@ func TestChainedTimer(t *testing.T) {
 	src := NewSource[int](g, "n")
 	head := Map(g, "head", func(v int) (int, error) { return v, nil })
 	fired := make(chan int, 1)
-	ticker := NewStage(g, "tick", func() Funcs[int, int] {
-		n, armed := 0, false
-		return Funcs[int, int]{
-			Element: func(c *Context, _ int, _ *Emitter[int]) error {
-				n++
-				if !armed {
-					armed = true
-					c.SetTimer(time.Now().Add(time.Millisecond), 9)
-				}
-				return nil
-			},
-			Timer: func(_ *Context, tm Timer, out *Emitter[int]) error {
-				if tm.Tag != 9 {
-					return fmt.Errorf("tag %d", tm.Tag)
-				}
-				armed = false
-				out.Emit(n)
-				return nil
-			},
-			Drain: func(c *Context, _ *Emitter[int]) error {
-				c.SetTimer(time.Now(), 10) // after the drain: never fires
-				return nil
-			},
-		}
-	})
+	ticker := NewStage(g, "tick", countingTicker(9, true))
 	out := ToFunc(g, "out", func(_ context.Context, v int) error {
 		select {
 		case fired <- v:

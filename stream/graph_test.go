@@ -369,27 +369,7 @@ func TestProcessingTimeTimer(t *testing.T) {
 	ctx := testCtx(t)
 	g := newGraph(t)
 	src := NewSource[int](g, "n")
-	ticker := NewStage(g, "tick", func() Funcs[int, int] {
-		n, armed := 0, false
-		return Funcs[int, int]{
-			Element: func(c *Context, _ int, _ *Emitter[int]) error {
-				n++
-				if !armed {
-					armed = true
-					c.SetTimer(time.Now().Add(time.Millisecond), 7)
-				}
-				return nil
-			},
-			Timer: func(c *Context, tm Timer, out *Emitter[int]) error {
-				if tm.Tag != 7 {
-					return fmt.Errorf("tag %d", tm.Tag)
-				}
-				armed = false
-				out.Emit(n)
-				return nil
-			},
-		}
-	})
+	ticker := NewStage(g, "tick", countingTicker(7, false))
 	out, ch := ToChan[int](g, "out", 0)
 	Connect(src, ticker)
 	Connect(ticker, out)

@@ -2,6 +2,7 @@ package stream
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -137,4 +138,39 @@ func sendUntilStopped(t *testing.T, ctx context.Context, g *Graph, src *Source[i
 		t.Fatal(err)
 	}
 	return <-blocked
+}
+
+// countingTicker is a stage's functions that count elements and emit the
+// count on a processing-time timer tagged tag, armed 1 ms after the first
+// element since the last firing; with afterDrain, the drain sets a timer
+// (tag+1) that must never fire.
+func countingTicker(tag uint64, afterDrain bool) func() Funcs[int, int] {
+	return func() Funcs[int, int] {
+		n, armed := 0, false
+		f := Funcs[int, int]{
+			Element: func(c *Context, _ int, _ *Emitter[int]) error {
+				n++
+				if !armed {
+					armed = true
+					c.SetTimer(time.Now().Add(time.Millisecond), tag)
+				}
+				return nil
+			},
+			Timer: func(_ *Context, tm Timer, out *Emitter[int]) error {
+				if tm.Tag != tag {
+					return fmt.Errorf("tag %d", tm.Tag)
+				}
+				armed = false
+				out.Emit(n)
+				return nil
+			},
+		}
+		if afterDrain {
+			f.Drain = func(c *Context, _ *Emitter[int]) error {
+				c.SetTimer(time.Now(), tag+1) // after the drain: never fires
+				return nil
+			}
+		}
+		return f
+	}
 }
