@@ -1,7 +1,6 @@
 package stream
 
 import (
-	"errors"
 	"slices"
 	"testing"
 
@@ -28,19 +27,7 @@ func TestEmitAll(t *testing.T) {
 				clear(vs) // EmitAll keeps none of vs
 				return nil
 			})
-			errs := []error{Connect(src, runs)}
-			var got []<-chan []int
-			for i := range sinks {
-				sink, ch := ToChan[int](g, "out"+string(rune('a'+i)), 0)
-				errs = append(errs, Connect(runs, sink))
-				got = append(got, collect(ch))
-			}
-			if err := errors.Join(errs...); err != nil {
-				t.Fatal(err)
-			}
-			if err := g.Start(ctx); err != nil {
-				t.Fatal(err)
-			}
+			got := startFanOut(t, ctx, g, src, runs, sinks)
 			lens := []int{0, 1, 3, 4, 5, 8, 9, 0, 17, 2}
 			if err := src.SendAll(ctx, lens...); err != nil {
 				t.Fatal(err)

@@ -2,6 +2,7 @@ package stream
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -50,6 +51,27 @@ func newGraph(t testing.TB, opts ...Option) *Graph {
 }
 
 // collect reads ch until it is closed.
+// startFanOut connects src to stage and stage to n ToChan sinks (outa,
+// outb, …), starts g, and returns what each sink receives, once the graph
+// has drained.
+func startFanOut[In, Out any](t *testing.T, ctx context.Context, g *Graph, src *Source[In], stage *Stage[In, Out], n int) []<-chan []Out {
+	t.Helper()
+	errs := []error{Connect(src, stage)}
+	var got []<-chan []Out
+	for i := range n {
+		sink, ch := ToChan[Out](g, "out"+string(rune('a'+i)), 0)
+		errs = append(errs, Connect(stage, sink))
+		got = append(got, collect(ch))
+	}
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
 func collect[T any](ch <-chan T) <-chan []T {
 	done := make(chan []T, 1)
 	go func() {

@@ -81,19 +81,7 @@ func TestNextWritesInPlace(t *testing.T) {
 			if tc.eventTime {
 				runs.EventTime(func(p pair) int64 { return int64(p.A) }, 2)
 			}
-			errs := []error{Connect(src, runs)}
-			var got []<-chan []pair
-			for i := range tc.sinks {
-				sink, ch := ToChan[pair](g, "out"+string(rune('a'+i)), 0)
-				errs = append(errs, Connect(runs, sink))
-				got = append(got, collect(ch))
-			}
-			if err := errors.Join(errs...); err != nil {
-				t.Fatal(err)
-			}
-			if err := g.Start(ctx); err != nil {
-				t.Fatal(err)
-			}
+			got := startFanOut(t, ctx, g, src, runs, tc.sinks)
 			lens := []int{0, 1, 3, 4, 5, 8, 9, 0, 17, 2, 40}
 			if err := src.SendAll(ctx, lens...); err != nil {
 				t.Fatal(err)
