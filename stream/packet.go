@@ -105,14 +105,17 @@ func (b *bufPool[T]) get() *[]T {
 	return &s
 }
 
-// put recycles s. Its old elements stay in the array until overwritten
-// (clearing a packet's array cost a few percent of a stream's CPU): what
-// they refer to is held a little longer, while the array waits in the pool,
-// which sync.Pool empties within two garbage collections when idle.
+// put recycles s, cleared: every array in the pool holds zero values from
+// its start to its capacity (a new one does too), so that Emitter.Next
+// hands out a slot without zeroing it on the sender's loop — the busiest
+// stage is usually the one that writes its outputs in place, while the
+// array comes back here from its last receiver — and a pooled array holds
+// on to nothing its old elements referred to.
 func (b *bufPool[T]) put(s *[]T) {
 	if s == nil {
 		return
 	}
+	clear(*s)
 	for n := int64(min(len(*s), b.size)); ; {
 		w := b.want.Load()
 		if n <= w || b.want.CompareAndSwap(w, n) {
