@@ -194,7 +194,11 @@ func (s *Stage[In, Out]) launch(ctx context.Context) error {
 		if s.n.chained {
 			continue // it runs on its upstream's loop
 		}
-		kopts := []actors.KernelOption{actors.WithCapacity(g.cfg.capacity)}
+		// Every packet is a request with its own reply callback
+		// (RequestAsync): the kernel's receive stream, where outcomes of
+		// messages sent without one go, stays empty, and its buffer need
+		// not be the default's (some 24 KB a kernel).
+		kopts := []actors.KernelOption{actors.WithCapacity(g.cfg.capacity), actors.WithOutputCapacity(1)}
 		if g.cfg.wait != nil {
 			kopts = append(kopts, actors.WithWaitStrategy(*g.cfg.wait))
 		}
