@@ -232,7 +232,7 @@ func (k *kernel[Req, Resp]) await(ctx context.Context, done <-chan struct{}, w *
 	if k.in.Len() <= 2 {
 		// The loop is about to answer: a yield usually sees the reply
 		// without parking.
-		for range replyYields {
+		for range k.def.yields {
 			runtime.Gosched()
 			select {
 			case o := <-w.ch:
@@ -298,17 +298,15 @@ func (k *kernel[Req, Resp]) outcome(ctx context.Context, w *waiter[Resp], o repl
 	return o.resp, o.err
 }
 
-// replyYields is how many times a requester yields, looking for its reply,
-// before it parks (on its reply channel, or in the select with its
-// context). On 2 cores the loop and a sequential requester mostly share one
-// processor, so a yield lets the loop answer before the requester parks,
-// while a spin only delays it. Measured with a watched context (p50 vs a
-// channel ping-pong, median of 10 interleaved runs; run-to-run noise about
-// ±0.05 on a shared machine): 0 yields 1.44, 1 yield 1.28, 2 yields 1.24
-// and 1.32, 3 yields 1.27, 4 yields 1.29, 8 yields 1.26; a spin of 32
-// checks before the yield 1.65. Earlier, with the select: 0 yields 1.79,
-// 1 yield 1.23.
-const replyYields = 1
+// How DefaultRequesterYields (WithRequesterYields) was chosen: on 2 cores
+// the loop and a sequential requester mostly share one processor, so a
+// yield lets the loop answer before the requester parks, while a spin only
+// delays it. Measured with a watched context (p50 vs a channel ping-pong,
+// median of 10 interleaved runs; run-to-run noise about ±0.05 on a shared
+// machine): 0 yields 1.44, 1 yield 1.28, 2 yields 1.24 and 1.32, 3 yields
+// 1.27, 4 yields 1.29, 8 yields 1.26; a spin of 32 checks before the yield
+// 1.65. Earlier, with the select: 0 yields 1.79, 1 yield 1.23. What the
+// yield costs in the tail: README, Performance.
 
 // goAsync admits msg with reply as its reply target.
 func (k *kernel[Req, Resp]) goAsync(ctx context.Context, msg Req, reply replier) error {
