@@ -231,7 +231,16 @@ func (k *kernel[Req, Resp]) admitQueued(ctx context.Context, done <-chan struct{
 func (k *kernel[Req, Resp]) await(ctx context.Context, done <-chan struct{}, w *waiter[Resp], gen uint64, watched bool) (Resp, error) {
 	if k.in.Len() <= 2 {
 		// The loop is about to answer: a yield usually sees the reply
-		// without parking.
+		// without parking. How DefaultRequesterYields was chosen: on 2
+		// cores the loop and a sequential requester mostly share one
+		// processor, so a yield lets the loop answer before the requester
+		// parks, while a spin only delays it. Measured with a watched
+		// context (p50 vs a channel ping-pong, median of 10 interleaved
+		// runs; run-to-run noise about ±0.05 on a shared machine): 0 yields
+		// 1.44, 1 yield 1.28, 2 yields 1.24 and 1.32, 3 yields 1.27, 4
+		// yields 1.29, 8 yields 1.26; a spin of 32 checks before the yield
+		// 1.65. Earlier, with the select: 0 yields 1.79, 1 yield 1.23. What
+		// the yield costs in the tail: README, Performance.
 		for range k.def.yields {
 			runtime.Gosched()
 			select {
@@ -297,16 +306,6 @@ func (k *kernel[Req, Resp]) outcome(ctx context.Context, w *waiter[Resp], o repl
 	}
 	return o.resp, o.err
 }
-
-// How DefaultRequesterYields (WithRequesterYields) was chosen: on 2 cores
-// the loop and a sequential requester mostly share one processor, so a
-// yield lets the loop answer before the requester parks, while a spin only
-// delays it. Measured with a watched context (p50 vs a channel ping-pong,
-// median of 10 interleaved runs; run-to-run noise about ±0.05 on a shared
-// machine): 0 yields 1.44, 1 yield 1.28, 2 yields 1.24 and 1.32, 3 yields
-// 1.27, 4 yields 1.29, 8 yields 1.26; a spin of 32 checks before the yield
-// 1.65. Earlier, with the select: 0 yields 1.79, 1 yield 1.23. What the
-// yield costs in the tail: README, Performance.
 
 // goAsync admits msg with reply as its reply target.
 func (k *kernel[Req, Resp]) goAsync(ctx context.Context, msg Req, reply replier) error {
