@@ -225,9 +225,10 @@ func (k *kernel[Req, Resp]) admitQueued(ctx context.Context, done <-chan struct{
 	return k.enqueue(ctx, done, slot[Req, Resp]{id: nextID(), enq: stampAtAdmission, ctx: ctx, msg: msg, w: w, wgen: gen}, true)
 }
 
-// await waits for the outcome of request gen on w: after a yield when the
-// loop is about to answer, then on the reply channel, in a select with the
-// context's Done unless the request is watched.
+// await waits for the outcome of request gen on w: after the kernel's
+// requester yields (WithRequesterYields) when the loop is about to answer,
+// then on the reply channel, in a select with the context's Done unless the
+// request is watched.
 func (k *kernel[Req, Resp]) await(ctx context.Context, done <-chan struct{}, w *waiter[Resp], gen uint64, watched bool) (Resp, error) {
 	if k.in.Len() <= 2 {
 		// The loop is about to answer: a yield usually sees the reply
