@@ -53,7 +53,8 @@ ring_allocs_per_request, rtt_p50_ratio_ring_vs_protoactor,
 ring_rtt_telemetry_off_p50_ns, ring_rtt_telemetry_off_p99_ns,
 rtt_p50_ratio_telemetry_on_vs_off (the ring round trip with telemetry on,
 the default, against a runtime with telemetry off), rtt_p50_ratio_ring_vs_chan,
-pipelined_ratio_ring_vs_chan, execute_add_tiny_p50_ns, direct_add_tiny_p50_ns,
+pipelined_ratio_ring_vs_chan, rtt_p99_over_p50_ring, rtt_p99_over_p50_chan,
+rtt_p99_ratio_ring_vs_chan (the round trips' tails), execute_add_tiny_p50_ns, direct_add_tiny_p50_ns,
 execute_overhead_ns, executions_per_s, execute_allocs_per_call,
 elementwise_len, execute_add_10m_f32_ns, copy_10m_f32_ns,
 elementwise_10m_f32_ratio_vs_copy, matmul_n, execute_matmul_1024_f64_ns,
@@ -157,6 +158,8 @@ func benchTable(res bench.Result, cfg bench.Config, label string) string {
 	const ratio = "%-34s %14.2f   %s\n"
 	fmt.Fprintf(&b, ratio, "ring / Proto.Actor round trip p50", res.RTTRatioRingVsActor, "(below 1: ring kernel faster)")
 	fmt.Fprintf(&b, ratio, "ring / Go channel round trip p50", res.RTTRatioRingVsChan, "(below 1: ring kernel faster)")
+	fmt.Fprintf(&b, ratio, "ring round trip p99 / its p50", res.RTTTailRing, fmt.Sprintf("(the Go channel's: %.2f)", res.RTTTailChan))
+	fmt.Fprintf(&b, ratio, "ring / Go channel round trip p99", res.RTTP99RingVsChan, "(below 1: ring kernel's tail shorter)")
 	fmt.Fprintf(&b, ratio, "telemetry on / off round trip p50", res.RTTRatioTelemetryOn, "(goal: at most 1.10)")
 	fmt.Fprintf(&b, ratio, "ring / Go channel pipelined", res.PipelinedRatioRingChan, "(above 1: ring kernel faster)")
 	b.WriteString("\n")

@@ -161,6 +161,7 @@ func TestBenchJSON(t *testing.T) {
 		"ring_rtt_p50_ns", "ring_rtt_p99_ns",
 		"protoactor_rtt_p50_ns", "protoactor_rtt_p99_ns",
 		"chan_rtt_p50_ns",
+		"rtt_p99_over_p50_ring", "rtt_p99_over_p50_chan", "rtt_p99_ratio_ring_vs_chan",
 		"ring_pipelined_msgs_per_s", "chan_pipelined_msgs_per_s",
 		"execute_add_tiny_p50_ns", "direct_add_tiny_p50_ns", "execute_overhead_ns", "executions_per_s",
 		"elementwise_len", "execute_add_10m_f32_ns", "copy_10m_f32_ns", "elementwise_10m_f32_ratio_vs_copy",
@@ -195,6 +196,7 @@ func TestBenchTable(t *testing.T) {
 	for _, want := range []string{"ringactor bench (tiny:", "round trip p50 (ns)", "round trip p99 (ns)",
 		"pipelined, 8 in flight (msg/s)", "heap allocations per Request",
 		"ring / Proto.Actor round trip p50", "ring / Go channel round trip p50", "ring / Go channel pipelined",
+		"ring round trip p99 / its p50", "ring / Go channel round trip p99",
 		"add, 1 float32, p50 (ns)", "executions/s, pooled output", "heap allocations per Execute",
 		"add, 4096 float32, median (ms)", "matmul, 32² float64, median (ms)", "Execute overhead (ns)",
 		"Execute add / copy", "Execute matmul / gonum Gemm", "stream graph / channels", "CPU graph / channels"} {

@@ -71,6 +71,11 @@ type Result struct {
 	RTTRatioTelemetryOn    float64 `json:"rtt_p50_ratio_telemetry_on_vs_off"`
 	RTTRatioRingVsChan     float64 `json:"rtt_p50_ratio_ring_vs_chan"`
 	PipelinedRatioRingChan float64 `json:"pipelined_ratio_ring_vs_chan"`
+	// The tails of the same round trips: the ring's p99 over its own p50,
+	// the Go channel ping-pong's, and the ring's p99 over the channel's.
+	RTTTailRing      float64 `json:"rtt_p99_over_p50_ring"`
+	RTTTailChan      float64 `json:"rtt_p99_over_p50_chan"`
+	RTTP99RingVsChan float64 `json:"rtt_p99_ratio_ring_vs_chan"`
 
 	// The compute path (see Compute). Times are nanoseconds; the 10M and
 	// 1024 of the names are the default sizes, which elementwise_len and

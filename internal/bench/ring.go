@@ -145,6 +145,13 @@ func messagePaths(ctx context.Context, rt *actors.Runtime, k *actors.Kernel[Ping
 	}
 	if res.ChanRTTP50 > 0 {
 		res.RTTRatioRingVsChan = float64(res.RingRTTP50) / float64(res.ChanRTTP50)
+		res.RTTTailChan = float64(res.ChanRTTP99) / float64(res.ChanRTTP50)
+	}
+	if res.RingRTTP50 > 0 {
+		res.RTTTailRing = float64(res.RingRTTP99) / float64(res.RingRTTP50)
+	}
+	if res.ChanRTTP99 > 0 {
+		res.RTTP99RingVsChan = float64(res.RingRTTP99) / float64(res.ChanRTTP99)
 	}
 
 	rates, err := interleavePipelined(cfg.PipelinedMsgs,
