@@ -21,7 +21,8 @@ import (
 // When one persistent grid serves every kernel of a program, flip the
 // expectations: all 129 placed on "cuda:sim" and no hazard raised.
 func TestDeviceRingKernels129Residency(t *testing.T) {
-	b := cuda.NewSimulatedBackend(256 << 20)
+	// 128 rings of 2 × 64 slots of 4 KiB: the pinned arena is sized for them.
+	b := cuda.NewSimulatedBackend(256<<20, cuda.WithArenaBytes(96<<20))
 	hz := cuda.SimulatedHazards(b)
 	t.Cleanup(func() {
 		if err := b.Close(); err != nil {
@@ -29,15 +30,27 @@ func TestDeviceRingKernels129Residency(t *testing.T) {
 		}
 	})
 	rt := newTestRuntime(t, WithBackends(b))
-	ctx := testCtx(t)
-	var kernels []*Kernel[saxpyReq, saxpyResp]
+	// Every program is loaded before the first ring runs, so no launch
+	// waits for a device epoch that parks the rings already running.
+	var defs []*KernelDef[saxpyReq, saxpyResp]
 	for i := range 129 {
 		id := fmt.Sprintf("saxpy-%d", i)
 		def, err := NewDeviceRingKernel(id, DeviceSource{Code: saxpyCUDA, Entry: "saxpy", Threads: 1}, newSaxpyFallback(id))
 		if err != nil {
 			t.Fatal(err)
 		}
+		if err := PrepareDevice(rt, def); err != nil {
+			t.Fatal(err)
+		}
+		defs = append(defs, def)
+	}
+	epochs := b.EpochStats().Count
+	var kernels []*Kernel[saxpyReq, saxpyResp]
+	for _, def := range defs {
 		kernels = append(kernels, mustLaunch(t, rt, def, true))
+	}
+	if n := b.EpochStats().Count; n != epochs {
+		t.Fatalf("%d device epochs while launching", n-epochs)
 	}
 	for i, k := range kernels[:128] {
 		if k.Placement() != "cuda:sim" {
@@ -56,7 +69,7 @@ func TestDeviceRingKernels129Residency(t *testing.T) {
 	for _, k := range []*Kernel[saxpyReq, saxpyResp]{kernels[0], kernels[127], kernels[128]} {
 		q := saxpyReq{A: 2, N: 2}
 		q.X[0], q.X[1], q.Y[0], q.Y[1] = 1, 2, 10, 20
-		if got, err := k.Request(ctx, q); err != nil || got.N != 2 || got.Z[0] != 12 || got.Z[1] != 24 {
+		if got, err := k.Request(testCtx(t), q); err != nil || got.N != 2 || got.Z[0] != 12 || got.Z[1] != 24 {
 			t.Fatalf("%s: %+v, %v", k.ID(), got.Z[:2], err)
 		}
 	}
