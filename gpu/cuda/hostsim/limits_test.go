@@ -239,3 +239,59 @@ func TestBlockingFalseDependency(t *testing.T) {
 		t.Fatalf("a false dependency that never ends = %v", err)
 	}
 }
+
+// TestBlockingResidency: in blocking mode a launch past the resident-grid
+// limit is accepted and waits, as on a GPU, until a persistent grid exits;
+// one that no grid makes room for is cut by the watchdog.
+func TestBlockingResidency(t *testing.T) {
+	h := NewHazards()
+	h.SetMode(HazardBlocking, time.Minute)
+	h.SetLimits(Limits{ResidentGrids: 2})
+	h.MarkPersistent("rc_ring_test", -1)
+	start := func(stream uint64, entry string) (*Tracked, *Ticket) {
+		t.Helper()
+		l, err := h.Begin(stream, entry, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tk, err := h.Ticket("cuLaunchKernel", stream, l)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return l, tk
+	}
+	var held []*Tracked
+	for s := uint64(1); s <= 2; s++ {
+		l, tk := start(s, "rc_ring_test")
+		if err := h.Dispatch(tk); err != nil {
+			t.Fatal(err)
+		}
+		held = append(held, l)
+	}
+	oneShot, tk := start(3, "rc_add_f32")
+	done := make(chan error, 1)
+	go func() { done <- h.Dispatch(tk) }()
+	select {
+	case err := <-done:
+		t.Fatalf("a launch past the resident grids started (%v)", err)
+	default:
+	}
+	h.End(held[0])
+	if err := <-done; err != nil {
+		t.Fatalf("after a grid exited: %v", err)
+	}
+	if grids, _ := h.Resident(); grids != 2 {
+		t.Fatalf("%d grids resident", grids)
+	}
+	h.End(oneShot)
+	_, tk = start(4, "rc_ring_test")
+	if err := h.Dispatch(tk); err != nil {
+		t.Fatal(err)
+	}
+	h.SetMode(HazardBlocking, 20*time.Millisecond)
+	_, tk = start(5, "rc_ring_test")
+	var he *HazardError
+	if err := h.Dispatch(tk); !errors.As(err, &he) || he.Limit != LimitResidentGrids || he.Waited < 20*time.Millisecond {
+		t.Fatalf("a wait no grid ends = %v", err)
+	}
+}
