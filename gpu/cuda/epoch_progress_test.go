@@ -128,13 +128,13 @@ func TestBacklogWaitsOnlyForWhatCanRun(t *testing.T) {
 	if p := k.Control().Processed.Load(); p != 16 {
 		t.Fatalf("processed %d with the output ring full", p)
 	}
-	exchangeDrain := 0
-	for exchangeDrain < 32 {
+	got := 0
+	for got < 32 {
 		if h, _, ok := k.TryPoll(); ok {
-			if h.CorrelationID != uint64(exchangeDrain) {
-				t.Fatalf("reply %d has correlation %d", exchangeDrain, h.CorrelationID)
+			if h.CorrelationID != uint64(got) {
+				t.Fatalf("reply %d has correlation %d", got, h.CorrelationID)
 			}
-			exchangeDrain++
+			got++
 			continue
 		}
 		runtime.Gosched()
