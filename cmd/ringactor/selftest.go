@@ -1,0 +1,412 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/ringactor/ringactor/gpu/cuda"
+	"github.com/ringactor/ringactor/internal/devcheck"
+)
+
+// exitNoDevice is selftest's exit status when there is no usable CUDA
+// device (and --device=sim was not asked for).
+const exitNoDevice = 3
+
+// Help text of the selftest command.
+const (
+	selftestSynopsis    = "[--device | --device=sim] [--quick] [--only STEP[,STEP]] [--json FILE] [--step-timeout D] [-v]"
+	selftestDescription = `Verify the whole GPU path on device 0 (--device, the default) or on the
+simulated device (--device=sim): the device and driver report, no driver
+call blocking beside a live ring, memory visibility through mapped memory,
+one-shot results against the CPU, users' device ring kernels byte-equal to
+their fallbacks, State zeroed after a restart, measurements (ring round
+trip, Execute beside a ring, device epochs, idle wake-up) and, last, a
+device fault moving kernels to their fallbacks.
+
+Each step runs in a child process of its own (this binary, re-executed)
+with its own timeout: a step that hangs (a driver call that waits on a
+ring kernel forever) is sent SIGQUIT, its goroutines' stacks go into the
+report, it is killed, and the next step runs in a fresh process. Checks
+only the simulator can make are reported as skipped on a GPU.
+
+Steps, in order: ` + "%s" + `.
+
+Exit status: 0 every step passed or was skipped, 1 a step failed, 2 usage
+error, 3 no usable CUDA device (one line on stderr says why).
+`
+)
+
+// selftestCommand is the "selftest" subcommand.
+var selftestCommand = command{
+	name:    "selftest",
+	summary: "verify the GPU path on device 0 (or --device=sim) step by step, each in a child process",
+	run:     runSelftestCommand,
+}
+
+// selfPrefix and selfEnv are what a step's child process gets before
+// "selftest --child STEP" and in its environment: nothing for the ringactor
+// binary; the test binary needs its own flags (selftest_test.go).
+var (
+	selfPrefix []string
+	selfEnv    []string
+)
+
+// childResultPrefix marks the child's result line on its stdout.
+const childResultPrefix = "ringactor-selftest-result "
+
+// selftestReport is what --json writes.
+type selftestReport struct {
+	Device  map[string]any   `json:"device"`
+	Steps   []map[string]any `json:"steps"`
+	Seconds float64          `json:"seconds"`
+}
+
+func runSelftestCommand(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := newFlagSet("selftest", selftestSynopsis, fmt.Sprintf(selftestDescription, strings.ReplaceAll(devcheck.Names(), ",", ", ")), stderr)
+	var devFlag deviceFlag // pipeline_device.go's: "", "auto" or "sim"
+	fs.Var(&devFlag, "device", "the device: device 0 (--device, the default) or the simulated one (--device=sim)")
+	quick := fs.Bool("quick", false, "the short configuration: smaller sizes and fewer samples")
+	only := fs.String("only", "", "run only these steps (comma-separated names)")
+	jsonPath := fs.String("json", "", "write the report as JSON to `FILE`")
+	stepTimeout := fs.Duration("step-timeout", 0, "each step's timeout (0: the step's own; on the simulated device ×4)")
+	verbose := fs.Bool("v", false, "copy each step's progress lines to stderr")
+	child := fs.String("child", "", "(internal) run one step in this process and print its result")
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
+	}
+	dev := struct{ sim bool }{devFlag.mode == "sim"}
+	if *child != "" {
+		return runSelftestChild(ctx, *child, dev.sim, *quick, stdout, stderr)
+	}
+	steps, err := selectSteps(*only)
+	if err != nil {
+		return usageError(fs, "%v", err)
+	}
+	if *stepTimeout < 0 {
+		return usageError(fs, "--step-timeout %v: want 0 or more", *stepTimeout)
+	}
+
+	start := time.Now()
+	report := selftestReport{Device: map[string]any{}}
+	if dev.sim {
+		report.Device["kind"] = "sim"
+	} else {
+		p := cuda.Probe()
+		if len(p.Devices) == 0 {
+			reason := "no usable CUDA device"
+			if p.Err != nil {
+				reason += ": " + oneLine(p.Err.Error())
+			}
+			fmt.Fprintf(stderr, "ringactor selftest: %s (exit status %d; --device=sim runs the steps on the simulated device)\n", reason, exitNoDevice)
+			if *jsonPath != "" {
+				report.Device["kind"], report.Device["usable"], report.Device["reason"] = "cuda", false, reason
+				report.Steps = []map[string]any{}
+				if err := writeJSON(*jsonPath, report); err != nil {
+					return failure(stderr, "selftest", err)
+				}
+			}
+			return exitNoDevice
+		}
+		d := p.Devices[0]
+		report.Device["kind"], report.Device["usable"] = "cuda", true
+		report.Device["name"], report.Device["compute_capability"] = d.Name, d.ComputeCapability.String()
+		report.Device["driver_version"] = p.DriverVersionString()
+	}
+
+	failed, passed, skipped := 0, 0, 0
+	for _, s := range steps {
+		if ctx.Err() != nil {
+			break
+		}
+		timeout := s.Timeout
+		if dev.sim {
+			timeout *= devcheck.SimTimeoutScale
+		}
+		if *stepTimeout > 0 {
+			timeout = *stepTimeout
+		}
+		res, extra := runStepChild(ctx, s, dev.sim, *quick, timeout, *verbose, stderr)
+		entry := map[string]any{}
+		for k, v := range res.Figures {
+			entry[k] = v
+		}
+		for k, v := range extra {
+			entry[k] = v
+		}
+		entry["name"], entry["status"], entry["seconds"] = res.Name, res.Status, res.Seconds
+		if res.Reason != "" {
+			entry["reason"] = res.Reason
+		}
+		report.Steps = append(report.Steps, entry)
+		if s.Name == "report" && res.Status == devcheck.Pass {
+			for k, v := range res.Figures {
+				report.Device[k] = v
+			}
+		}
+		switch res.Status {
+		case devcheck.Pass:
+			passed++
+		case devcheck.Skip:
+			skipped++
+		default:
+			failed++
+		}
+		printStepLine(stdout, res)
+	}
+	report.Seconds = time.Since(start).Seconds()
+	where := "device 0"
+	if dev.sim {
+		where = "the simulated device"
+	} else if name, ok := report.Device["name"].(string); ok {
+		where = "device 0 (" + name + ")"
+	}
+	fmt.Fprintf(stdout, "selftest on %s: %d passed, %d failed, %d skipped in %.1fs\n", where, passed, failed, skipped, report.Seconds)
+	if *jsonPath != "" {
+		if err := writeJSON(*jsonPath, report); err != nil {
+			return failure(stderr, "selftest", err)
+		}
+	}
+	if ctx.Err() != nil {
+		return failure(stderr, "selftest", ctx.Err())
+	}
+	if failed > 0 {
+		return exitFailure
+	}
+	return exitOK
+}
+
+// selectSteps returns the steps to run: all but the hidden ones, or those
+// named in only (in the order they run).
+func selectSteps(only string) ([]devcheck.Step, error) {
+	all := devcheck.Steps()
+	if only == "" {
+		return slices.DeleteFunc(all, func(s devcheck.Step) bool { return s.Hidden }), nil
+	}
+	want := map[string]bool{}
+	for _, n := range strings.Split(only, ",") {
+		n = strings.TrimSpace(n)
+		if _, ok := devcheck.Lookup(n); !ok {
+			return nil, fmt.Errorf("--only: unknown step %q (steps: %s)", n, devcheck.Names())
+		}
+		want[n] = true
+	}
+	return slices.DeleteFunc(all, func(s devcheck.Step) bool { return !want[s.Name] }), nil
+}
+
+// printStepLine writes one step's line of the summary.
+func printStepLine(w io.Writer, r devcheck.Result) {
+	line := fmt.Sprintf("%-4s  %-15s %6.1fs", strings.ToUpper(string(r.Status)), r.Name, r.Seconds)
+	if r.Reason != "" {
+		line += "  " + quoteClip(oneLine(r.Reason))
+	} else if len(r.Figures) > 0 {
+		keys := make([]string, 0, len(r.Figures))
+		for k := range r.Figures {
+			if k != "oneshot_jit_log" && k != "nvrtc_archs" && k != "skipped_checks" {
+				keys = append(keys, k)
+			}
+		}
+		slices.Sort(keys)
+		var parts []string
+		for _, k := range keys {
+			v := r.Figures[k]
+			if f, ok := v.(float64); ok {
+				v = fmt.Sprintf("%.4g", f)
+			}
+			parts = append(parts, fmt.Sprintf("%s=%v", k, v))
+		}
+		line += "  " + strings.Join(parts, " ")
+	}
+	fmt.Fprintln(w, line)
+}
+
+// writeJSON writes the report to path.
+func writeJSON(path string, r selftestReport) error {
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(b, '\n'), 0o644)
+}
+
+// runSelftestChild runs one step in this process and prints its result
+// line on stdout (progress goes to stderr).
+func runSelftestChild(ctx context.Context, name string, sim, quick bool, stdout, stderr io.Writer) int {
+	s, ok := devcheck.Lookup(name)
+	if !ok {
+		fmt.Fprintf(stderr, "ringactor selftest: unknown step %q\n", name)
+		return exitUsage
+	}
+	res := devcheck.Run(ctx, s, devcheck.Config{Sim: sim, Quick: quick, Log: stderr})
+	b, err := json.Marshal(res)
+	if err != nil {
+		return failure(stderr, "selftest", err)
+	}
+	fmt.Fprintf(stdout, "%s%s\n", childResultPrefix, b)
+	return exitOK
+}
+
+// tailBuffer keeps the last max bytes written to it.
+type tailBuffer struct {
+	mu   sync.Mutex
+	max  int
+	buf  []byte
+	echo io.Writer // nil: none
+}
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.echo != nil {
+		_, _ = t.echo.Write(p)
+	}
+	t.buf = append(t.buf, p...)
+	if over := len(t.buf) - t.max; over > 0 {
+		t.buf = append(t.buf[:0], t.buf[over:]...)
+	}
+	return len(p), nil
+}
+
+func (t *tailBuffer) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return string(t.buf)
+}
+
+// quitGrace is how long a child sent SIGQUIT has to write its stacks and
+// exit before it is killed.
+const quitGrace = 10 * time.Second
+
+// runStepChild runs step s in a child process under timeout and returns
+// its result and, for a failure, what the report adds (the stacks of a
+// hung child, the end of its stderr).
+// Its Seconds is the whole process's, from start to exit.
+func runStepChild(ctx context.Context, s devcheck.Step, sim, quick bool, timeout time.Duration, verbose bool, stderr io.Writer) (res devcheck.Result, extra map[string]any) {
+	res = devcheck.Result{Name: s.Name, Status: devcheck.Fail}
+	start := time.Now()
+	defer func() { res.Seconds = time.Since(start).Seconds() }()
+	exe, err := os.Executable()
+	if err != nil {
+		res.Reason = "finding this binary: " + err.Error()
+		return res, nil
+	}
+	args := append(slices.Clone(selfPrefix), "selftest", "--child", s.Name)
+	if sim {
+		args = append(args, "--device=sim")
+	}
+	if quick {
+		args = append(args, "--quick")
+	}
+	cmd := exec.Command(exe, args...)
+	cmd.Env = append(append(os.Environ(), selfEnv...), "GOTRACEBACK=all")
+	var out bytes.Buffer
+	errBuf := &tailBuffer{max: 4 << 20}
+	if verbose {
+		errBuf.echo = stderr
+	}
+	cmd.Stdout, cmd.Stderr = &out, errBuf
+	if err := cmd.Start(); err != nil {
+		res.Reason = "starting the step's process: " + err.Error()
+		return res, nil
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	var waitErr error
+	hung := false
+	select {
+	case waitErr = <-done:
+	case <-timer.C:
+		hung = true
+	case <-ctx.Done():
+		hung = true
+	}
+	if hung {
+		// SIGQUIT: the Go runtime writes every goroutine's stack to stderr
+		// (GOTRACEBACK=all) and exits; SIGKILL if it does not.
+		_ = cmd.Process.Signal(syscall.SIGQUIT)
+		select {
+		case <-done:
+		case <-time.After(quitGrace):
+			_ = cmd.Process.Kill()
+			<-done
+		}
+		log := errBuf.String()
+		res.Reason = fmt.Sprintf("timed out after %v and killed", timeout)
+		if ctx.Err() != nil {
+			res.Reason = "interrupted"
+		}
+		if p := lastProgress(log); p != "" {
+			res.Reason += "; last progress: " + p
+		}
+		return res, map[string]any{"stacks": stacksOf(log)}
+	}
+	line := resultLine(out.String())
+	if line == "" {
+		res.Reason = fmt.Sprintf("the step's process ended without a result (%v)", waitErr)
+		return res, map[string]any{"stderr_tail": tail(errBuf.String(), 8000)}
+	}
+	if err := json.Unmarshal([]byte(line), &res); err != nil {
+		res.Status, res.Reason = devcheck.Fail, "reading the step's result: "+err.Error()
+		return res, nil
+	}
+	if waitErr != nil && res.Status != devcheck.Fail {
+		res.Status, res.Reason = devcheck.Fail, fmt.Sprintf("the step's process exited with %v after its result", waitErr)
+		return res, map[string]any{"stderr_tail": tail(errBuf.String(), 8000)}
+	}
+	if res.Status == devcheck.Fail {
+		return res, map[string]any{"stderr_tail": tail(errBuf.String(), 8000)}
+	}
+	return res, nil
+}
+
+// resultLine finds the child's result line on its stdout.
+func resultLine(stdout string) string {
+	sc := bufio.NewScanner(strings.NewReader(stdout))
+	sc.Buffer(make([]byte, 1<<20), 16<<20)
+	for sc.Scan() {
+		if rest, ok := strings.CutPrefix(sc.Text(), childResultPrefix); ok {
+			return rest
+		}
+	}
+	return ""
+}
+
+// lastProgress returns the last progress line a step wrote.
+func lastProgress(log string) string {
+	lines := strings.Split(log, "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		if _, p, ok := strings.Cut(lines[i], " devcheck: "); ok {
+			return p
+		}
+	}
+	return ""
+}
+
+// stacksOf returns the goroutine dump of a child killed with SIGQUIT: its
+// stderr from "SIGQUIT" on (all of it when the marker is missing).
+func stacksOf(log string) string {
+	if i := strings.Index(log, "SIGQUIT"); i >= 0 {
+		return log[i:]
+	}
+	return log
+}
+
+// tail returns the last n bytes of s.
+func tail(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[len(s)-n:]
+}
