@@ -20,6 +20,12 @@ func TestRingProgramCompiledForDeviceTarget(t *testing.T) {
 	if err != nil {
 		t.Skipf("NVRTC %v cannot target 9.0: %v", nv.Path(), err)
 	}
+	// The simulated device reports no compute capability: the default
+	// target.
+	plain, _ := newSimBackend(t, nil)
+	if got, err := plain.NVRTCArch(); err != nil || got != nv.defaultArch() {
+		t.Fatalf("simulated backend's target %q, %v; want %s", got, err, nv.defaultArch())
+	}
 	b, _ := newSimBackend(t, nil)
 	sim := b.probeFn
 	b.probeFn = func() Report {

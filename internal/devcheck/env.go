@@ -82,11 +82,12 @@ func (e *Env) close() error {
 // 0. It is closed when the step ends. Use it for steps that drive the
 // backend directly; [Env.Runtime] gives the backend of a runtime.
 func (e *Env) Backend() (*cuda.Backend, error) {
-	var b *cuda.Backend
+	b := cuda.NewBackend()
 	if e.cfg.Sim {
-		b = cuda.NewSimulatedBackend(simMemBytes)
-	} else {
-		b = cuda.NewBackend()
+		var err error
+		if b, err = simBackend(); err != nil {
+			return nil, err
+		}
 	}
 	if err := b.Available(); err != nil {
 		_ = b.Close()
@@ -110,7 +111,10 @@ func (e *Env) Runtime(opts ...actors.Option) (*actors.Runtime, *cuda.Backend, er
 		)),
 	}
 	if e.cfg.Sim {
-		sim = cuda.NewSimulatedBackend(simMemBytes)
+		var err error
+		if sim, err = simBackend(); err != nil {
+			return nil, nil, err
+		}
 		e.onClose(sim.Close)
 		base = append(base, actors.WithBackends(sim))
 	}

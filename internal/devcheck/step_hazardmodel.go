@@ -2,12 +2,7 @@ package devcheck
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"time"
-
-	"github.com/ringactor/ringactor/gpu/cuda"
-	"github.com/ringactor/ringactor/gpu/cuda/hostsim"
 )
 
 // hazardModelStep checks the simulated device's hazard model bites: a
@@ -34,20 +29,5 @@ func runHazardModel(ctx context.Context, e *Env) error {
 		return err
 	}
 	defer k.Close(ctx)
-	hz := cuda.SimulatedHazards(b)
-	var he *hostsim.HazardError
-	e.Progress("strict mode: cuMemFree beside the ring")
-	if err := hz.Call("cuMemFree_v2"); !errors.As(err, &he) || he.Kernel != "rc_ring_saxpy" {
-		return fmt.Errorf("cuMemFree beside a ring in strict mode: %v, want a *hostsim.HazardError naming rc_ring_saxpy", err)
-	}
-	e.Progress("blocking mode: cuModuleUnload beside the ring waits for the watchdog")
-	const watchdog = 50 * time.Millisecond
-	hz.SetMode(hostsim.HazardBlocking, watchdog)
-	err = hz.Call("cuModuleUnload")
-	hz.SetMode(hostsim.HazardStrict, 0)
-	if !errors.As(err, &he) || he.Waited < watchdog {
-		return fmt.Errorf("cuModuleUnload beside a ring in blocking mode: %v, want a wait of at least %v", err, watchdog)
-	}
-	e.Set("raised", len(hz.Raised()))
-	return nil
+	return simHazardModel(e, b)
 }

@@ -43,18 +43,11 @@ func runHazards(ctx context.Context, e *Env) error {
 	if err != nil {
 		return err
 	}
-	var raised func(string) error
+	raised := func(string) error { return nil }
 	if e.Sim() {
-		hz := cuda.SimulatedHazards(b)
-		raised = func(when string) error {
-			if r := hz.Raised(); len(r) > 0 {
-				return fmt.Errorf("%s: the hazard model raised %d hazards, the first: %w", when, len(r), r[0])
-			}
-			return nil
-		}
+		raised = simRaised(b)
 	} else {
 		e.SimOnly("strict hazard model (a synchronising call fails at once instead of hanging)")
-		raised = func(string) error { return nil }
 	}
 	dev := b.Name()
 
