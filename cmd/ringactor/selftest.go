@@ -62,6 +62,10 @@ var (
 	selfEnv    []string
 )
 
+// childFlag, first on a step's command line, makes selftest run that one
+// step in its own process.
+const childFlag = "--child"
+
 // childResultPrefix marks the child's result line on its stdout.
 const childResultPrefix = "ringactor-selftest-result "
 
@@ -73,7 +77,7 @@ type selftestReport struct {
 }
 
 func runSelftestCommand(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("selftest", selftestSynopsis, fmt.Sprintf(selftestDescription, strings.ReplaceAll(devcheck.Names(), ",", ", ")), stderr)
+	fs := newFlagSet("selftest", selftestSynopsis, fmt.Sprintf(selftestDescription, wrapWords(strings.ReplaceAll(devcheck.Names(), ",", ", "), 74, len("Steps, in order: "))), stderr)
 	var devFlag deviceFlag // pipeline_device.go's: "", "auto" or "sim"
 	fs.Var(&devFlag, "device", "the device: device 0 (--device, the default) or the simulated one (--device=sim)")
 	quick := fs.Bool("quick", false, "the short configuration: smaller sizes and fewer samples")
@@ -81,13 +85,18 @@ func runSelftestCommand(ctx context.Context, args []string, stdout, stderr io.Wr
 	jsonPath := fs.String("json", "", "write the report as JSON to `FILE`")
 	stepTimeout := fs.Duration("step-timeout", 0, "each step's timeout (0: the step's own; on the simulated device ×4)")
 	verbose := fs.Bool("v", false, "copy each step's progress lines to stderr")
-	child := fs.String("child", "", "(internal) run one step in this process and print its result")
+	// "--child STEP" first (not in the usage): run one step in this process
+	// and print its result; the parent re-executes the binary so.
+	child := ""
+	if len(args) >= 2 && args[0] == childFlag {
+		child, args = args[1], args[2:]
+	}
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
 	dev := struct{ sim bool }{devFlag.mode == "sim"}
-	if *child != "" {
-		return runSelftestChild(ctx, *child, dev.sim, *quick, stdout, stderr)
+	if child != "" {
+		return runSelftestChild(ctx, child, dev.sim, *quick, stdout, stderr)
 	}
 	steps, err := selectSteps(*only)
 	if err != nil {
@@ -300,7 +309,7 @@ func runStepChild(ctx context.Context, s devcheck.Step, sim, quick bool, timeout
 		res.Reason = "finding this binary: " + err.Error()
 		return res, nil
 	}
-	args := append(slices.Clone(selfPrefix), "selftest", "--child", s.Name)
+	args := append(slices.Clone(selfPrefix), "selftest", childFlag, s.Name)
 	if sim {
 		args = append(args, "--device=sim")
 	}
@@ -401,6 +410,27 @@ func stacksOf(log string) string {
 		return log[i:]
 	}
 	return log
+}
+
+// wrapWords breaks s into lines of at most width columns, the first
+// starting at column first.
+func wrapWords(s string, width, first int) string {
+	var b strings.Builder
+	col := first
+	for i, w := range strings.Fields(s) {
+		if i > 0 {
+			if col+1+len(w) > width {
+				b.WriteString("\n")
+				col = 0
+			} else {
+				b.WriteString(" ")
+				col++
+			}
+		}
+		b.WriteString(w)
+		col += len(w)
+	}
+	return b.String()
 }
 
 // tail returns the last n bytes of s.
