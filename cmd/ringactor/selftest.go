@@ -172,6 +172,14 @@ func runSelftestCommand(ctx context.Context, args []string, stdout, stderr io.Wr
 			failed++
 		}
 		printStepLine(stdout, res)
+		if *jsonPath != "" {
+			// After every step: a run cut short (the machine's time ran out)
+			// still leaves the steps done so far.
+			report.Seconds = time.Since(start).Seconds()
+			if err := writeJSON(*jsonPath, report); err != nil {
+				return failure(stderr, "selftest", err)
+			}
+		}
 	}
 	report.Seconds = time.Since(start).Seconds()
 	where := "device 0"
