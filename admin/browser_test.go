@@ -125,7 +125,7 @@ func TestDashboardInBrowser(t *testing.T) {
 
 	// The selected kernel's histogram has bars, its history lines.
 	waitFor(ctx, t, "histogram bars", `[...document.querySelectorAll("#histogram rect.bar-rect")].some(r => Number(r.getAttribute("height")) > 0)`)
-	waitFor(ctx, t, "history lines", `document.querySelectorAll("#history polyline").length === 2`)
+	waitFor(ctx, t, "history lines", `document.querySelectorAll("#history path.rate[d^=M], #history path.p99[d^=M]").length === 2`)
 	// The stream graph: three nodes and two coloured edges.
 	waitFor(ctx, t, "stream graph", fmt.Sprintf(`(() => { const g = document.querySelector('svg.graph[data-graph=%q]');
 		return g && g.querySelectorAll("g.node").length === 3 && g.querySelectorAll("path.edge[stroke]").length === 2
@@ -173,10 +173,24 @@ func TestDashboardInBrowser(t *testing.T) {
 	if err := os.WriteFile(path, png, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if dir := os.Getenv("RINGACTOR_DASHBOARD_PNG"); dir != "" { // to refresh docs/dashboard.png
-		_ = os.WriteFile(dir, png, 0o644)
-	}
 	t.Logf("screenshot: %s (%d bytes)", path, len(png))
+
+	// RINGACTOR_DASHBOARD_PNG=docs/dashboard.png refreshes the README's
+	// screenshot: half a minute of varying traffic and backpressure first.
+	if out := os.Getenv("RINGACTOR_DASHBOARD_PNG"); out != "" {
+		stop := f.background()
+		waitFor(ctx, t, "half a minute of history", `(() => { const l = document.querySelector("#history path.rate");
+			return l && Number(l.dataset.points) >= 120; })()`)
+		png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+		stop()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(out, png, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("README screenshot: %s", out)
+	}
 
 	mu.Lock()
 	defer mu.Unlock()

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"sync"
 	"testing"
 	"time"
 
@@ -134,6 +135,50 @@ func (f *fixture) traffic(t testing.TB, n int) {
 	if err := <-sent; err != nil {
 		t.Fatal(err)
 	}
+}
+
+// background keeps the fixture busy until the returned stop is called: a
+// varying request rate to echo and square, and a stream whose sink reads
+// slower than the source sends (its rings fill: backpressure). Used for
+// the README's screenshot only.
+func (f *fixture) background() (stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		t := time.NewTicker(2 * time.Millisecond)
+		defer t.Stop()
+		for n := 0; ctx.Err() == nil; n++ {
+			for i := range 1 + (n/400)%4 {
+				_, _ = cluster.Request[pong](ctx, f.m, "echo", identities[(n+i)%len(identities)], ping{n})
+				_, _ = f.sq.Request(ctx, ping{n % 50})
+			}
+			select {
+			case <-ctx.Done():
+			case <-t.C:
+			}
+		}
+	})
+	wg.Go(func() {
+		for i := 0; f.src.Send(ctx, i) == nil; i++ {
+		}
+	})
+	wg.Go(func() {
+		t := time.NewTicker(time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				select {
+				case <-f.out:
+				case <-ctx.Done():
+					return
+				}
+			}
+		}
+	})
+	return func() { cancel(); wg.Wait() }
 }
 
 // kernels reads /kernels.

@@ -218,8 +218,12 @@
     const maxRate = Math.max(1, ...h.map((p) => p.rate)), maxP99 = Math.max(1, ...h.map((p) => p.p99));
     const x = (t) => L + (t - t0) / (t1 - t0) * (W - L - R);
     const yr = (v) => H - B - v / maxRate * (H - T - B), yp = (v) => H - B - v / maxP99 * (H - T - B);
-    parts.push(svg("polyline", { class: "rate", points: h.map((p) => x(p.t).toFixed(1) + "," + yr(p.rate).toFixed(1)).join(" ") }));
-    parts.push(svg("polyline", { class: "p99", points: h.map((p) => x(p.t).toFixed(1) + "," + yp(p.p99).toFixed(1)).join(" ") }));
+    // one path per series, broken where polls were missed (the page was
+    // hidden, the member unreachable)
+    const line = (y) => h.map((p, i) => (i === 0 || p.t - h[i - 1].t > 3 * POLL_MS ? "M" : "L") +
+      x(p.t).toFixed(1) + "," + y(p).toFixed(1)).join(" ");
+    parts.push(svg("path", { class: "rate", d: line((p) => yr(p.rate)), "data-points": h.length }));
+    parts.push(svg("path", { class: "p99", d: line((p) => yp(p.p99)), "data-points": h.length }));
     parts.push(svg("text", { x: L - 4, y: T + 8, "text-anchor": "end", class: "legend-rate" }, fmtNum(maxRate) + "/s"));
     parts.push(svg("text", { x: W - R + 4, y: T + 8 }, fmtNs(maxP99)));
     parts.push(svg("text", { x: L - 4, y: H - B, "text-anchor": "end" }, "0"));
@@ -250,7 +254,7 @@
       for (const e of g.edges) if (layer[e.to] < layer[e.from] + 1) { layer[e.to] = layer[e.from] + 1; changed = true; }
     }
     const rows = {}, pos = {};
-    const NW = 190, NH = 86, GX = 70, GY = 18, P = 16;
+    const NW = 190, NH = 86, GX = 96, GY = 18, P = 16;
     for (const n of g.nodes) {
       const l = layer[n.name];
       rows[l] = (rows[l] || 0) + 1;
@@ -271,9 +275,12 @@
       const x1 = a.x + NW, y1 = a.y + NH / 2, x2 = b.x, y2 = b.y + NH / 2, mx = (x1 + x2) / 2;
       const f = g.fill[i] || 0;
       const p = svg("path", { class: "edge", d: `M${x1},${y1} C${mx},${y1} ${mx},${y2} ${x2},${y2}`, stroke: fillColor(f), "data-fill": f.toFixed(3) });
-      p.append(svg("title", {}, e.from + " → " + e.to + ": rings " + Math.round(f * 100) + "% full"));
+      // f counts the overflow too (up to 2): past 1 the ring is full and
+      // its overflow holds the rest
+      const label = f > 1 ? "full +" + Math.round((f - 1) * 100) + "% ovf" : Math.round(f * 100) + "%";
+      p.append(svg("title", {}, e.from + " → " + e.to + ": downstream rings " + label));
       s.append(p);
-      s.append(svg("text", { x: mx, y: (y1 + y2) / 2 - 5, "text-anchor": "middle" }, Math.round(f * 100) + "%"));
+      s.append(svg("text", { x: mx, y: (y1 + y2) / 2 - 5, "text-anchor": "middle" }, label));
     });
     for (const n of g.nodes) {
       const p = pos[n.name], a = stats[n.name] || {};
