@@ -3,6 +3,7 @@ package admin_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -36,21 +37,31 @@ func chromium(t *testing.T) string {
 const pageCounts = `Object.fromEntries([...document.querySelectorAll("#kernels tbody tr[data-name]")]
 	.map(r => [r.dataset.name, Number(r.querySelector("td.processed").dataset.value)]))`
 
-// waitCounts waits until the page's kernels table shows exactly want's
-// kernels with want's processed counts.
-func waitCounts(ctx context.Context, t *testing.T, want admin.Snapshot) {
+// waitCounts waits until the page's kernels table shows exactly the
+// kernels of /kernels with its processed counts, and returns that
+// snapshot. A kernel's last counter update may land just after its last
+// reply, so when the page does not catch up with one reading of /kernels
+// within a while it compares with a fresh one.
+func waitCounts(ctx context.Context, t *testing.T, f *fixture) admin.Snapshot {
 	t.Helper()
-	m := map[string]uint64{}
-	for _, k := range want.Kernels {
-		m[k.Name] = k.Processed
-	}
-	js, _ := json.Marshal(m)
-	expr := fmt.Sprintf(`(() => { const want = %s, got = %s;
-		const names = Object.keys(want);
-		return names.length === Object.keys(got).length && names.every(n => got[n] === want[n]); })()`, js, pageCounts)
-	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](expr, chromedp.WithPollingInterval(50*time.Millisecond), chromedp.WithPollingTimeout(0))); err != nil {
-		got, _ := chromedp.Run(ctx, chromedp.Evaluate[map[string]uint64](pageCounts))
-		t.Fatalf("the kernels table never showed /kernels' counts: %v\nwant %v\ngot  %v", err, m, got)
+	for {
+		snap := f.kernels(t)
+		m := map[string]uint64{}
+		for _, k := range snap.Kernels {
+			m[k.Name] = k.Processed
+		}
+		js, _ := json.Marshal(m)
+		expr := fmt.Sprintf(`(() => { const want = %s, got = %s;
+			const names = Object.keys(want);
+			return names.length === Object.keys(got).length && names.every(n => got[n] === want[n]); })()`, js, pageCounts)
+		_, err := chromedp.Run(ctx, chromedp.Poll[bool](expr, chromedp.WithPollingInterval(50*time.Millisecond), chromedp.WithPollingTimeout(20*time.Second)))
+		if err == nil {
+			return snap
+		}
+		if ctx.Err() != nil || !errors.Is(err, chromedp.ErrPollingTimeout) {
+			got, _ := chromedp.Run(context.WithoutCancel(ctx), chromedp.Evaluate[map[string]uint64](pageCounts))
+			t.Fatalf("the kernels table never showed /kernels' counts: %v\nwant %v\ngot  %v", err, m, got)
+		}
 	}
 }
 
@@ -107,21 +118,19 @@ func TestDashboardInBrowser(t *testing.T) {
 	if err := chromedp.Do(ctx, chromedp.Navigate(f.base+"/?interval_ms=250")); err != nil {
 		t.Fatal(err)
 	}
-	before := f.kernels(t)
-	if len(before.Kernels) < 6 { // square, 3 echo activations, 2 enrich, store
+	before := waitCounts(ctx, t, f)
+	if len(before.Kernels) != 7 { // square, 3 echo activations, 2 enrich, store
 		t.Fatalf("/kernels lists %d kernels: %+v", len(before.Kernels), before.Kernels)
 	}
-	waitCounts(ctx, t, before)
 
 	// More traffic: the table follows.
 	f.traffic(t, 25)
-	after := f.kernels(t)
+	after := waitCounts(ctx, t, f)
 	for _, k := range after.Kernels {
 		if i := slices.IndexFunc(before.Kernels, func(b admin.Kernel) bool { return b.Name == k.Name }); i >= 0 && k.Processed <= before.Kernels[i].Processed {
 			t.Errorf("kernel %s: processed %d after more traffic, %d before", k.Name, k.Processed, before.Kernels[i].Processed)
 		}
 	}
-	waitCounts(ctx, t, after)
 
 	// The selected kernel's histogram has bars, its history lines.
 	waitFor(ctx, t, "histogram bars", `[...document.querySelectorAll("#histogram rect.bar-rect")].some(r => Number(r.getAttribute("height")) > 0)`)
