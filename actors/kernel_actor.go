@@ -214,13 +214,30 @@ func (k *kernel[Req, Resp]) applyCommand(c actor.Context, ev lifecycle.Event) {
 
 // apply applies a lifecycle event and answers with the transition. Fault and
 // Restart are the kernel's own events (its loop failed, its supervisor
-// restarted it): from outside they are refused with ErrInternalEvent.
+// restarted it): from outside they are refused with ErrInternalEvent. A
+// Terminate of a terminated kernel is answered when the termination under
+// way ends (at once when it has).
 func (k *kernel[Req, Resp]) apply(c actor.Context, ev lifecycle.Event, reply func(lifecycle.Reply)) {
 	k.mu.Lock()
 	from := k.st
 	if ev == lifecycle.Fault || ev == lifecycle.Restart {
 		k.mu.Unlock()
 		reply(lifecycle.Reply{From: from, To: from, Err: kernelErr(k.def.id, &InternalEventError{Event: ev})})
+		return
+	}
+	if ev == lifecycle.Terminate && from == lifecycle.Terminated {
+		// A terminate is under way (its drain goes on, even after its
+		// caller gave up) or done: this one waits for the same end.
+		k.mu.Unlock()
+		select {
+		case <-k.ended:
+			reply(lifecycle.Reply{From: from, To: from})
+		default:
+			k.terminators = append(k.terminators, func(r lifecycle.Reply) {
+				r.From = from
+				reply(r)
+			})
+		}
 		return
 	}
 	next, err := lifecycle.Transition(from, ev)
