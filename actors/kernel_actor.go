@@ -56,6 +56,11 @@ func (a *kernelActor[Req, Resp]) Receive(c actor.Context) {
 		k.cb.Restarts.Store(k.cb.Restarts.Load() + 1)
 	case *actor.Stopping:
 		k.onStopping()
+	case *actor.Stopped:
+		// The actor has left the process registry: its PID is a dead
+		// letter now. A termination that stopped it ends here, so that
+		// whoever waits for it finds the PID gone.
+		k.end(lifecycle.Reply{From: lifecycle.Active, To: lifecycle.Terminated})
 	case *kernelFault:
 		k.onLoopEnd(c, m.err)
 	case *loopExited:
@@ -271,14 +276,15 @@ func (k *kernel[Req, Resp]) apply(c actor.Context, ev lifecycle.Event, reply fun
 	reply(lifecycle.Reply{From: from, To: next})
 }
 
-// finishTermination releases the kernel once its loop has drained it.
+// finishTermination releases the kernel once its loop has drained it: it
+// stops the actor, and the kernel ends (every Terminate is answered) when
+// the actor has stopped.
 func (k *kernel[Req, Resp]) finishTermination(c actor.Context) {
 	select {
 	case <-k.ended:
 		return
 	default:
 	}
-	k.end(lifecycle.Reply{From: lifecycle.Active, To: lifecycle.Terminated})
 	c.Stop(c.Self())
 }
 
@@ -326,8 +332,8 @@ func (k *kernel[Req, Resp]) end(r lifecycle.Reply) {
 	select {
 	case <-k.ended:
 	default:
+		k.unwatchAll() // before the end is seen: a Terminate that returns leaves no watch
 		close(k.ended)
-		k.unwatchAll()
 	}
 	for _, t := range k.terminators {
 		t(r)
