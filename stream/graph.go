@@ -258,6 +258,7 @@ func (g *Graph) Start(ctx context.Context) error {
 	}
 	g.tel = registerTelemetry(g)
 	g.phase = started
+	register(g.rt, g)
 	return nil
 }
 
@@ -368,6 +369,7 @@ func (g *Graph) Stop(ctx context.Context) error {
 	g.phase = stopped
 	nodes := g.nodes
 	g.mu.Unlock()
+	unregister(g.rt, g)
 	for _, n := range nodes {
 		if n.closeSource != nil {
 			n.closeSource()
