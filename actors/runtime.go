@@ -318,7 +318,9 @@ func (rt *Runtime) Reactivate(ctx context.Context, id string) error {
 // Terminate drains a kernel according to its drain policy, stops its loop
 // and its actor, and releases it. If ctx ends first, the kernel gives up
 // waiting for readers of its receive stream (counting what it could not
-// deliver as dropped) and Terminate returns ctx's error.
+// deliver as dropped) and Terminate returns ctx's error; the termination
+// goes on. A Terminate while one is under way (or after it) waits for the
+// same end and returns nil once it has come (or ctx's error).
 func (rt *Runtime) Terminate(ctx context.Context, id string) error {
 	k, err := rt.lookup(id)
 	if err != nil {
