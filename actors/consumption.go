@@ -45,10 +45,12 @@ func (k *kernel[Req, Resp]) poll(h Handler[Req, Resp], draining bool) (bool, err
 	}
 	done := 0
 	var fault error
+	head, _ := k.in.Indices()
 	for {
 		s := k.in.Peek(done)
 		done++
 		resp, err, failed := k.run(h, s, draining)
+		k.taken.Store(head + uint64(done)) // answered: no longer queued
 		if failed && !draining && k.def.decider(err) != supervision.Resume {
 			fault = err
 		}
@@ -187,13 +189,9 @@ func (k *kernel[Req, Resp]) finish(s *slot[Req, Resp], resp Resp, err error, fai
 
 // endBatch ends the consumer's batch: the latencies of the timed messages
 // finished since the last call go to the control block, measured to the end
-// of the batch's last timed one (no clock read here), and stats stops
-// counting the batch's messages as queued.
+// of the batch's last timed one (no clock read here).
 func (k *kernel[Req, Resp]) endBatch() {
 	if k.batch.Len() != 0 {
 		k.cb.RecordBatch(&k.batch, k.batchEnd, epochUnix+k.batchEnd)
-	}
-	if p := k.cb.Processed.Load(); p != k.batchStart.Load() {
-		k.batchStart.Store(p)
 	}
 }

@@ -118,10 +118,16 @@ type kernel[Req, Resp any] struct {
 	// batchEnd is when the consumer finished the last timed message of its
 	// batch (monoNow): the batch's end for the latency words and heartbeat.
 	batchEnd int64
-	// batchStart is Processed when the consumer's current batch began (its
-	// last endBatch): the messages of a batch stay in the ring until the
-	// batch ends, and stats does not count those already answered.
-	batchStart atomic.Uint64
+	// taken is the ring index just past the last message the batch
+	// consumer (poll) has answered: the messages of a batch stay in the
+	// ring until its slots are released at the batch's end, and stats
+	// counts as queued only those from max(head, taken) to the tail. One
+	// index, stored before each outcome leaves, so a reader sees no moment
+	// where an answered message is queued or the release and the count
+	// disagree (Processed minus a batch start, read beside the ring's
+	// length, did: a Status between the release and endBatch counted too
+	// few).
+	taken atomic.Uint64
 	// hist holds the latency histograms the consumer bumps per message;
 	// nil when the runtime's telemetry is off.
 	hist *kernelHistograms
@@ -266,8 +272,9 @@ func (k *kernel[Req, Resp]) stats() telemetry.KernelStats {
 	in := k.in
 	k.mu.Unlock()
 	if in != nil {
-		answered := int64(s.Processed) - int64(k.batchStart.Load()) // of the batch in hand
-		depth += max(int64(in.Len())-answered, 0)
+		taken := k.taken.Load() // before the ring's indices: taken <= tail
+		head, tail := in.Indices()
+		depth += int64(tail - max(head, taken))
 		capacity = in.Cap()
 		mem = int64(capacity)*int64(reflect.TypeFor[slot[Req, Resp]]().Size()) + int64(reflect.TypeFor[ring.ControlBlock]().Size())
 	}
