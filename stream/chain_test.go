@@ -242,13 +242,28 @@ func TestChainedStageBlocksItsUpstream(t *testing.T) {
 	if err := g.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
+	slowStats := func() (slow StageStats) {
+		for _, s := range g.Stats() {
+			if s.Stage == "slow" {
+				slow = s
+			}
+		}
+		return slow
+	}
 	sent := 0
 	for {
 		sctx, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
 		err := src.Send(sctx, sent)
 		cancel()
 		if errors.Is(err, context.DeadlineExceeded) {
-			break
+			// A Send that waited is a blocked source only once the sink
+			// holds its element: on a loaded machine the pipeline may
+			// simply not have moved yet (the wait bounds a probe, not the
+			// machine's speed), so look again.
+			if slowStats().In != 0 {
+				break
+			}
+			continue
 		}
 		if err != nil {
 			t.Fatal(err)
@@ -260,13 +275,7 @@ func TestChainedStageBlocksItsUpstream(t *testing.T) {
 	if bound := (2*capacity + 1) * batch; sent > bound {
 		t.Fatalf("%d elements admitted before the source blocked, bound %d", sent, bound)
 	}
-	var slow StageStats
-	for _, s := range g.Stats() {
-		if s.Stage == "slow" {
-			slow = s
-		}
-	}
-	if !slow.Chained || slow.In != 1 {
+	if slow := slowStats(); !slow.Chained || slow.In != 1 {
 		t.Fatalf("the blocked chained sink: %+v, want chained with its one element in", slow)
 	}
 	close(release)
