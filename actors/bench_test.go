@@ -4,7 +4,6 @@ import (
 	"context"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
 )
@@ -115,7 +114,7 @@ func BenchmarkProtoActorRequest(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		if _, err := root.RequestFuture(pid, num{V: i}, time.Second).Result(); err != nil {
+		if _, err := root.RequestFuture(pid, num{V: i}, hangWait(b)).Result(); err != nil {
 			b.Fatal(err)
 		}
 	}

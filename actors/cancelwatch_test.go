@@ -8,7 +8,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"go.uber.org/goleak"
 )
@@ -42,9 +41,11 @@ func doubler(entered chan<- struct{}, release <-chan struct{}) func(context.Cont
 // hang is a failure, not a wait.
 func guard(t *testing.T, done <-chan struct{}, what string) {
 	t.Helper()
+	ctx, cancel := hangCtx(t)
+	defer cancel()
 	select {
 	case <-done:
-	case <-time.After(20 * time.Second):
+	case <-ctx.Done(): // a hang guard only: no bound on the machine's speed
 		t.Fatalf("%s did not finish", what)
 	}
 }

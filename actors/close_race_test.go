@@ -1,11 +1,9 @@
 package actors
 
 import (
-	"context"
 	"errors"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/ringactor/ringactor/lifecycle"
 )
@@ -19,7 +17,7 @@ func TestCloseBesideTerminate(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		ctx, cancel := hangCtx(t)
 		ks := make([]*Kernel[num, num], 4)
 		for j := range ks {
 			if ks[j], err = Launch(ctx, rt, NewStatelessKernel(string(rune('a'+j)), echoN)); err != nil {

@@ -61,7 +61,7 @@ func newTestRuntime(t testing.TB, opts ...Option) *Runtime {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		ctx, cancel := hangCtx(t)
 		defer cancel()
 		if err := rt.Close(ctx); err != nil {
 			t.Errorf("Close: %v", err)
@@ -70,11 +70,47 @@ func newTestRuntime(t testing.TB, opts ...Option) *Runtime {
 	return rt
 }
 
+// testCtx bounds a test's waits as a hang guard only (see hangCtx); it ends
+// with the test.
 func testCtx(t testing.TB) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := hangCtx(t)
 	t.Cleanup(cancel)
 	return ctx
 }
+
+// hangCtx is a context for a wait that must end: it expires when the wait
+// is a hang, not when the machine is slow — hangMargin before go test's
+// own -timeout (so that the failure says what hung, before the binary
+// panics), never under -timeout 0. No test bounds a wait by the machine's
+// speed: a loaded 2-core CI machine takes many times longer than an idle one.
+func hangCtx(t testing.TB) (context.Context, context.CancelFunc) {
+	if d, ok := hangDeadline(t); ok {
+		return context.WithDeadline(context.Background(), d)
+	}
+	return context.WithCancel(context.Background())
+}
+
+// hangDeadline is when hangCtx expires; false under -timeout 0.
+func hangDeadline(t testing.TB) (time.Time, bool) {
+	if dt, ok := t.(interface{ Deadline() (time.Time, bool) }); ok {
+		if d, ok := dt.Deadline(); ok {
+			return d.Add(-hangMargin), true
+		}
+	}
+	return time.Time{}, false
+}
+
+// hangWait is hangCtx's bound as a duration, for Proto.Actor's
+// RequestFuture (an hour under -timeout 0, or in a benchmark).
+func hangWait(t testing.TB) time.Duration {
+	if d, ok := hangDeadline(t); ok {
+		return time.Until(d)
+	}
+	return time.Hour
+}
+
+// hangMargin is how long before go test's -timeout a hang guard expires.
+const hangMargin = 30 * time.Second
 
 func vectorAdd(_ context.Context, r addReq) (addResp, error) {
 	if len(r.A) != len(r.B) {

@@ -91,7 +91,7 @@ func TestLifecycleCommandsByRequestFuture(t *testing.T) {
 	root := rt.ActorSystem().Root
 	ask := func(cmd any) *lifecycle.Reply {
 		t.Helper()
-		res, err := root.RequestFuture(k.PID(), cmd, 10*time.Second).Result()
+		res, err := root.RequestFuture(k.PID(), cmd, hangWait(t)).Result()
 		if err != nil {
 			t.Fatalf("RequestFuture(%v): %v", cmd, err)
 		}
@@ -132,7 +132,7 @@ func TestFaultCommandFromOutsideRefused(t *testing.T) {
 	}
 	root := rt.ActorSystem().Root
 	for _, ev := range []lifecycle.Event{lifecycle.Fault, lifecycle.Restart} {
-		res, err := root.RequestFuture(k.PID(), lifecycle.Command{Event: ev}, 10*time.Second).Result()
+		res, err := root.RequestFuture(k.PID(), lifecycle.Command{Event: ev}, hangWait(t)).Result()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -168,7 +168,7 @@ func TestPIDMessagesBoundedByRingAndOverflow(t *testing.T) {
 		Result() (any, error)
 	}, requests)
 	for i := range futures {
-		futures[i] = root.RequestFuture(k.PID(), num{V: i}, 10*time.Second)
+		futures[i] = root.RequestFuture(k.PID(), num{V: i}, hangWait(t))
 	}
 	for i := range 10 {
 		root.Send(k.PID(), num{V: 1000 + i}) // no sender
@@ -298,7 +298,7 @@ func TestTerminateContextExpiryOutcomes(t *testing.T) {
 		Result() (any, error)
 	}, n)
 	for i := range futures {
-		futures[i] = root.RequestFuture(k.PID(), num{V: i}, 10*time.Second)
+		futures[i] = root.RequestFuture(k.PID(), num{V: i}, hangWait(t))
 	}
 	<-started // the first message is in the handler, the others queued
 	tctx, cancel := context.WithTimeout(ctx, 20*time.Millisecond)

@@ -54,9 +54,10 @@ func TestScenarios(t *testing.T) {
 	})
 }
 
-// scenarioWait bounds every wait that the scenario expects to end; reaching
-// it is a failure that the output shows.
-const scenarioWait = 10 * time.Second
+// wait bounds every wait that the scenario expects to end, as a hang guard
+// only (hangCtx: until shortly before go test's -timeout), never as a bound
+// on the machine's speed: reaching it is a failure that the output shows.
+func (s *scenario) wait() time.Duration { return hangWait(s.t) }
 
 type scenario struct {
 	t       *testing.T
@@ -115,7 +116,7 @@ func newScenario(t *testing.T) *scenario {
 func (s *scenario) run(t *testing.T, d *datadriven.TestData) string {
 	var out strings.Builder
 	p := func(format string, args ...any) { fmt.Fprintf(&out, format+"\n", args...) }
-	ctx, cancel := context.WithTimeout(context.Background(), scenarioWait)
+	ctx, cancel := context.WithTimeout(context.Background(), s.wait())
 	defer cancel()
 	if d.HasArg("timeout") {
 		var cancel2 context.CancelFunc
@@ -146,7 +147,7 @@ func (s *scenario) run(t *testing.T, d *datadriven.TestData) string {
 			// Terminate runs on a goroutine (a drain waiting for a blocking
 			// handler); its result is printed by await. The context lives
 			// until the terminate returns.
-			tctx, tcancel := context.WithTimeout(context.Background(), scenarioWait)
+			tctx, tcancel := context.WithTimeout(context.Background(), s.wait())
 			if d.HasArg("timeout") {
 				tcancel()
 				tctx, tcancel = context.WithTimeout(context.Background(), s.duration(t, d, "timeout"))
@@ -184,7 +185,7 @@ func (s *scenario) run(t *testing.T, d *datadriven.TestData) string {
 		for _, v := range s.values(t, d) {
 			// The request's context bounds its admission and its handler;
 			// it lives until await has its outcome.
-			rctx, rcancel := context.WithTimeout(context.Background(), scenarioWait)
+			rctx, rcancel := context.WithTimeout(context.Background(), s.wait())
 			if d.HasArg("timeout") {
 				rcancel()
 				rctx, rcancel = context.WithTimeout(context.Background(), s.duration(t, d, "timeout"))
@@ -216,7 +217,7 @@ func (s *scenario) run(t *testing.T, d *datadriven.TestData) string {
 				p("v=%d posted", v)
 				continue
 			}
-			f := root.RequestFuture(pid, num{V: v}, scenarioWait)
+			f := root.RequestFuture(pid, num{V: v}, s.wait())
 			po := s.expect(fmt.Sprintf("post v=%d", v))
 			go func() { po.put(futureString(f)) }()
 			p("v=%d posted", v)
@@ -224,7 +225,7 @@ func (s *scenario) run(t *testing.T, d *datadriven.TestData) string {
 	case "command":
 		k := s.kernel(t, d)
 		ev := s.event(t, d)
-		f := s.rt.ActorSystem().Root.RequestFuture(k.h.PID(), &lifecycle.Command{Event: ev}, scenarioWait)
+		f := s.rt.ActorSystem().Root.RequestFuture(k.h.PID(), &lifecycle.Command{Event: ev}, s.wait())
 		p("%s", futureString(f))
 	case "wait-started":
 		k := s.kernel(t, d)
@@ -266,7 +267,7 @@ func (s *scenario) run(t *testing.T, d *datadriven.TestData) string {
 			select {
 			case r := <-po.ch:
 				p("%s -> %s", po.label, r())
-			case <-time.After(scenarioWait):
+			case <-time.After(s.wait()):
 				p("%s -> timeout: no outcome", po.label)
 			}
 			if po.cancel != nil {
@@ -296,7 +297,7 @@ func (s *scenario) run(t *testing.T, d *datadriven.TestData) string {
 		}
 		p("admitted=%d outcomes=%d missing=%v duplicated=%v", len(k.admitted), k.total(), missing, dup)
 	case "close":
-		cctx, ccancel := context.WithTimeout(context.Background(), scenarioWait)
+		cctx, ccancel := context.WithTimeout(context.Background(), s.wait())
 		defer ccancel()
 		close(s.quit)
 		s.quit = make(chan struct{}) // the cleanup closes this one
@@ -387,7 +388,7 @@ func (s *scenario) declare(t *testing.T, d *datadriven.TestData, p func(string, 
 		p("registered: %s", hd.State())
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), scenarioWait)
+	ctx, cancel := context.WithTimeout(context.Background(), s.wait())
 	defer cancel()
 	hd, err := Launch(ctx, s.rt, def)
 	if err != nil {

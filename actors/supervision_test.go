@@ -291,20 +291,20 @@ func TestProtoActorInterop(t *testing.T) {
 	rt := newTestRuntime(t)
 	k := mustLaunch(t, rt, NewKernel("sum", runningSum), true)
 	root := rt.ActorSystem().Root
-	res, err := root.RequestFuture(k.PID(), num{V: 4}, 5*time.Second).Result()
+	res, err := root.RequestFuture(k.PID(), num{V: 4}, hangWait(t)).Result()
 	if err != nil || res.(total).Sum != 4 {
 		t.Fatalf("RequestFuture = %v %v", res, err)
 	}
-	res, err = root.RequestFuture(k.PID(), label{S: "x"}, 5*time.Second).Result()
+	res, err = root.RequestFuture(k.PID(), label{S: "x"}, hangWait(t)).Result()
 	if e, ok := res.(error); err != nil || !ok || !errors.Is(e, ErrWrongMessageType) {
 		t.Fatalf("wrong type = %v %v", res, err)
 	}
-	res, err = root.RequestFuture(k.PID(), &lifecycle.Command{Event: lifecycle.Deactivate}, 5*time.Second).Result()
+	res, err = root.RequestFuture(k.PID(), &lifecycle.Command{Event: lifecycle.Deactivate}, hangWait(t)).Result()
 	if r, ok := res.(*lifecycle.Reply); err != nil || !ok || r.Err != nil || r.To != lifecycle.Deactivated {
 		t.Fatalf("lifecycle command = %v %v", res, err)
 	}
 	// Sent while deactivated: queued, then answered after reactivation.
-	f := root.RequestFuture(k.PID(), num{V: 1}, 5*time.Second)
+	f := root.RequestFuture(k.PID(), num{V: 1}, hangWait(t))
 	if err := k.Reactivate(testCtx(t)); err != nil {
 		t.Fatal(err)
 	}
