@@ -33,7 +33,7 @@ func launchRing(t *testing.T, b *Backend) *RingKernel {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		ctx, cancel := hangCtx(t)
 		defer cancel()
 		if err := k.Close(ctx); err != nil {
 			t.Errorf("closing ring: %v", err)
@@ -287,7 +287,7 @@ func TestTerminateDuringEpoch(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		ctx, cancel := hangCtx(t)
 		if err := k.Wait(ctx); err != nil {
 			t.Fatal(err)
 		}
@@ -443,7 +443,7 @@ func TestTerminateRacesEpochs(t *testing.T) {
 		}
 	}()
 	k.Terminate(ring.TerminateDrain)
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := hangCtx(t)
 	defer cancel()
 	// The output ring holds all 16 replies (capacity 16), so the drain
 	// completes without the host popping.

@@ -3,7 +3,6 @@
 package cuda
 
 import (
-	"context"
 	"math/rand/v2"
 	"runtime"
 	"testing"
@@ -22,7 +21,7 @@ import (
 // awaitAck polls k's terminated ack (the memory stays live until Wait).
 func awaitAck(t *testing.T, k *RingKernel) uint64 {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := hangDeadline(t) // a hang guard, not a bound on speed
 	for time.Now().Before(deadline) {
 		if ack, err := k.ack(); err != nil || ack != 0 {
 			if err != nil {
@@ -32,13 +31,13 @@ func awaitAck(t *testing.T, k *RingKernel) uint64 {
 		}
 		runtime.Gosched()
 	}
-	t.Fatal("no terminated ack within 10s")
+	t.Fatal("no terminated ack: hung")
 	return 0
 }
 
 func waitRing(t *testing.T, k *RingKernel) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := hangCtx(t)
 	defer cancel()
 	if err := k.Wait(ctx); err != nil {
 		t.Fatal(err)
