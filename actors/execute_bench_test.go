@@ -156,3 +156,20 @@ func BenchmarkGonumGemm1024(b *testing.B) {
 			0, blas64.General{Rows: n, Cols: n, Stride: n, Data: dst})
 	}
 }
+
+// BenchmarkExecuteAddTinyTelemetry is BenchmarkExecuteAddTiny with
+// telemetry on, as `ringactor bench` runs it.
+func BenchmarkExecuteAddTinyTelemetry(b *testing.B) {
+	rt, ctx := newTestRuntime(b, WithTelemetry(true)), testCtx(b)
+	_, _, dst, in, out := tinyAddBench(b)
+	into := IntoBuffer(out)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := rt.Execute(ctx, "add", in, nil, into); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if dst[0] != 3.75 {
+		b.Fatalf("1.5 + 2.25 = %v", dst[0])
+	}
+}
