@@ -60,39 +60,41 @@ func NewGraph(names []string, edges [][2]int) (*Graph, error) {
 		}
 		seen[name] = struct{}{}
 	}
-	src := make([]int32, len(edges))
-	dst := make([]int32, len(edges))
+	ends := make([]int32, 2*len(edges))
 	for i, e := range edges {
 		for _, x := range e {
 			if x < 0 || x >= n {
 				return nil, fmt.Errorf("pagerank: edge %d (%d → %d) has a node index outside [0, %d)", i, e[0], e[1], n)
 			}
 		}
-		src[i], dst[i] = int32(e[0]), int32(e[1])
+		ends[2*i], ends[2*i+1] = int32(e[0]), int32(e[1])
 	}
-	return build(slices.Clone(names), src, dst)
+	return build(slices.Clone(names), ends)
 }
 
-// build makes a graph of the named nodes from the edges src[i] → dst[i]
-// (valid indices), removing duplicates. It takes ownership of its arguments.
-func build(names []string, src, dst []int32) (*Graph, error) {
+// build makes a graph of the named nodes from the edges ends[2i] →
+// ends[2i+1] (valid indices), removing duplicates. It takes ownership of
+// its arguments.
+func build(names []string, ends []int32) (*Graph, error) {
 	n := len(names)
-	if len(src) > maxEdges {
-		return nil, fmt.Errorf("pagerank: %d edges, at most %d supported", len(src), maxEdges)
+	m := len(ends) / 2
+	if m > maxEdges {
+		return nil, fmt.Errorf("pagerank: %d edges, at most %d supported", m, maxEdges)
 	}
 	// Group the edges by source (a counting sort), then sort and deduplicate
 	// each node's targets.
 	outOff := make([]int, n+1)
-	for _, u := range src {
-		outOff[u+1]++
+	for i := 0; i < len(ends); i += 2 {
+		outOff[ends[i]+1]++
 	}
 	for u := range n {
 		outOff[u+1] += outOff[u]
 	}
-	adj := make([]int32, len(src))
+	adj := make([]int32, m)
 	next := slices.Clone(outOff[:n])
-	for i, u := range src {
-		adj[next[u]] = dst[i]
+	for i := 0; i+1 < len(ends); i += 2 {
+		u := ends[i]
+		adj[next[u]] = ends[i+1]
 		next[u]++
 	}
 	outDeg := make([]int32, n)

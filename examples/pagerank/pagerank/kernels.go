@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"sync/atomic"
+	"time"
 
 	"github.com/ringactor/ringactor/actors"
 	"github.com/ringactor/ringactor/messages"
@@ -83,9 +84,10 @@ const (
 type update struct {
 	Kind      updateKind
 	Iter      int
-	Delta     float64   // the L1 change of iteration Iter
-	Converged bool      // done: whether the last iteration converged
-	Ranks     []float64 // done: the ranks by node index
+	Delta     float64       // the L1 change of iteration Iter
+	Converged bool          // done: whether the last iteration converged
+	Ranks     []float64     // done: the ranks by node index
+	Iterating time.Duration // done: from the first iterate command to the ranks
 }
 
 // updateKind says what an update is.
@@ -292,6 +294,7 @@ type coordinator struct {
 	converged   bool
 	ranks       []float64
 	collected   int
+	iterStart   time.Time // when iterate 1 was sent
 }
 
 // newCoordinator returns the coordinator's handler.
@@ -324,7 +327,8 @@ func (c *coordinator) handle(_ context.Context, m coordMsg) (update, error) {
 		if c.collected++; c.collected < len(c.parts) {
 			return update{}, nil
 		}
-		return update{Kind: updateDone, Iter: c.iter, Delta: c.lastDelta, Converged: c.converged, Ranks: c.ranks}, nil
+		return update{Kind: updateDone, Iter: c.iter, Delta: c.lastDelta, Converged: c.converged, Ranks: c.ranks,
+			Iterating: time.Since(c.iterStart)}, nil
 	}
 	return update{}, fmt.Errorf("coordinator: unknown message kind %d", m.Kind)
 }
@@ -348,6 +352,7 @@ func (c *coordinator) report(m coordMsg) (update, error) {
 	k := c.iter
 	if k == 0 { // x⁰ is set up everywhere
 		c.iter = 1
+		c.iterStart = time.Now()
 		return update{}, c.broadcast(partMsg{Kind: partIterate, Iter: 1, Dangling: dangling})
 	}
 	c.lastDelta = delta

@@ -1,0 +1,64 @@
+package pagerank
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// benchEdges is an edge list like bench/pagerank.sh's: 434,000 lines over
+// 200,000 numbered nodes, the sources and targets skewed towards small
+// numbers (some 4 MB).
+var benchEdges = sync.OnceValue(func() string {
+	r := rand.New(rand.NewPCG(1, 1))
+	skew := func() int { x := r.Float64(); return int(200000 * x * x * x) }
+	var b strings.Builder
+	b.WriteString("# benchmark graph\n")
+	for range 434000 {
+		fmt.Fprintf(&b, "%d %d\n", r.IntN(200000), skew())
+	}
+	return b.String()
+})
+
+// BenchmarkParse is the whole of ParseString (scan, number, build) on
+// benchEdges; compare with BenchmarkParseLines, the line parser.
+func BenchmarkParse(b *testing.B) {
+	in := benchEdges()
+	b.SetBytes(int64(len(in)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := ParseString(in); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkParseScan is the parse phase alone (scan and number), as
+// `ringactor pagerank --timings` reports it.
+func BenchmarkParseScan(b *testing.B) {
+	in := benchEdges()
+	b.SetBytes(int64(len(in)))
+	b.ReportAllocs()
+	for b.Loop() {
+		var t ParseTimings
+		if _, t, _ = parseTimed(in); t.Parse <= 0 {
+			b.Fatal("no parse time")
+		}
+		b.ReportMetric(float64(len(in))/t.Parse.Seconds()/1e6, "parseMB/s")
+		b.ReportMetric(float64(t.Build.Microseconds()), "build-µs")
+	}
+}
+
+// BenchmarkParseLines is the line parser on benchEdges: the baseline.
+func BenchmarkParseLines(b *testing.B) {
+	in := benchEdges()
+	b.SetBytes(int64(len(in)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := parseLines(in); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
