@@ -110,14 +110,17 @@ type partitionKernel = actors.Kernel[partMsg, coordMsg]
 
 // problem is what every kernel of one Run knows.
 type problem struct {
-	ctx     context.Context // the Run's: handlers stop sending once it ends
-	g       *Graph
-	bounds  []int // partition ranges
-	need    [][]bool
-	alpha   float64
-	tol     float64
-	maxIter int
-	parts   []*partitionKernel // filled by Run before any kernel is activated
+	ctx    context.Context // the Run's: handlers stop sending once it ends
+	g      *Graph
+	bounds []int // partition ranges
+	need   [][]bool
+	// allShares is x[u]/outdeg(u) of every node: each partition writes its
+	// own range, then tells the partitions that read it (a share message).
+	allShares []float64
+	alpha     float64
+	tol       float64
+	maxIter   int
+	parts     []*partitionKernel // filled by Run before any kernel is activated
 }
 
 // once returns a handler factory that makes a handler with mk the first time
@@ -212,7 +215,7 @@ func (p *partition) handle(_ context.Context, m partMsg) (coordMsg, error) {
 func (p *partition) init() {
 	p.l = newLayout(p.g, p.bounds, p.id)
 	n := p.l.hi - p.l.lo
-	p.x, p.next, p.share = make([]float64, n), make([]float64, n), make([]float64, n)
+	p.x, p.next, p.share = make([]float64, n), make([]float64, n), p.allShares[p.l.lo:p.l.hi:p.l.hi]
 	x0 := 1 / float64(p.g.NumNodes())
 	for i := range p.x {
 		p.x[i] = x0
@@ -247,28 +250,24 @@ func (p *partition) tryFinish() coordMsg {
 //
 // with uniform p and dangling weights, and returns the L1 change.
 func (p *partition) step() float64 {
-	y := p.next
-	clear(y)
-	// Each node's in-edges are added in increasing source order, block by
-	// block, whatever the number of partitions.
-	for s, b := range p.l.blocks {
-		in, off, src := p.recv[s], b.off, b.src
-		for i, v := range b.rows {
-			acc := y[v]
-			for _, u := range src[off[i]:off[i+1]] {
-				acc += in[u]
-			}
-			y[v] = acc
-		}
-	}
+	y, x := p.next, p.x
 	pN := 1 / float64(p.g.NumNodes())
 	alpha := p.alpha
 	dw := p.dsum * pN
 	tele := (1 - alpha) * pN
 	delta := 0.0
-	for v, yv := range y {
-		xv := alpha*(yv+dw) + tele
-		delta += math.Abs(xv - p.x[v])
+	// Each node's in-edges are added in increasing source order, whatever
+	// the number of partitions: the rows of the partition's range are one
+	// contiguous run of inSrc, gathered from the shared share vector.
+	share, inSrc := p.allShares, p.g.inSrc
+	off := p.g.inOff[p.l.lo : p.l.hi+1]
+	for v := range y {
+		acc := 0.0
+		for _, u := range inSrc[off[v]:off[v+1]] {
+			acc += share[u]
+		}
+		xv := alpha*(acc+dw) + tele
+		delta += math.Abs(xv - x[v])
 		y[v] = xv
 	}
 	p.x, p.next = y, p.x

@@ -180,7 +180,7 @@ func Run(ctx context.Context, g *Graph, opts Options) (res Result, err error) {
 	}()
 
 	bounds := splitRanges(g, p)
-	pr := &problem{ctx: runCtx, g: g, bounds: bounds, need: links(g, bounds),
+	pr := &problem{ctx: runCtx, g: g, bounds: bounds, need: links(g, bounds), allShares: make([]float64, n),
 		alpha: o.Damping, tol: o.Tol, maxIter: o.MaxIter, parts: make([]*partitionKernel, p)}
 	coord, err := k.launch(ctx, pr, fmt.Sprintf("pagerank-%d", runs.Add(1)))
 	if err != nil {

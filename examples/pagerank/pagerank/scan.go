@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -46,10 +47,10 @@ const chunkBytes = 256 << 10
 
 // chunk is the scan of one piece of the input.
 type chunk struct {
-	toks   []int32  // ≥ 0: a numeric id's value; < 0: −1−i for strs[i]
-	strs   []string // the other ids, in order
-	maxNum int32    // the largest numeric id (−1: none)
-	bad    bool     // a malformed line: the input is parsed again by parseLines
+	toks    []int32  // ≥ 0: a numeric id's value; < 0: −1−i for strs[i]
+	strs    []string // the other ids, in order
+	largest int32    // the largest numeric id (−1: none)
+	bad     bool     // a malformed line: the input is parsed again by parseLines
 }
 
 // ParseTimings are how long the phases of reading an edge list took.
@@ -89,13 +90,13 @@ func parseTimed(data string) (*Graph, ParseTimings, error) {
 			return g, t, err
 		}
 	}
-	names, ends, err := number(chunks, maxNum, len(data))
+	names, err := number(chunks, maxNum, len(data))
 	t.Parse = time.Since(start)
 	if err != nil {
 		return nil, t, err
 	}
 	start = time.Now()
-	g, err := build(names, ends)
+	g, err := build(names, endsOf(chunks)...)
 	t.Build = time.Since(start)
 	return g, t, err
 }
@@ -130,7 +131,7 @@ func scanChunks(data string, maxNum, k int) []chunk {
 
 // scan tokenizes whole lines (the last may lack its '\n').
 func scan(d string, maxNum int) chunk {
-	c := chunk{toks: make([]int32, 0, len(d)/6+2), maxNum: -1}
+	c := chunk{toks: make([]int32, 0, len(d)/4+2), largest: -1} // "1 2\n": 4 bytes a token
 	n := len(d)
 	i := 0
 	for i < n {
@@ -176,7 +177,7 @@ func scan(d string, maxNum int) chunk {
 			}
 			if l := i - start; digits && l <= 9 && (l == 1 || d[start] != '0') && v <= uint64(maxNum) {
 				c.toks = append(c.toks, int32(v))
-				c.maxNum = max(c.maxNum, int32(v))
+				c.largest = max(c.largest, int32(v))
 			} else {
 				c.toks = append(c.toks, int32(-1-len(c.strs)))
 				c.strs = append(c.strs, d[start:i])
@@ -210,52 +211,61 @@ func lineEnd(d string, i int) int {
 }
 
 // number numbers the chunks' nodes in the order of their first appearance
-// and returns their names and the edges' ends (src, dst pairs of node
-// indices). Numeric ids go through a table indexed by value, the others
-// through a map: an id is only ever in one of the two, as in parseLines.
-// The names of numeric ids are written into a few large arenas, not
-// allocated one by one; size (the input's) bounds what they need.
-func number(chunks []chunk, maxNum, size int) (names []string, ends []int32, err error) {
+// and returns their names; it writes each token's node index over the
+// token, so that the chunks' tokens become the edges' ends (src, dst pairs).
+// Numeric ids go through a table indexed by value, the others through a
+// map: an id is only ever in one of the two, as in parseLines. The names of
+// numeric ids are written into a few large arenas, not allocated one by
+// one; size (the input's) bounds what they need.
+func number(chunks []chunk, maxNum, size int) (names []string, err error) {
 	total, largest := 0, int32(-1)
 	for i := range chunks {
 		total += len(chunks[i].toks)
-		largest = max(largest, chunks[i].maxNum)
+		largest = max(largest, chunks[i].largest)
 	}
 	// The table of numeric ids is sized once, to the largest.
-	p := parser{ids: make(map[string]int32), names: make([]string, 0, total/4+16), maxNum: maxNum,
+	p := parser{ids: make(map[string]int32), names: make([]string, 0, min(total, int(largest)+1)+16), maxNum: maxNum,
 		num: make([]int32, largest+1)}
-	ends = make([]int32, 0, total)
 	arena := digits{size: max(min(size, 1<<20), 64)}
 	for ci := range chunks {
 		c := &chunks[ci]
-		for _, t := range c.toks {
-			var id int32
+		toks := c.toks
+		for k, t := range toks {
 			if t >= 0 {
-				v := int(t)
-				if i := p.num[v]; i > 0 {
-					id = i - 1
-				} else {
-					if id, err = p.add(arena.format(v)); err != nil {
-						return nil, nil, err
-					}
-					p.num[v] = id + 1
+				if i := p.num[t]; i > 0 {
+					toks[k] = i - 1
+					continue
 				}
-			} else {
-				name := c.strs[-1-t]
-				i, ok := p.ids[name]
-				if !ok {
-					if i, err = p.add(name); err != nil {
-						return nil, nil, err
-					}
-					p.ids[name] = i
+				id, err := p.add(arena.format(t))
+				if err != nil {
+					return nil, err
 				}
-				id = i
+				p.num[t] = id + 1
+				toks[k] = id
+				continue
 			}
-			ends = append(ends, id)
+			name := c.strs[-1-t]
+			id, ok := p.ids[name]
+			if !ok {
+				if id, err = p.add(name); err != nil {
+					return nil, err
+				}
+				p.ids[name] = id
+			}
+			toks[k] = id
 		}
-		c.toks, c.strs = nil, nil
+		c.strs = nil
 	}
-	return p.names, ends, nil
+	return p.names, nil
+}
+
+// endsOf returns the chunks' tokens, once numbered: the edges' ends.
+func endsOf(chunks []chunk) [][]int32 {
+	ends := make([][]int32, len(chunks))
+	for i := range chunks {
+		ends[i] = chunks[i].toks
+	}
+	return ends
 }
 
 // digits formats numbers into arenas of bytes that are never written
@@ -266,21 +276,11 @@ type digits struct {
 }
 
 // format returns v (≥ 0) in decimal.
-func (a *digits) format(v int) string {
-	var d [20]byte
-	i := len(d)
-	for {
-		i--
-		d[i] = byte('0' + v%10)
-		v /= 10
-		if v == 0 {
-			break
-		}
-	}
-	if len(a.buf)+len(d)-i > cap(a.buf) {
+func (a *digits) format(v int32) string {
+	if len(a.buf)+10 > cap(a.buf) {
 		a.buf = make([]byte, 0, a.size)
 	}
 	start := len(a.buf)
-	a.buf = append(a.buf, d[i:]...)
+	a.buf = strconv.AppendUint(a.buf, uint64(v), 10)
 	return unsafe.String(&a.buf[start], len(a.buf)-start)
 }

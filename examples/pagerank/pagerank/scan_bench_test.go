@@ -62,3 +62,22 @@ func BenchmarkParseLines(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkRun is Run with the defaults on benchEdges' graph: the private
+// runtime, the kernels, their layouts and the iterations.
+func BenchmarkRun(b *testing.B) {
+	g, err := ParseString(benchEdges())
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		res, err := Run(b.Context(), g, Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(float64(res.Iterating.Microseconds()), "iterate-µs")
+		b.ReportMetric(float64((res.Duration - res.Iterating).Microseconds()), "setup-µs")
+		b.ReportMetric(float64(res.Iterations), "iterations")
+	}
+}

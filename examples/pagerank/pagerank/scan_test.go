@@ -47,11 +47,12 @@ func checkAgainstLines(t *testing.T, name, in string) {
 	body := strings.TrimPrefix(in, "\uFEFF")
 	maxNum := min(max(len(body)/2, 1<<16), maxNumeric)
 	for k := 2; k <= 7; k++ {
-		names, ends, err := number(scanChunks(body, maxNum, k), maxNum, len(body))
+		chunks := scanChunks(body, maxNum, k)
+		names, err := number(chunks, maxNum, len(body))
 		if err != nil {
 			t.Fatalf("%s, %d chunks: %v", name, k, err)
 		}
-		g, err := build(names, ends)
+		g, err := build(names, endsOf(chunks)...)
 		if err != nil {
 			t.Fatal(err)
 		}
