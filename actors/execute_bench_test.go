@@ -173,3 +173,29 @@ func BenchmarkExecuteAddTinyTelemetry(b *testing.B) {
 		b.Fatalf("1.5 + 2.25 = %v", dst[0])
 	}
 }
+
+// BenchmarkExecuteBatchTiny is ExecuteBatch of 16 1-element adds, each
+// output pooled and freed; it reports the time per item, to compare with
+// BenchmarkExecuteAddTinyPooled's per call.
+func BenchmarkExecuteBatchTiny(b *testing.B) {
+	const items = 16
+	rt, ctx := newTestRuntime(b), testCtx(b)
+	batch := make([][]*gpu.UnifiedBuffer, items)
+	for i := range batch {
+		_, _, _, in, _ := tinyAddBench(b)
+		batch[i] = in
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		outs, err := rt.ExecuteBatch(ctx, "add", batch)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, o := range outs {
+			if err := o.Free(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*items), "ns/item")
+}
