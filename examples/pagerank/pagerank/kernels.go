@@ -26,9 +26,10 @@ import (
 //
 // One iteration k: the coordinator sends iterate(k, dangling mass of
 // x^{k−1}) to every partition; each computes its share x[u]/outdeg(u) from
-// x^{k−1}, sends it (one []float64 for its whole range) to each partition
-// that has edges from it, and once it holds every share it needs it computes
-// x^k over its range and replies with a report: its L1 change and the
+// x^{k−1} into its range of the shared share vector, sends a share message
+// (that range) to each partition that has edges from it, and once it holds
+// every share it needs it computes x^k over its range (its rows of the
+// graph's in-edge CSR) and replies with a report: its L1 change and the
 // dangling mass of x^k. With all P reports the coordinator stops (converged,
 // or out of iterations) by sending collect, or starts iteration k+1. Each
 // partition answers collect with its ranks, which the coordinator assembles
