@@ -27,6 +27,9 @@ func (rt *Runtime) ExecuteBatch(ctx context.Context, kernel string, items [][]*g
 	}
 	var c call
 	for i, in := range items {
+		if i > 0 && likeFirst(items[0], in) {
+			continue // the first item's check holds for it
+		}
 		ci, err := rt.check(ctx, kernel, in, nil, o.scalars, st) // the same scalars each time
 		if err != nil {
 			return nil, fmt.Errorf("batch item %d: %w", i, err)
@@ -70,6 +73,23 @@ func (rt *Runtime) ExecuteBatch(ctx context.Context, kernel string, items [][]*g
 		return nil, err
 	}
 	return outs, nil
+}
+
+// likeFirst reports whether a batch item has the first item's number of
+// inputs, each live with the first's dtype and shape: then the first item's
+// check (kernel, dtypes, output shape) holds for it and is not repeated.
+// Anything else gets the full check, and its error.
+func likeFirst(first, in []*gpu.UnifiedBuffer) bool {
+	if len(in) != len(first) {
+		return false
+	}
+	for j, b := range in {
+		f := first[j]
+		if b == nil || b.Freed() || b.DType() != f.DType() || !b.ShapeRef().Equal(f.ShapeRef()) {
+			return false
+		}
+	}
+	return true
 }
 
 // DefaultChunk is Map's default chunk size in elements.
