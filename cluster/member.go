@@ -133,8 +133,9 @@ type Member struct {
 	settled        <-chan struct{}             // the provider's, when it says when it has joined
 	fence          atomic.Pointer[func() bool] // the provider's, when it fences a member out of touch
 	refusedCount   atomic.Int64
-	joinErr        func() error // the provider's: why no member could be joined
-	refusedAddrs   sync.Map     // addresses already logged as another cluster's
+	joinErr        func() error  // the provider's: why no member could be joined
+	unreachable    func() string // the provider's: which addresses did not answer, and why
+	refusedAddrs   sync.Map      // addresses already logged as another cluster's
 	pushTimeout    time.Duration
 	// replies takes the replies to the member's requests (see replies);
 	// replyTo is its ReplyTo, replyPIDs the PIDs of other members' ones.
@@ -243,6 +244,11 @@ func (m *Member) useProvider(provider pcluster.ClusterProvider) {
 	if p, ok := provider.(interface{ joinError() error }); ok {
 		m.mu.Lock()
 		m.joinErr = p.joinError
+		m.mu.Unlock()
+	}
+	if p, ok := provider.(interface{ unreachable() string }); ok {
+		m.mu.Lock()
+		m.unreachable = p.unreachable
 		m.mu.Unlock()
 	}
 }

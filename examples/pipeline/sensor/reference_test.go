@@ -163,7 +163,7 @@ func reference(input string, cfg Config) refResult {
 		}
 	}
 	flush(true)
-	fmt.Fprintf(&rej, "rejected %d rows\n", res.stats.Rejected)
+	rej.WriteString(rejectedLine(res.stats.Rejected))
 	var out strings.Builder
 	cw := csv.NewWriter(&out)
 	_ = cw.Write([]string{"sensor", "window_start_ms", "count", "min", "max", "mean"})
