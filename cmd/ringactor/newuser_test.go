@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -13,6 +14,10 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/ringactor/ringactor/actors"
+	"github.com/ringactor/ringactor/cluster"
+	"github.com/ringactor/ringactor/internal/demo"
 )
 
 // writeFile writes content to a file of the test's and returns its path.
@@ -141,5 +146,60 @@ func TestTopLiveNotATerminal(t *testing.T) {
 	}
 	if n := strings.Count(out, "ringactor top "); n != 2 || !strings.Contains(out, "\n\nringactor top ") {
 		t.Fatalf("want two views a blank line apart:\n%q", out)
+	}
+}
+
+// A member's /metrics has ringactor_cluster_request_duration_seconds, by
+// kind and outcome, for the requests it sends (README: what a member
+// exports).
+func TestMemberExportsClusterRequestDuration(t *testing.T) {
+	ctx := testCtx(t)
+	addr := "127.0.0.1:0"
+	adm := &adminFlags{addr: &addr, pprof: new(bool)}
+	name := fmt.Sprintf("request-duration-%d", time.Now().UnixNano())
+	ops, err := startOps(ctx, adm, name, cluster.DefaultAddress, actors.DiscardLogger())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := ops.close(); err != nil {
+			t.Error(err)
+		}
+	}()
+	m, err := cluster.Start(ctx, name, cluster.Peers(nil), demo.Kinds(func() string { return "" }),
+		cluster.WithLogger(actors.DiscardLogger()), cluster.WithTelemetry(ops.prov))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := m.Close(context.Background()); err != nil {
+			t.Error(err)
+		}
+	}()
+	demo.Register()
+	const n = 5
+	for i := range n {
+		if _, err := cluster.RequestJSON(ctx, m, "echo", "d", []byte(fmt.Sprintf(`{"i":%d}`, i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := cluster.RequestJSON(ctx, m, "add", "d", []byte(`{"a":[1],"b":[]}`)); err == nil {
+		t.Fatal("a bad add request succeeded")
+	}
+	_, text := get(t, "http://"+ops.server.Addr()+"/metrics")
+	var ok, failed string
+	for _, l := range strings.Split(text, "\n") {
+		if !strings.HasPrefix(l, "ringactor_cluster_request_duration_seconds_count{") {
+			continue
+		}
+		switch {
+		case strings.Contains(l, `kind="echo"`) && strings.Contains(l, `outcome="ok"`):
+			ok = l
+		case strings.Contains(l, `kind="add"`) && strings.Contains(l, `outcome="error"`):
+			failed = l
+		}
+	}
+	if !strings.HasSuffix(ok, fmt.Sprintf(" %d", n)) || !strings.HasSuffix(failed, " 1") {
+		t.Fatalf("request duration counts: ok %q, error %q; /metrics:\n%s", ok, failed, text)
 	}
 }
