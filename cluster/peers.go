@@ -526,6 +526,15 @@ func (p *PeersProvider) unreachable() string {
 	return strings.Join(why, "; ")
 }
 
+// leftGracefully reports whether the member at addr said it was leaving
+// (Leave) before it left the topology.
+func (p *PeersProvider) leftGracefully(addr string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	pr := p.peers[addr]
+	return pr != nil && pr.info.GetLeaving()
+}
+
 // publish updates Proto.Actor's member list when the live members changed.
 func (p *PeersProvider) publish() {
 	p.mu.Lock()

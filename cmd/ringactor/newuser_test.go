@@ -1,9 +1,11 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -18,6 +20,7 @@ import (
 	"github.com/ringactor/ringactor/actors"
 	"github.com/ringactor/ringactor/cluster"
 	"github.com/ringactor/ringactor/internal/demo"
+	"github.com/ringactor/ringactor/internal/testproc"
 )
 
 // writeFile writes content to a file of the test's and returns its path.
@@ -201,5 +204,87 @@ func TestMemberExportsClusterRequestDuration(t *testing.T) {
 	}
 	if !strings.HasSuffix(ok, fmt.Sprintf(" %d", n)) || !strings.HasSuffix(failed, " 1") {
 		t.Fatalf("request duration counts: ok %q, error %q; /metrics:\n%s", ok, failed, text)
+	}
+}
+
+// notifier is a writer that signals every write.
+type notifier chan struct{}
+
+func (n notifier) Write(p []byte) (int, error) {
+	select {
+	case n <- struct{}{}:
+	default:
+	}
+	return len(p), nil
+}
+
+// When a member is killed, each survivor logs one warning naming the lost
+// member's address, and none of Proto.Actor's gossip warnings about it.
+func TestLostMemberLoggedOnceWithAddress(t *testing.T) {
+	name := fmt.Sprintf("lost-%d", time.Now().UnixNano())
+	logA, wrote := &testproc.Buffer{}, make(notifier, 1)
+	cmdA := commandProcess(t, "serve", "--cluster", name, "--peers", "")
+	cmdA.Stderr = io.MultiWriter(logA, wrote)
+	a := testproc.StartJoined(t, "serve a", cmdA, logA, nil)
+
+	cmdB := commandProcess(t, "serve", "--cluster", name, "--peers", a)
+	out, err := cmdB.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	logB := &testproc.Buffer{}
+	cmdB.Stderr = logB
+	if err := cmdB.Start(); err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(out)
+	b := ""
+	for sc.Scan() {
+		if addr, ok := strings.CutPrefix(sc.Text(), "member "); ok {
+			b = addr
+			break
+		}
+	}
+	if b == "" {
+		_ = cmdB.Process.Kill()
+		_ = cmdB.Wait()
+		t.Fatalf("member b did not join:\n%s", logB)
+	}
+	// b has joined through a (a answered its greeting, so a counts it);
+	// a client that joins through both settles once both answer.
+	ctx := testCtx(t)
+	client, err := cluster.Start(ctx, name, cluster.Peers([]string{a, b}), nil, cluster.AsClient(), cluster.WithLogger(actors.DiscardLogger()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := client.WaitReady(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := client.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmdB.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmdB.Wait() // killed: its status says so
+	want := "lost a member"
+	for !strings.Contains(logA.String(), want) {
+		select {
+		case <-wrote:
+		case <-ctx.Done():
+			t.Fatalf("a never logged %q about %s:\n%s", want, b, logA)
+		}
+	}
+	var lost []string
+	for _, l := range strings.Split(logA.String(), "\n") {
+		if strings.Contains(l, want) {
+			lost = append(lost, l)
+		}
+	}
+	if len(lost) != 1 || !strings.Contains(lost[0], "level=WARN") || !strings.Contains(lost[0], "address="+b) {
+		t.Fatalf("lines about the lost member: %q, want one warning with address=%s\n%s", lost, b, logA)
+	}
+	if strings.Contains(logA.String(), "sendGossipForMember failed") {
+		t.Fatalf("a logged Proto.Actor's gossip warnings:\n%s", logA)
 	}
 }
