@@ -133,10 +133,10 @@ type Member struct {
 	settled        <-chan struct{}             // the provider's, when it says when it has joined
 	fence          atomic.Pointer[func() bool] // the provider's, when it fences a member out of touch
 	refusedCount   atomic.Int64
-	joinErr        func() error  // the provider's: why no member could be joined
-	unreachable    func() string // the provider's: which addresses did not answer, and why
+	joinErr        func() error           // the provider's: why no member could be joined
+	unreachable    func() string          // the provider's: which addresses did not answer, and why
 	leftGracefully func(addr string) bool // the provider's: whether the member at addr said it was leaving
-	refusedAddrs   sync.Map      // addresses already logged as another cluster's
+	refusedAddrs   sync.Map               // addresses already logged as another cluster's
 	pushTimeout    time.Duration
 	// replies takes the replies to the member's requests (see replies);
 	// replyTo is its ReplyTo, replyPIDs the PIDs of other members' ones.
