@@ -133,8 +133,10 @@ type Member struct {
 	settled        <-chan struct{}             // the provider's, when it says when it has joined
 	fence          atomic.Pointer[func() bool] // the provider's, when it fences a member out of touch
 	refusedCount   atomic.Int64
-	joinErr        func() error // the provider's: why no member could be joined
-	refusedAddrs   sync.Map     // addresses already logged as another cluster's
+	joinErr        func() error           // the provider's: why no member could be joined
+	unreachable    func() string          // the provider's: which addresses did not answer, and why
+	leftGracefully func(addr string) bool // the provider's: whether the member at addr said it was leaving
+	refusedAddrs   sync.Map               // addresses already logged as another cluster's
 	pushTimeout    time.Duration
 	// replies takes the replies to the member's requests (see replies);
 	// replyTo is its ReplyTo, replyPIDs the PIDs of other members' ones.
@@ -245,6 +247,16 @@ func (m *Member) useProvider(provider pcluster.ClusterProvider) {
 	if p, ok := provider.(interface{ joinError() error }); ok {
 		m.mu.Lock()
 		m.joinErr = p.joinError
+		m.mu.Unlock()
+	}
+	if p, ok := provider.(interface{ unreachable() string }); ok {
+		m.mu.Lock()
+		m.unreachable = p.unreachable
+		m.mu.Unlock()
+	}
+	if p, ok := provider.(interface{ leftGracefully(string) bool }); ok {
+		m.mu.Lock()
+		m.leftGracefully = p.leftGracefully
 		m.mu.Unlock()
 	}
 }
@@ -369,8 +381,10 @@ func newMember(sys *actor.ActorSystem, name string, kinds []*Kind, cfg memberCon
 	return m, pkinds, nil
 }
 
-// onTopology records which kinds the cluster hosts.
+// onTopology records which kinds the cluster hosts, and logs each member
+// that left it (logDeparture).
 func (m *Member) onTopology(t *pcluster.ClusterTopology) {
+	m.logDepartures(t.Left)
 	kinds := map[string]int{}
 	addrs := make(map[string]bool, len(t.Members))
 	for _, mem := range t.Members {
@@ -410,6 +424,34 @@ func (m *Member) onTopology(t *pcluster.ClusterTopology) {
 	m.mu.Unlock()
 	if m.placement != nil {
 		m.sys.Root.Send(m.placement, topologyChanged{})
+	}
+}
+
+// logDepartures logs one line for each member of left, the members that
+// have just left the topology, with its address: at info level when it
+// said it was leaving (a graceful leave), at warn level otherwise (it
+// stopped answering: killed, crashed, cut off). Proto.Actor's own reports
+// of the gossip it then fails to send there are demoted to debug level
+// (protoHandler): this is the one line about it.
+func (m *Member) logDepartures(left []*pcluster.Member) {
+	if len(left) == 0 || m.logger == nil {
+		return
+	}
+	self := m.sys.Address()
+	m.mu.Lock()
+	graceful := m.leftGracefully
+	m.mu.Unlock()
+	for _, mem := range left {
+		addr := mem.Address()
+		if addr == self {
+			continue
+		}
+		attrs := []any{slog.String("address", addr), slog.String("member_id", mem.Id), slog.Any("kinds", mem.Kinds)}
+		if graceful != nil && graceful(addr) {
+			m.logger.Info("ringactor/cluster: a member left the cluster", attrs...)
+			continue
+		}
+		m.logger.Warn("ringactor/cluster: lost a member: it stopped answering and left the topology; its identities move to the other members", attrs...)
 	}
 }
 

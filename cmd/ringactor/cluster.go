@@ -207,7 +207,7 @@ func runServeCommand(ctx context.Context, args []string, stdout, stderr io.Write
 	bind := fs.String("bind", cluster.DefaultAddress, "HOST:PORT the member's remote binds to")
 	adv := fs.String("advertise", "", "HOST:PORT other nodes reach this member at (default: the bind address; never a wildcard)")
 	verbose := fs.Bool("v", false, "log at debug level")
-	benchKinds := fs.Bool("bench-kinds", false, "also host the plain Proto.Actor echo kind that `ringactor bench --cluster` compares with")
+	benchKinds := fs.Bool("bench-kinds", false, "also host the plain Proto.Actor echo kind that ringactor bench --cluster compares with")
 	adm := addAdminFlags(fs)
 	if code, ok := parseFlags(fs, args); !ok {
 		return code

@@ -168,6 +168,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 				return topUsageError(stderr, "help: want at most one command, got %q", rest)
 			}
 			cmd, ok := commands[rest[0]]
+			if rest[0] == "help" {
+				printUsage(stderr)
+				return exitOK
+			}
 			if !ok {
 				return topUsageError(stderr, "help: unknown command %q", rest[0])
 			}
@@ -319,7 +323,9 @@ func failure(stderr io.Writer, cmd string, err error) int {
 	if errors.Is(err, context.Canceled) {
 		fmt.Fprintf(stderr, "ringactor %s: interrupted\n", cmd)
 	} else {
-		fmt.Fprintf(stderr, "ringactor %s: %s\n", cmd, oneLine(err.Error()))
+		// A library error may start with the command's name ("pagerank:
+		// open …"): said once.
+		fmt.Fprintf(stderr, "ringactor %s: %s\n", cmd, strings.TrimPrefix(oneLine(err.Error()), cmd+": "))
 	}
 	return exitFailure
 }

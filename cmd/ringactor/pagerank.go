@@ -151,8 +151,8 @@ func runPagerank(ctx context.Context, stdout, stderr io.Writer, cfg pagerankConf
 		return err
 	}
 	written := time.Since(writeStart)
-	fmt.Fprintf(stderr, "%s: %d nodes, %d edges, %d partition kernels: converged after %d iterations in %v (read in %v)\n",
-		name, g.NumNodes(), g.NumEdges(), res.Partitions, res.Iterations,
+	fmt.Fprintf(stderr, "%s: %s, %s, %s: converged after %s in %v (read in %v)\n",
+		name, plural(int64(g.NumNodes()), "node"), plural(int64(g.NumEdges()), "edge"), plural(int64(res.Partitions), "partition kernel"), plural(int64(res.Iterations), "iteration"),
 		res.Duration.Round(time.Microsecond), parsed.Round(time.Microsecond))
 	if cfg.timings {
 		ms := func(d time.Duration) string { return strconv.FormatFloat(float64(d)/1e6, 'f', 3, 64) }
