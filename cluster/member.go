@@ -176,7 +176,6 @@ func Start(ctx context.Context, name string, provider pcluster.ClusterProvider, 
 	if cfg.client && len(kinds)+len(cfg.protoKinds) > 0 {
 		return nil, errors.New("ringactor/cluster: a client hosts no kinds")
 	}
-	warnIfWildcard(cfg.logger, host, cfg.address)
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -184,6 +183,7 @@ func Start(ctx context.Context, name string, provider pcluster.ClusterProvider, 
 	if err != nil {
 		return nil, err
 	}
+	logWildcard(cfg.logger, host, port, advertised, cfg.advertise != "")
 	logger := cfg.logger
 	plog := protoLogger(logger, cfg.protoLogLevel)
 	sys := actor.NewActorSystem(append(cfg.systemOptions, actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger { return plog }))...)
@@ -213,10 +213,17 @@ func Start(ctx context.Context, name string, provider pcluster.ClusterProvider, 
 	}
 	defer func() {
 		if r := recover(); r != nil { // Proto.Actor panics when a member cannot start
-			err = fmt.Errorf("ringactor/cluster: starting member: %v", r)
+			if e, ok := r.(error); ok { // the provider's error, kept matchable
+				err = fmt.Errorf("ringactor/cluster: starting member: %w", e)
+			} else {
+				err = fmt.Errorf("ringactor/cluster: starting member: %v", r)
+			}
 			sys.EventStream.Unsubscribe(m.sub)
 			m.removeReplies()
 			_ = m.rt.Close(context.Background())
+			if m.cluster.Remote != nil { // started before the provider failed
+				m.cluster.Remote.Shutdown(false)
+			}
 			sys.Shutdown()
 		}
 	}()
@@ -286,15 +293,21 @@ func (m *Member) Attach(c *pcluster.Cluster) {
 	m.useProvider(c.Config.ClusterProvider)
 }
 
-// warnIfWildcard logs a warning when host is a wildcard (empty, 0.0.0.0,
-// ::): the member would be reachable on every interface.
-func warnIfWildcard(logger *slog.Logger, host, address string) bool {
-	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
-		logger.Warn("ringactor/cluster: member binds a wildcard address, reachable on every interface; give a specific address unless that is intended",
-			slog.String("address", address))
-		return true
+// logWildcard logs, at info level, one line for a member that binds a
+// wildcard address (empty, 0.0.0.0, ::), reachable on every interface, as a
+// pod or a container does: what it binds and what it advertises (given, or
+// the host's address). It returns whether host is a wildcard.
+func logWildcard(logger *slog.Logger, host string, port int, advertised string, given bool) bool {
+	if !isWildcard(host) {
+		return false
 	}
-	return false
+	from := "the host's first non-loopback address (give WithAdvertise / --advertise to choose)"
+	if given {
+		from = "as given"
+	}
+	logger.Info("ringactor/cluster: member binds every interface and advertises "+advertised+", "+from,
+		slog.String("bind", net.JoinHostPort(host, strconv.Itoa(port))), slog.String("advertised", advertised))
+	return true
 }
 
 // singleConnectAttempt sets the remote's connection attempts to one.
