@@ -116,7 +116,7 @@ func (k *kernel[Req, Resp]) enqueue(ctx context.Context, done <-chan struct{}, s
 		select {
 		case <-ch:
 		case <-ctx.Done():
-			return false, kernelErr(k.def.id, ctx.Err())
+			return false, waitErr(k.def.id, k.state(), ctx.Err())
 		}
 	}
 }
@@ -262,7 +262,7 @@ func (k *kernel[Req, Resp]) await(ctx context.Context, done <-chan struct{}, w *
 			// The kernel will find the request given up and leave w alone.
 			k.waiters.Put(w)
 			var zero Resp
-			return zero, kernelErr(k.def.id, ctx.Err())
+			return zero, waitErr(k.def.id, k.state(), ctx.Err())
 		}
 		return k.outcome(ctx, w, <-w.ch) // the kernel claimed the outcome first: it is on its way
 	}
@@ -303,7 +303,7 @@ func (k *kernel[Req, Resp]) pushRequest(ctx context.Context, done <-chan struct{
 func (k *kernel[Req, Resp]) outcome(ctx context.Context, w *waiter[Resp], o reply[Resp]) (Resp, error) {
 	k.waiters.Put(w)
 	if o.err == errWatchCancelled {
-		return o.resp, kernelErr(k.def.id, ctx.Err())
+		return o.resp, waitErr(k.def.id, k.state(), ctx.Err())
 	}
 	return o.resp, o.err
 }

@@ -2,8 +2,10 @@ package actors
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"reflect"
+	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
 
@@ -18,9 +20,52 @@ type Kernel[Req, Resp any] struct {
 	rt *Runtime
 }
 
-// Launch registers def in rt and launches it (gate closed) in one step,
-// returning a typed handle.
-func Launch[Req, Resp any](ctx context.Context, rt *Runtime, def *KernelDef[Req, Resp]) (*Kernel[Req, Resp], error) {
+// Launch registers def in rt and launches it in one step, returning a typed
+// handle. The kernel starts with its gate closed: messages sent to it queue
+// until Activate (a Request whose context ends meanwhile says so, matching
+// ErrNotActive), unless Activated() is given, which activates it before
+// Launch returns.
+func Launch[Req, Resp any](ctx context.Context, rt *Runtime, def *KernelDef[Req, Resp], opts ...LaunchOption) (*Kernel[Req, Resp], error) {
+	var lc launchConfig
+	for _, o := range opts {
+		if o != nil {
+			o(&lc)
+		}
+	}
+	h, err := launch(ctx, rt, def)
+	if err != nil || !lc.activate {
+		return h, err
+	}
+	if err := h.Activate(ctx); err != nil {
+		// Nobody holds the handle yet: the kernel goes, so that a retry
+		// can launch the same id.
+		tctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), launchCleanupTimeout)
+		defer cancel()
+		return nil, errors.Join(err, h.Terminate(tctx))
+	}
+	return h, nil
+}
+
+// launchCleanupTimeout bounds the termination of a kernel that Launch
+// launched but could not activate.
+const launchCleanupTimeout = 10 * time.Second
+
+// LaunchOption configures Launch.
+type LaunchOption func(*launchConfig)
+
+// launchConfig is what the LaunchOptions of a Launch set.
+type launchConfig struct {
+	activate bool
+}
+
+// Activated makes Launch activate the kernel (open its gate) before it
+// returns, as Launch followed by Activate does: its handle takes and handles
+// messages at once. When the activation fails, the kernel is terminated and
+// Launch returns the error.
+func Activated() LaunchOption { return func(c *launchConfig) { c.activate = true } }
+
+// launch is Launch without its options.
+func launch[Req, Resp any](ctx context.Context, rt *Runtime, def *KernelDef[Req, Resp]) (*Kernel[Req, Resp], error) {
 	ak, err := rt.register(def)
 	if err != nil {
 		return nil, err
@@ -186,7 +231,7 @@ func chainRequest[Resp, Req any](ctx context.Context, in inbox[Req], id string, 
 	case o = <-w.ch:
 	case <-ctx.Done():
 		if w.end(gen) {
-			return zero, kernelErr(id, ctx.Err())
+			return zero, waitErr(id, in.state(), ctx.Err())
 		}
 		o = <-w.ch // the last kernel claimed the outcome first: it is on its way
 	}

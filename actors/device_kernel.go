@@ -71,7 +71,12 @@ func NewDeviceKernel[Req, Resp any](id string, op ringmsg.Op, opts ...KernelOpti
 }
 
 // Placement returns where the kernel's current incarnation runs:
-// PlacementCPU, or the name of the device backend ("cuda:0").
+// PlacementCPU, or the name of the device backend ("cuda:0", "cuda:sim").
+// From Launch on, before its first incarnation has started, a device
+// kernel reports where it is to run: the device its program is loaded on,
+// or PlacementCPU when there is none. Should the device launch fail at a
+// start, the kernel falls back and Placement becomes PlacementCPU (logged
+// with the reason).
 func (h *Kernel[Req, Resp]) Placement() string {
 	if p := h.k.placement.Load(); p != nil {
 		return *p
@@ -83,7 +88,7 @@ func (h *Kernel[Req, Resp]) Placement() string {
 // reason for a CPU fallback).
 func (k *kernel[Req, Resp]) setPlacement(where string, why error) {
 	old := k.placement.Swap(&where)
-	if old != nil && *old == where {
+	if first := !k.placed.Swap(true); !first && old != nil && *old == where {
 		return
 	}
 	if why != nil {

@@ -94,7 +94,12 @@ const deviceCompileTimeout = 2 * time.Minute
 // with a *gpu.CompilationError carrying the compiler's log (never
 // retried). Every KernelOption keeps its meaning.
 func NewDeviceRingKernel[Req, Resp any](id string, src DeviceSource, newFallback func() Handler[Req, Resp], opts ...KernelOption) (*KernelDef[Req, Resp], error) {
-	invalid := func(err error) error { return fmt.Errorf("%w: kernel %q: %w", ErrInvalidKernel, id, err) }
+	invalid := func(err error) error {
+		if ae, ok := errors.AsType[*gpu.ArgumentError](err); ok && ae.Kernel == id {
+			return fmt.Errorf("%w: %w", ErrInvalidKernel, err) // it names the kernel already
+		}
+		return fmt.Errorf("%w: kernel %q: %w", ErrInvalidKernel, id, err)
+	}
 	if newFallback == nil {
 		return nil, invalid(errors.New("a device ring kernel needs a Go fallback (newFallback is nil)"))
 	}
@@ -165,7 +170,7 @@ func (p *deviceProgram) prepare(rt *Runtime) error {
 		}
 		var prog *cuda.RingProgram
 		if err == nil {
-			prog, err = cb.LoadRingProgram(ctx, p.src)
+			prog, err = p.load(ctx, rt, cb)
 		}
 		if errors.Is(err, gpu.ErrCompilation) {
 			return err
@@ -180,6 +185,44 @@ func (p *deviceProgram) prepare(rt *Runtime) error {
 		p.mu.Unlock()
 	}
 	return nil
+}
+
+// load loads the program on cb. When that compiles it first (seconds: g++
+// on the simulated device, NVRTC on a GPU), it logs one line as the
+// compilation starts and one as it ends, with where the result is cached.
+func (p *deviceProgram) load(ctx context.Context, rt *Runtime, cb *cuda.Backend) (*cuda.RingProgram, error) {
+	cache, built := cb.RingProgramCache(p.src)
+	if built {
+		return cb.LoadRingProgram(ctx, p.src)
+	}
+	log := rt.logger.With("kernel", p.src.Name, "backend", cb.Name(), "cache", cache)
+	log.Info("ringactor: compiling a device ring program (first use; cached after, takes seconds)")
+	start := time.Now()
+	prog, err := cb.LoadRingProgram(ctx, p.src)
+	if err != nil {
+		log.Info("ringactor: compiling a device ring program failed", "duration", time.Since(start).Round(time.Millisecond), "error", err)
+		return nil, err
+	}
+	log.Info("ringactor: compiled a device ring program", "duration", time.Since(start).Round(time.Millisecond))
+	return prog, nil
+}
+
+// expected is where launch will start the program: the name of the first
+// backend of rt it is loaded on that has not failed, or PlacementCPU.
+func (p *deviceProgram) expected(rt *Runtime) string {
+	for _, b := range rt.selector.Backends() {
+		cb, ok := b.(*cuda.Backend)
+		if !ok {
+			continue
+		}
+		p.mu.Lock()
+		prog := p.loaded[cb]
+		p.mu.Unlock()
+		if prog != nil && cb.Failed() == nil {
+			return cb.Name()
+		}
+	}
+	return PlacementCPU
 }
 
 // launch starts the program on the first backend of rt it is loaded on, or

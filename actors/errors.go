@@ -37,6 +37,11 @@ var (
 	// backpressure policy is Reject, or the message was posted to the
 	// kernel's PID (a Proto.Actor Send or Request cannot wait for room).
 	ErrRingFull = errors.New("ringactor: ring full")
+	// ErrNotActive: a Request's context ended while the kernel was not
+	// active (launched and never activated, or deactivated): its gate was
+	// closed, so the message waited in its queue. The error matches the
+	// context's error (context.DeadlineExceeded, context.Canceled) too.
+	ErrNotActive = errors.New("ringactor: kernel not active")
 	// ErrDropped: the message was evicted by the DropOldest policy.
 	ErrDropped = errors.New("ringactor: message dropped")
 	// ErrRuntimeClosed: the runtime was closed.
@@ -109,3 +114,33 @@ func (e *BackpressureError) Error() string {
 
 // Unwrap returns ErrRingFull or ErrDropped.
 func (e *BackpressureError) Unwrap() error { return e.Err }
+
+// notActiveError is the end of a wait (err, the context's error) for a
+// kernel whose gate was closed: it says why the message was not handled. It
+// matches err and ErrNotActive.
+type notActiveError struct {
+	err   error
+	state lifecycle.State
+}
+
+// Error implements error.
+func (e *notActiveError) Error() string {
+	why := "it was launched and never activated"
+	if e.state == lifecycle.Deactivated {
+		why = "it is deactivated"
+	}
+	return fmt.Sprintf("%v (kernel is not active: the message waited in its queue; %s)", e.err, why)
+}
+
+// Unwrap returns the context's error and ErrNotActive.
+func (e *notActiveError) Unwrap() []error { return []error{e.err, ErrNotActive} }
+
+// waitErr is the error of a wait for the kernel id that ctxErr, the
+// context's error, ended: it says so when the kernel was in state st, one
+// that holds messages without handling them (Launched, Deactivated).
+func waitErr(id string, st lifecycle.State, ctxErr error) error {
+	if st == lifecycle.Launched || st == lifecycle.Deactivated {
+		return kernelErr(id, &notActiveError{err: ctxErr, state: st})
+	}
+	return kernelErr(id, ctxErr)
+}

@@ -18,29 +18,56 @@ func ExampleRuntime_Execute() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer rt.Close(ctx)
+	defer func() {
+		if err := rt.Close(ctx); err != nil {
+			log.Fatal(err)
+		}
+	}()
 
-	a, _ := gpu.NewBuffer([]float32{1, 2, 3, 4}, 2, 2)
-	b, _ := gpu.NewBuffer([]float32{1, 0, 0, 1}, 2, 2)
+	a, err := gpu.NewBuffer([]float32{1, 2, 3, 4}, 2, 2)
+	if err != nil {
+		log.Fatal(err)
+	}
+	b, err := gpu.NewBuffer([]float32{1, 0, 0, 1}, 2, 2)
+	if err != nil {
+		log.Fatal(err)
+	}
 	var p actors.ExecProfile
 	out, err := rt.Execute(ctx, "matmul", []*gpu.UnifiedBuffer{a, b}, gpu.Shape{2, 2}, actors.Profiled(&p))
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer out.Free() // back to the pool
-	v, _ := gpu.ToSlice[float32](ctx, out)
+	defer func() {
+		if err := out.Free(); err != nil { // back to the pool
+			log.Fatal(err)
+		}
+	}()
+	v, err := gpu.ToSlice[float32](ctx, out)
+	if err != nil {
+		log.Fatal(err)
+	}
 	fmt.Println(v, p.Backend)
 
-	sum, _ := actors.Reduce[float32](ctx, rt, "sum", a)
+	sum, err := actors.Reduce[float32](ctx, rt, "sum", a)
+	if err != nil {
+		log.Fatal(err)
+	}
 	fmt.Println(sum)
 
 	// A pipeline keeps intermediates where they were computed.
-	y, _ := rt.NewPipeline().Then("scale", nil, actors.WithScalars(-2)).Then("relu", nil).Run(ctx, a)
-	v, _ = gpu.ToSlice[float32](ctx, y)
+	y, err := rt.NewPipeline().Then("scale", nil, actors.WithScalars(-2)).Then("relu", nil).Run(ctx, a)
+	if err != nil {
+		log.Fatal(err)
+	}
+	if v, err = gpu.ToSlice[float32](ctx, y); err != nil {
+		log.Fatal(err)
+	}
 	fmt.Println(v)
 
-	_, err = rt.Execute(ctx, "add", []*gpu.UnifiedBuffer{a}, nil)
-	fmt.Println(err)
+	// A bad call is an error (a *gpu.ArgumentError here), not a panic.
+	if _, err = rt.Execute(ctx, "add", []*gpu.UnifiedBuffer{a}, nil); err != nil {
+		fmt.Println(err)
+	}
 	// Output:
 	// [1 2 3 4] cpu
 	// 10

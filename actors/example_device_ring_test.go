@@ -68,12 +68,20 @@ func ExampleNewDeviceRingKernel() {
 	messages.MustRegister[SaxpyResp]("example.saxpy.response")
 	ctx := context.Background()
 	sim := cuda.NewSimulatedBackend(64 << 20)
-	defer sim.Close()
+	defer func() {
+		if err := sim.Close(); err != nil {
+			log.Fatal(err)
+		}
+	}()
 	rt, err := actors.NewRuntime(actors.WithBackends(sim), actors.WithLogger(actors.DiscardLogger()))
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer rt.Close(ctx)
+	defer func() {
+		if err := rt.Close(ctx); err != nil {
+			log.Fatal(err)
+		}
+	}()
 
 	def, err := actors.NewDeviceRingKernel("saxpy", actors.DeviceSource{Code: saxpyCUDA, Entry: "saxpy"}, saxpyFallback)
 	if err != nil {
@@ -139,12 +147,20 @@ func ExampleNewDeviceRingKernel_histogram() {
 	messages.MustRegister[HistResp]("example.histogram.response")
 	ctx := context.Background()
 	sim := cuda.NewSimulatedBackend(64 << 20)
-	defer sim.Close()
+	defer func() {
+		if err := sim.Close(); err != nil {
+			log.Fatal(err)
+		}
+	}()
 	rt, err := actors.NewRuntime(actors.WithBackends(sim), actors.WithLogger(actors.DiscardLogger()))
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer rt.Close(ctx)
+	defer func() {
+		if err := rt.Close(ctx); err != nil {
+			log.Fatal(err)
+		}
+	}()
 
 	fallback := func() actors.Handler[HistReq, HistResp] {
 		var st HistState // fresh at every (re)start, like the device State

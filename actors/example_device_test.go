@@ -18,7 +18,11 @@ func ExampleNewDeviceKernel() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer rt.Close(ctx)
+	defer func() {
+		if err := rt.Close(ctx); err != nil {
+			log.Fatal(err)
+		}
+	}()
 
 	def, err := actors.NewDeviceKernel[ringmsg.VecMsg, ringmsg.VecReply]("device_add", ringmsg.Add)
 	if err != nil {

@@ -30,7 +30,11 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer rt.Close(ctx)
+	defer func() {
+		if err := rt.Close(ctx); err != nil {
+			log.Fatal(err)
+		}
+	}()
 
 	vectorAdd := actors.NewStatelessKernel("vector_add",
 		func(ctx context.Context, r VectorAddRequest) (VectorAddResponse, error) {
@@ -56,24 +60,39 @@ func Example() {
 		log.Fatal(err)
 	}
 	resp, err := k.Receive(ctx)
-	fmt.Println(resp.Sum, err)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(resp.Sum)
 
 	// Request and wait for the typed reply, by id through the runtime.
 	resp, err = actors.Request[VectorAddResponse](ctx, rt, "vector_add", VectorAddRequest{A: []float32{1}, B: []float32{1}})
-	fmt.Println(resp.Sum, err)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(resp.Sum)
 
 	// A failing handler answers with an ExecutionError; the kernel keeps going.
 	_, err = k.Request(ctx, VectorAddRequest{A: []float32{1}})
-	var ee *gpu.ExecutionError
-	fmt.Println(errors.As(err, &ee), ee.Kernel, ee.Err)
+	if ee, ok := errors.AsType[*gpu.ExecutionError](err); ok {
+		fmt.Println(ee.Kernel, ee.Err)
+	} else {
+		log.Fatalf("want an ExecutionError, got %v", err)
+	}
 
-	fmt.Println(rt.Deactivate(ctx, "vector_add"), rt.Reactivate(ctx, "vector_add"), rt.Terminate(ctx, "vector_add"))
-	st, _ := rt.Status("vector_add")
+	for _, step := range []func(context.Context, string) error{rt.Deactivate, rt.Reactivate, rt.Terminate} {
+		if err := step(ctx, "vector_add"); err != nil {
+			log.Fatal(err)
+		}
+	}
+	st, err := rt.Status("vector_add")
+	if err != nil {
+		log.Fatal(err)
+	}
 	fmt.Println(st.State, st.Processed, st.Errors)
 	// Output:
-	// [5 7 9] <nil>
-	// [2] <nil>
-	// true vector_add lengths 1 and 0 differ
-	// <nil> <nil> <nil>
+	// [5 7 9]
+	// [2]
+	// vector_add lengths 1 and 0 differ
 	// terminated 3 1
 }

@@ -108,8 +108,12 @@ type kernel[Req, Resp any] struct {
 	drainCause error
 
 	// where the current incarnation runs (a device kernel's backend, or
-	// PlacementCPU); nil before the first start
+	// PlacementCPU); for a device kernel, from launch to its first start,
+	// where it is to run; nil for a CPU kernel before its first start
 	placement atomic.Pointer[string]
+	// placed: an incarnation has started and set placement (whose first
+	// value is logged then, even when launch predicted it)
+	placed atomic.Bool
 
 	// batch holds the latencies of the timed messages the current consumer
 	// (the loop, the device pump, or the actor draining without a loop)
@@ -229,6 +233,12 @@ func (k *kernel[Req, Resp]) launch(ctx context.Context) error {
 		}
 	}
 	k.in, k.out, k.down, k.term, k.firstHandler = in, make(chan output[Resp], k.def.outCap), down, term, first
+	if k.def.prog != nil {
+		// Where the first incarnation will run, known now: Placement says
+		// so from Launch on, not only once the actor has started.
+		where := k.def.prog.expected(k.rt)
+		k.placement.Store(&where)
+	}
 	k.setState(next)
 	// Spawning runs no code of this kernel's actor synchronously (Started is
 	// delivered on the actor's own goroutine), so it may happen under mu.

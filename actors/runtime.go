@@ -41,7 +41,8 @@ type Runtime struct {
 	selector *gpu.Selector
 	pool     *gpu.Pool
 	tracer   trace.Tracer
-	tracing  bool // telemetry on: spans around executions
+	tracing  bool // telemetry on: spans around executions (see executionSpans)
+	ownTP    bool // a tracer provider was given (WithTracerProvider)
 	spans    bool // telemetry on with a tracer provider given: message spans (tracing.go)
 	profiler profiler
 
@@ -171,6 +172,7 @@ func NewRuntime(opts ...Option) (*Runtime, error) {
 		rt.telemetry = ins
 		rt.tracing = true
 		rt.spans = spansWanted(cfg.tracerProv)
+		rt.ownTP = cfg.tracerProv != nil
 		if !cfg.deviceMonitorSet {
 			cfg.deviceMonitor = openNVML
 		}

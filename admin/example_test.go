@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log"
 	"net/http"
 
 	"github.com/ringactor/ringactor/admin"
@@ -25,14 +26,24 @@ func Example() {
 		fmt.Println(err)
 		return
 	}
-	defer srv.Close(ctx)
+	defer func() {
+		if err := srv.Close(ctx); err != nil {
+			log.Fatal(err)
+		}
+	}()
 	resp, err := http.Get("http://" + srv.Addr() + "/readyz")
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if cerr := resp.Body.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	http.DefaultClient.CloseIdleConnections()
 	fmt.Print(resp.StatusCode, " ", string(body))
 	// Output: 200 ready

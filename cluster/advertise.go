@@ -2,7 +2,6 @@ package cluster
 
 import (
 	"fmt"
-	"log/slog"
 	"net"
 	"strconv"
 
@@ -49,9 +48,7 @@ func advertise(cfg memberConfig, host string, port int) (string, int, error) {
 		aport = port
 	}
 	if ahost == "" {
-		ahost = hostAddress()
-		cfg.logger.Warn("ringactor/cluster: member binds a wildcard address without an advertised address; advertising the host's address (give WithAdvertise / --advertise to choose)",
-			slog.String("bind", net.JoinHostPort(host, strconv.Itoa(port))), slog.String("advertised", net.JoinHostPort(ahost, strconv.Itoa(aport))))
+		ahost = hostAddress() // Start logs it (logWildcard)
 	}
 	return net.JoinHostPort(ahost, strconv.Itoa(aport)), port, nil
 }

@@ -128,7 +128,7 @@ func (m *Member) call(ctx context.Context, kind, identity string, w *messages.Wi
 			if err := m.providerJoinError(); err != nil {
 				return nil, err
 			}
-			last = fmt.Errorf("%w: no cluster topology yet", ErrMemberUnavailable)
+			last = m.noTopologyError()
 			t := time.NewTimer(lookupRetry)
 			select {
 			case <-changed:
@@ -308,6 +308,20 @@ func (m *Member) providerJoinError() error {
 		return nil
 	}
 	return f()
+}
+
+// noTopologyError is why a request waits for a topology: none yet, and
+// which addresses the provider could not reach, when it says.
+func (m *Member) noTopologyError() error {
+	m.mu.Lock()
+	f := m.unreachable
+	m.mu.Unlock()
+	if f != nil {
+		if why := f(); why != "" {
+			return fmt.Errorf("%w: no cluster topology yet: %s", ErrMemberUnavailable, why)
+		}
+	}
+	return fmt.Errorf("%w: no cluster topology yet", ErrMemberUnavailable)
 }
 
 // request sends msg to pid and waits for the one reply, for ctx to end, or

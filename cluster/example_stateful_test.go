@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"log"
 
 	"github.com/ringactor/ringactor/actors"
 	"github.com/ringactor/ringactor/cluster"
@@ -31,7 +32,10 @@ func ExampleNewStatefulKind() {
 	kind := cluster.NewStatefulKind("visits", func(identity string, state []byte) (cluster.Stateful[Visit, Visits], error) {
 		v := &visits{}
 		if state != nil { // handed over by the identity's previous activation
-			n, _ := binary.Varint(state)
+			n, read := binary.Varint(state)
+			if read <= 0 {
+				return nil, fmt.Errorf("visits %s: bad handed-over state %x", identity, state)
+			}
 			v.n = n
 		}
 		return v, nil
@@ -42,13 +46,20 @@ func ExampleNewStatefulKind() {
 		fmt.Println(err)
 		return
 	}
-	defer m.Close(ctx)
+	defer func() {
+		if err := m.Close(ctx); err != nil {
+			log.Fatal(err)
+		}
+	}()
 	for range 3 {
 		r, err := cluster.Request[Visits](ctx, m, "visits", "home", Visit{})
-		fmt.Println(r.N, err)
+		if err != nil {
+			log.Fatal(err)
+		}
+		fmt.Println(r.N)
 	}
 	// Output:
-	// 1 <nil>
-	// 2 <nil>
-	// 3 <nil>
+	// 1
+	// 2
+	// 3
 }

@@ -5,6 +5,7 @@ package cluster_test
 import (
 	"context"
 	"fmt"
+	"log"
 	"strings"
 
 	"github.com/ringactor/ringactor/actors"
@@ -32,7 +33,11 @@ func ExampleDefine() {
 		fmt.Println(err)
 		return
 	}
-	defer member.Close(ctx)
+	defer func() {
+		if err := member.Close(ctx); err != nil {
+			log.Fatal(err)
+		}
+	}()
 	// The client joins through the member and hosts nothing.
 	client, err := cluster.Start(ctx, "example-typed", cluster.Peers([]string{member.Address()}), nil,
 		cluster.AsClient(), cluster.WithLogger(actors.DiscardLogger()))
@@ -40,13 +45,21 @@ func ExampleDefine() {
 		fmt.Println(err)
 		return
 	}
-	defer client.Close(ctx)
+	defer func() {
+		if err := client.Close(ctx); err != nil {
+			log.Fatal(err)
+		}
+	}()
 
 	ref := greeter.Ref(client, "desk-1")
 	r, err := ref.Request(ctx, Greet{Name: "ada"})
-	fmt.Println(r.Text, err)
-	fmt.Println(ref.Send(ctx, Greet{Name: "grace"}))
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(r.Text)
+	if err := ref.Send(ctx, Greet{Name: "grace"}); err != nil { // one-way
+		log.Fatal(err)
+	}
 	// Output:
-	// hello, ADA <nil>
-	// <nil>
+	// hello, ADA
 }

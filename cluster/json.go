@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 
 	"github.com/ringactor/ringactor/messages"
@@ -38,7 +40,22 @@ func RegisterJSON[Req, Resp any](kind string) {
 func RequestJSON(ctx context.Context, m *Member, kind, identity string, req []byte) ([]byte, error) {
 	c, ok := jsonKinds.Load(kind)
 	if !ok {
-		return nil, fmt.Errorf("%w: %q has no JSON form here (RegisterJSON)", ErrUnknownKind, kind)
+		return nil, fmt.Errorf("%w: %q has no JSON form here (RegisterJSON); kinds with one: %s", ErrUnknownKind, kind, jsonKindNames())
 	}
 	return c.(jsonCaller)(ctx, m, kind, identity, req)
+}
+
+// jsonKindNames lists the kinds registered with RegisterJSON, sorted and
+// comma-separated ("none" when there are none).
+func jsonKindNames() string {
+	var names []string
+	jsonKinds.Range(func(k, _ any) bool {
+		names = append(names, k.(string))
+		return true
+	})
+	if len(names) == 0 {
+		return "none"
+	}
+	slices.Sort(names)
+	return strings.Join(names, ", ")
 }

@@ -133,8 +133,10 @@ type Member struct {
 	settled        <-chan struct{}             // the provider's, when it says when it has joined
 	fence          atomic.Pointer[func() bool] // the provider's, when it fences a member out of touch
 	refusedCount   atomic.Int64
-	joinErr        func() error // the provider's: why no member could be joined
-	refusedAddrs   sync.Map     // addresses already logged as another cluster's
+	joinErr        func() error           // the provider's: why no member could be joined
+	unreachable    func() string          // the provider's: which addresses did not answer, and why
+	leftGracefully func(addr string) bool // the provider's: whether the member at addr said it was leaving
+	refusedAddrs   sync.Map               // addresses already logged as another cluster's
 	pushTimeout    time.Duration
 	// replies takes the replies to the member's requests (see replies);
 	// replyTo is its ReplyTo, replyPIDs the PIDs of other members' ones.
@@ -174,7 +176,6 @@ func Start(ctx context.Context, name string, provider pcluster.ClusterProvider, 
 	if cfg.client && len(kinds)+len(cfg.protoKinds) > 0 {
 		return nil, errors.New("ringactor/cluster: a client hosts no kinds")
 	}
-	warnIfWildcard(cfg.logger, host, cfg.address)
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -182,6 +183,7 @@ func Start(ctx context.Context, name string, provider pcluster.ClusterProvider, 
 	if err != nil {
 		return nil, err
 	}
+	logWildcard(cfg.logger, host, port, advertised, cfg.advertise != "")
 	logger := cfg.logger
 	plog := protoLogger(logger, cfg.protoLogLevel)
 	sys := actor.NewActorSystem(append(cfg.systemOptions, actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger { return plog }))...)
@@ -211,10 +213,17 @@ func Start(ctx context.Context, name string, provider pcluster.ClusterProvider, 
 	}
 	defer func() {
 		if r := recover(); r != nil { // Proto.Actor panics when a member cannot start
-			err = fmt.Errorf("ringactor/cluster: starting member: %v", r)
+			if e, ok := r.(error); ok { // the provider's error, kept matchable
+				err = fmt.Errorf("ringactor/cluster: starting member: %w", e)
+			} else {
+				err = fmt.Errorf("ringactor/cluster: starting member: %v", r)
+			}
 			sys.EventStream.Unsubscribe(m.sub)
 			m.removeReplies()
 			_ = m.rt.Close(context.Background())
+			if m.cluster.Remote != nil { // started before the provider failed
+				m.cluster.Remote.Shutdown(false)
+			}
 			sys.Shutdown()
 		}
 	}()
@@ -247,6 +256,16 @@ func (m *Member) useProvider(provider pcluster.ClusterProvider) {
 		m.joinErr = p.joinError
 		m.mu.Unlock()
 	}
+	if p, ok := provider.(interface{ unreachable() string }); ok {
+		m.mu.Lock()
+		m.unreachable = p.unreachable
+		m.mu.Unlock()
+	}
+	if p, ok := provider.(interface{ leftGracefully(string) bool }); ok {
+		m.mu.Lock()
+		m.leftGracefully = p.leftGracefully
+		m.mu.Unlock()
+	}
 }
 
 // Embed prepares ringactor kinds for a Proto.Actor cluster the caller builds
@@ -274,15 +293,21 @@ func (m *Member) Attach(c *pcluster.Cluster) {
 	m.useProvider(c.Config.ClusterProvider)
 }
 
-// warnIfWildcard logs a warning when host is a wildcard (empty, 0.0.0.0,
-// ::): the member would be reachable on every interface.
-func warnIfWildcard(logger *slog.Logger, host, address string) bool {
-	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
-		logger.Warn("ringactor/cluster: member binds a wildcard address, reachable on every interface; give a specific address unless that is intended",
-			slog.String("address", address))
-		return true
+// logWildcard logs, at info level, one line for a member that binds a
+// wildcard address (empty, 0.0.0.0, ::), reachable on every interface, as a
+// pod or a container does: what it binds and what it advertises (given, or
+// the host's address). It returns whether host is a wildcard.
+func logWildcard(logger *slog.Logger, host string, port int, advertised string, given bool) bool {
+	if !isWildcard(host) {
+		return false
 	}
-	return false
+	from := "the host's first non-loopback address (give WithAdvertise / --advertise to choose)"
+	if given {
+		from = "as given"
+	}
+	logger.Info("ringactor/cluster: member binds every interface and advertises "+advertised+", "+from,
+		slog.String("bind", net.JoinHostPort(host, strconv.Itoa(port))), slog.String("advertised", advertised))
+	return true
 }
 
 // singleConnectAttempt sets the remote's connection attempts to one.
@@ -369,8 +394,10 @@ func newMember(sys *actor.ActorSystem, name string, kinds []*Kind, cfg memberCon
 	return m, pkinds, nil
 }
 
-// onTopology records which kinds the cluster hosts.
+// onTopology records which kinds the cluster hosts, and logs each member
+// that left it (logDeparture).
 func (m *Member) onTopology(t *pcluster.ClusterTopology) {
+	m.logDepartures(t.Left)
 	kinds := map[string]int{}
 	addrs := make(map[string]bool, len(t.Members))
 	for _, mem := range t.Members {
@@ -410,6 +437,34 @@ func (m *Member) onTopology(t *pcluster.ClusterTopology) {
 	m.mu.Unlock()
 	if m.placement != nil {
 		m.sys.Root.Send(m.placement, topologyChanged{})
+	}
+}
+
+// logDepartures logs one line for each member of left, the members that
+// have just left the topology, with its address: at info level when it
+// said it was leaving (a graceful leave), at warn level otherwise (it
+// stopped answering: killed, crashed, cut off). Proto.Actor's own reports
+// of the gossip it then fails to send there are demoted to debug level
+// (protoHandler): this is the one line about it.
+func (m *Member) logDepartures(left []*pcluster.Member) {
+	if len(left) == 0 || m.logger == nil {
+		return
+	}
+	self := m.sys.Address()
+	m.mu.Lock()
+	graceful := m.leftGracefully
+	m.mu.Unlock()
+	for _, mem := range left {
+		addr := mem.Address()
+		if addr == self {
+			continue
+		}
+		attrs := []any{slog.String("address", addr), slog.String("member_id", mem.Id), slog.Any("kinds", mem.Kinds)}
+		if graceful != nil && graceful(addr) {
+			m.logger.Info("ringactor/cluster: a member left the cluster", attrs...)
+			continue
+		}
+		m.logger.Warn("ringactor/cluster: lost a member: it stopped answering and left the topology; its identities move to the other members", attrs...)
 	}
 }
 

@@ -86,6 +86,7 @@ type peer struct {
 	seed     bool      // given to Peers: greeted for as long as the node runs
 	tried    bool      // answered, or found dead (nothing listens at its address)
 	acked    time.Time // when the last greeting that was answered was sent
+	dialErr  error     // why the last probe of its address failed; nil once it answers
 }
 
 // forgetAfter is how many failure timeouts an address that is not a seed
@@ -364,6 +365,7 @@ func (p *PeersProvider) greet(addr string, pr *peer) {
 			refused := errors.Is(err, syscall.ECONNREFUSED)
 			p.mu.Lock()
 			pr.pinging = false
+			pr.dialErr = err
 			// The first refusal may settle the join (checkSettled): a
 			// round now. Not at every one: the round greets the address
 			// again at once, and a dead seed would be dialled in a loop.
@@ -376,6 +378,9 @@ func (p *PeersProvider) greet(addr string, pr *peer) {
 			return
 		}
 		_ = conn.Close()
+		p.mu.Lock()
+		pr.dialErr = nil
+		p.mu.Unlock()
 	}
 	f := p.c.ActorSystem.Root.RequestFuture(actor.NewPID(addr, peersActor), &messages.PeerHello{Self: p.self}, p.greetTimeout())
 	res, err := f.Result()
@@ -497,6 +502,37 @@ func (p *PeersProvider) joinError() error {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
+}
+
+// unreachable says which known addresses did not answer their last probe
+// and why ("127.0.0.1:7001 refused the connection"), sorted by address, or
+// "" when none did. A request waiting for a topology names them.
+func (p *PeersProvider) unreachable() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	now := time.Now()
+	var why []string
+	for addr, pr := range p.peers {
+		if pr.dialErr == nil || p.alive(pr, now) {
+			continue
+		}
+		if errors.Is(pr.dialErr, syscall.ECONNREFUSED) {
+			why = append(why, addr+" refused the connection (nothing listens there)")
+		} else {
+			why = append(why, addr+" did not answer: "+pr.dialErr.Error())
+		}
+	}
+	slices.Sort(why)
+	return strings.Join(why, "; ")
+}
+
+// leftGracefully reports whether the member at addr said it was leaving
+// (Leave) before it left the topology.
+func (p *PeersProvider) leftGracefully(addr string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	pr := p.peers[addr]
+	return pr != nil && pr.info.GetLeaving()
 }
 
 // publish updates Proto.Actor's member list when the live members changed.

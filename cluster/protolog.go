@@ -10,8 +10,12 @@ import (
 // records (its actor system, remote and cluster) that reach the member's
 // logger (default slog.LevelWarn). Whatever the level, Proto.Actor's
 // reports of a peer or client that disconnected ("EndpointWriter lost
-// connection", ...), which it logs as errors, are logged at debug level:
-// nodes come and go, and an operator has nothing to do about it.
+// connection", ...), which it logs as errors, and its gossip actor's
+// warnings about a member it cannot reach ("sendGossipForMember failed",
+// one a round), are logged at debug level: nodes come and go, and the
+// member logs one line naming the address of each member that left the
+// topology instead (at warn level when it stopped answering, info when it
+// left gracefully).
 func WithProtoActorLogLevel(l slog.Level) Option {
 	return func(c *memberConfig) { c.protoLogLevel = &l }
 }
@@ -41,6 +45,14 @@ var disconnects = []string{
 	"EndpointReader failed to read",
 }
 
+// quietWhenLost are the beginnings of Proto.Actor's messages about a member
+// it cannot reach any more: its gossip actor warns at every gossip round
+// until the topology drops the member. The member logs one line instead,
+// with the address, when that happens (Member.logDepartures).
+var quietWhenLost = []string{
+	"sendGossipForMember failed",
+}
+
 // protoHandler demotes Proto.Actor's disconnection reports to debug level
 // and drops records below min.
 type protoHandler struct {
@@ -52,6 +64,11 @@ type protoHandler struct {
 func (h *protoHandler) level(l slog.Level, msg string) slog.Level {
 	for _, d := range disconnects {
 		if strings.HasPrefix(msg, d) {
+			return slog.LevelDebug
+		}
+	}
+	for _, q := range quietWhenLost {
+		if strings.HasPrefix(msg, q) {
 			return slog.LevelDebug
 		}
 	}

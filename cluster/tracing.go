@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -34,6 +35,26 @@ type memberTelemetry struct {
 	noop     bool
 	duration metric.Float64Histogram
 	prop     propagation.TraceContext
+	// attrs holds each kind's attribute options of duration, by outcome
+	// (ok, error): made once per kind, not at every request.
+	attrs sync.Map // kind → *[2]metric.RecordOption
+}
+
+// durationAttrs returns the attribute options of a request of kind with
+// the given outcome.
+func (t *memberTelemetry) durationAttrs(kind string, failed bool) metric.RecordOption {
+	v, ok := t.attrs.Load(kind)
+	if !ok {
+		v, _ = t.attrs.LoadOrStore(kind, &[2]metric.RecordOption{
+			metric.WithAttributeSet(attribute.NewSet(attribute.String(telemetry.AttrKind, kind), attribute.String(telemetry.AttrOutcome, telemetry.OutcomeOK))),
+			metric.WithAttributeSet(attribute.NewSet(attribute.String(telemetry.AttrKind, kind), attribute.String(telemetry.AttrOutcome, telemetry.OutcomeError))),
+		})
+	}
+	o := v.(*[2]metric.RecordOption)
+	if failed {
+		return o[1]
+	}
+	return o[0]
 }
 
 // newMemberTelemetry builds the member's telemetry from p (nil for none).
@@ -94,16 +115,13 @@ func (m *Member) tracedCall(ctx context.Context, kind, identity string, w *messa
 	if we, ok := reply.(*messages.WireError); ok && err == nil {
 		failed = fromWireError(we)
 	}
-	outcome := telemetry.OutcomeOK
 	if failed != nil {
-		outcome = telemetry.OutcomeError
 		span.RecordError(failed)
 		span.SetStatus(codes.Error, failed.Error())
 	}
 	span.End()
 	if t.duration != nil && wantReply {
-		t.duration.Record(ctx, time.Since(start).Seconds(), metric.WithAttributes(
-			attribute.String(telemetry.AttrKind, kind), attribute.String(telemetry.AttrOutcome, outcome)))
+		t.duration.Record(ctx, time.Since(start).Seconds(), t.durationAttrs(kind, failed != nil))
 	}
 	return reply, err
 }

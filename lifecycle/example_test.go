@@ -23,9 +23,10 @@ func Example() {
 	}
 
 	_, err := lifecycle.Transition(s, lifecycle.Activate)
-	var ite lifecycle.ErrInvalidTransition
 	fmt.Println(err)
-	fmt.Println(errors.Is(err, lifecycle.ErrTransition), errors.As(err, &ite), ite.From)
+	if ite, ok := errors.AsType[lifecycle.ErrInvalidTransition](err); ok {
+		fmt.Println(errors.Is(err, lifecycle.ErrTransition), ite.From)
+	}
 	// Output:
 	// created --launch--> launched (processing=false)
 	// launched --activate--> active (processing=true)
@@ -34,5 +35,5 @@ func Example() {
 	// active --deactivate--> deactivated (processing=false)
 	// deactivated --terminate--> terminated (processing=false)
 	// lifecycle: invalid transition: cannot activate a kernel that is terminated
-	// true true terminated
+	// true terminated
 }

@@ -49,13 +49,16 @@ func ExampleToWireOf() {
 		panic(err)
 	}
 	_, p, err := messages.FromWireAs[Ping](w, 0)
-	fmt.Printf("%+v %v\n", p, err)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Printf("%+v\n", p)
 
 	_, _, err = messages.FromWireAs[Pong](w, 0)
 	var mismatch *messages.TypeMismatchError
 	fmt.Println(errors.As(err, &mismatch), errors.Is(err, messages.ErrDecode))
 
 	// Output:
-	// {Seq:8 Note:typed} <nil>
+	// {Seq:8 Note:typed}
 	// true true
 }

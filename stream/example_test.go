@@ -3,6 +3,7 @@ package stream_test
 import (
 	"context"
 	"fmt"
+	"log"
 	"strings"
 
 	"github.com/ringactor/ringactor/actors"
@@ -22,17 +23,34 @@ func Example() {
 		return nil
 	})
 	sink, ch := stream.ToChan[string](g, "out", 16)
-	stream.Connect(lines, words)
-	stream.Connect(words, sink)
+	if err := stream.Connect(lines, words); err != nil {
+		log.Fatal(err)
+	}
+	if err := stream.Connect(words, sink); err != nil {
+		log.Fatal(err)
+	}
 	if err := g.Start(ctx); err != nil {
 		fmt.Println(err)
 		return
 	}
-	defer g.Stop(ctx)
-	lines.Send(ctx, "ring kernels")
-	lines.Send(ctx, "")
-	lines.Send(ctx, "stream graphs")
-	g.Drain(ctx) // ch has room for everything; otherwise read it meanwhile
+	defer func() {
+		if err := g.Stop(ctx); err != nil {
+			log.Fatal(err)
+		}
+	}()
+	if err := lines.Send(ctx, "ring kernels"); err != nil {
+		log.Fatal(err)
+	}
+	if err := lines.Send(ctx, ""); err != nil {
+		log.Fatal(err)
+	}
+	if err := lines.Send(ctx, "stream graphs"); err != nil {
+		log.Fatal(err)
+	}
+	// ch has room for everything; otherwise read it meanwhile
+	if err := g.Drain(ctx); err != nil {
+		log.Fatal(err)
+	}
 	for w := range ch {
 		fmt.Println(w)
 	}
@@ -68,13 +86,27 @@ func ExampleWindow() {
 	})
 	out, ch := stream.ToChan[string](g, "out", 16)
 	lateOut, lateCh := stream.ToChan[stream.Late[reading]](g, "late", 16)
-	stream.Connect(src, win)
-	stream.Connect(win, out)
-	stream.Connect(late, lateOut)
-	g.Start(ctx)
-	defer g.Stop(ctx)
+	if err := stream.Connect(src, win); err != nil {
+		log.Fatal(err)
+	}
+	if err := stream.Connect(win, out); err != nil {
+		log.Fatal(err)
+	}
+	if err := stream.Connect(late, lateOut); err != nil {
+		log.Fatal(err)
+	}
+	if err := g.Start(ctx); err != nil {
+		log.Fatal(err)
+	}
+	defer func() {
+		if err := g.Stop(ctx); err != nil {
+			log.Fatal(err)
+		}
+	}()
 	src.SendAll(ctx, reading{"a", 1, 0}, reading{"b", 3, 0}, reading{"a", 7, 0}, reading{"a", 12, 0}, reading{"b", 4, 0})
-	g.Drain(ctx)
+	if err := g.Drain(ctx); err != nil {
+		log.Fatal(err)
+	}
 	for s := range ch {
 		fmt.Println(s)
 	}
@@ -99,13 +131,27 @@ func ExampleStage_StartChain() {
 	parse := stream.Map(g, "parse", func(s string) (int, error) { return len(s), nil })
 	double := stream.Map(g, "double", func(n int) (int, error) { return 2 * n, nil }).StartChain()
 	sink, ch := stream.ToChan[int](g, "out", 16)
-	stream.Connect(src, parse)
-	stream.Connect(parse, double)
-	stream.Connect(double, sink)
-	g.Start(ctx)
-	defer g.Stop(ctx)
+	if err := stream.Connect(src, parse); err != nil {
+		log.Fatal(err)
+	}
+	if err := stream.Connect(parse, double); err != nil {
+		log.Fatal(err)
+	}
+	if err := stream.Connect(double, sink); err != nil {
+		log.Fatal(err)
+	}
+	if err := g.Start(ctx); err != nil {
+		log.Fatal(err)
+	}
+	defer func() {
+		if err := g.Stop(ctx); err != nil {
+			log.Fatal(err)
+		}
+	}()
 	src.SendAll(ctx, "ring", "kernel")
-	g.Drain(ctx)
+	if err := g.Drain(ctx); err != nil {
+		log.Fatal(err)
+	}
 	for n := range ch {
 		fmt.Println(n)
 	}
@@ -136,15 +182,25 @@ func ExampleMapInPlace() {
 		return nil
 	})
 	sink, ch := stream.ToChan[reading](g, "out", 16)
-	stream.Connect(src, calibrate)
-	stream.Connect(calibrate, sink)
+	if err := stream.Connect(src, calibrate); err != nil {
+		log.Fatal(err)
+	}
+	if err := stream.Connect(calibrate, sink); err != nil {
+		log.Fatal(err)
+	}
 	if err := g.Start(ctx); err != nil {
 		fmt.Println(err)
 		return
 	}
-	defer g.Stop(ctx)
+	defer func() {
+		if err := g.Stop(ctx); err != nil {
+			log.Fatal(err)
+		}
+	}()
 	src.SendAll(ctx, reading{"a", 1, 1}, reading{"b", 2, 2}, reading{"a", 3, 3})
-	g.Drain(ctx)
+	if err := g.Drain(ctx); err != nil {
+		log.Fatal(err)
+	}
 	for r := range ch {
 		fmt.Println(r.Sensor, r.V)
 	}
@@ -172,15 +228,25 @@ func ExampleEmitter_Next() {
 		return nil
 	})
 	sink, ch := stream.ToChan[point](g, "out", 16)
-	stream.Connect(src, grid)
-	stream.Connect(grid, sink)
+	if err := stream.Connect(src, grid); err != nil {
+		log.Fatal(err)
+	}
+	if err := stream.Connect(grid, sink); err != nil {
+		log.Fatal(err)
+	}
 	if err := g.Start(ctx); err != nil {
 		fmt.Println(err)
 		return
 	}
-	defer g.Stop(ctx)
+	defer func() {
+		if err := g.Stop(ctx); err != nil {
+			log.Fatal(err)
+		}
+	}()
 	src.SendAll(ctx, 2, 3)
-	g.Drain(ctx)
+	if err := g.Drain(ctx); err != nil {
+		log.Fatal(err)
+	}
 	for p := range ch {
 		fmt.Println(p)
 	}

@@ -3,6 +3,7 @@ package telemetry_test
 import (
 	"context"
 	"fmt"
+	"log"
 	"net/http/httptest"
 	"slices"
 	"strings"
@@ -18,7 +19,11 @@ func Example() {
 	ctx := context.Background()
 	reader := sdkmetric.NewManualReader()
 	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
-	defer mp.Shutdown(ctx)
+	defer func() {
+		if err := mp.Shutdown(ctx); err != nil {
+			log.Fatal(err)
+		}
+	}()
 
 	// The source reads each live kernel's control block at collection time.
 	src := func() []telemetry.KernelStats {
@@ -28,7 +33,11 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
-	defer inst.Close()
+	defer func() {
+		if err := inst.Close(); err != nil {
+			log.Fatal(err)
+		}
+	}()
 
 	inst.RecordExecution(ctx, "vector_add", "cuda", 3*time.Millisecond, 4096, 1024)
 
@@ -78,7 +87,12 @@ func ExampleSetup() {
 		fmt.Println(err)
 		return
 	}
-	defer p.Shutdown(ctx) // flushes the exporters
+	// flushes the exporters
+	defer func() {
+		if err := p.Shutdown(ctx); err != nil {
+			log.Fatal(err)
+		}
+	}()
 
 	// A runtime takes them with actors.WithProviders(p), a member with
 	// cluster.WithTelemetry(p); here, the instruments directly.
@@ -89,7 +103,11 @@ func ExampleSetup() {
 		fmt.Println(err)
 		return
 	}
-	defer inst.Close()
+	defer func() {
+		if err := inst.Close(); err != nil {
+			log.Fatal(err)
+		}
+	}()
 	rec := httptest.NewRecorder()
 	p.PrometheusHandler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
 	for _, l := range strings.Split(rec.Body.String(), "\n") {

@@ -25,7 +25,7 @@ import (
 
 // Help text of the serve and call commands.
 const (
-	serveSynopsis    = "--cluster NAME [--bind HOST:PORT] [--advertise HOST:PORT] (--peers HOST:PORT,... | --etcd ENDPOINTS) [--admin ADDR [--pprof]] [-v]"
+	serveSynopsis    = "--cluster NAME [--bind HOST:PORT] [--advertise HOST:PORT] (--peers HOST:PORT,... | --etcd ENDPOINTS | --provider k8s) [--admin ADDR [--pprof]] [-v]"
 	serveDescription = `Run a member of the cluster NAME hosting the built-in kinds until SIGINT or
 SIGTERM: echo (replies with the JSON object it is sent), add
 ({"a":[...],"b":[...]} -> {"sum":[...]}) and counter ({} or {"by":N} ->
@@ -37,9 +37,11 @@ advertises --advertise to the others (default: the bind address; for a
 wildcard bind, the host's first non-loopback address, logged) and prints
 "member HOST:PORT" (the advertised address) on stdout once it has joined.
 Members find one another through --peers, the remote addresses of some
-members (the first member of a cluster may give none: --peers ""), or
-through etcd; nodes of another cluster name are refused (logged as an
-error). On a signal it leaves gracefully: passivates its identities (their
+members (the first member of a cluster may give none: --peers ""),
+through etcd, or on Kubernetes through the API server (--provider k8s:
+the member annotates its own pod, $POD_NAME in $POD_NAMESPACE, and watches
+the pods labelled ringactor.io/cluster=NAME; see deploy/); nodes of another
+cluster name are refused (logged as an error). On a signal it leaves gracefully: passivates its identities (their
 kernels drain and answer what they hold; counter hands its count to the
 next owner), tells its peers and stops; the exit status is 0.
 
@@ -49,8 +51,13 @@ leaving), /kernels (JSON) and, with --pprof, /debug/pprof/; the admin
 endpoint starts before the member joins. The remote port also answers
 grpc.health.v1. Metrics and traces are also pushed where the standard
 OTEL_* environment says (OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_*_EXPORTER, ...).
+
+Every flag can also be given in the environment as RINGACTOR_ and its name
+in capitals, '-' as '_' (RINGACTOR_CLUSTER, RINGACTOR_BIND,
+RINGACTOR_ADVERTISE, RINGACTOR_PROVIDER, RINGACTOR_ADMIN, ...); a flag on
+the command line wins over its variable.
 `
-	callSynopsis    = "--cluster NAME (--peers HOST:PORT,... | --etcd ENDPOINTS) --kind KIND --identity ID --data '{...}' [--timeout D]"
+	callSynopsis    = "--cluster NAME (--peers HOST:PORT,... | --etcd ENDPOINTS | --provider k8s) --kind KIND --identity ID --data '{...}' [--timeout D]"
 	callDescription = `Send one JSON request to the identity ID of kind KIND in the cluster NAME,
 as a cluster client, and print the reply as JSON on stdout. On failure it
 prints the typed error on stderr and exits 1 (unknown kind, timeout,
@@ -77,6 +84,7 @@ type discoveryFlags struct {
 	name    *string
 	peers   *string
 	etcd    *string
+	kind    *string // --provider
 	tlsCA   *string
 	tlsCert *string
 	tlsKey  *string
@@ -88,6 +96,7 @@ func addDiscoveryFlags(fs *flagSet) *discoveryFlags {
 		name:    fs.String("cluster", "", "cluster name (required)"),
 		peers:   fs.String("peers", "", "comma-separated remote addresses (HOST:PORT) of cluster members"),
 		etcd:    fs.String("etcd", "", "comma-separated etcd endpoints (http://HOST:PORT)"),
+		kind:    fs.String("provider", "", "how members find one another: `peers`, etcd or k8s (default: the one --peers or --etcd names)"),
 		tlsCA:   fs.String("tls-ca", "", "PEM file of the CA that signs every member's certificate (mutual TLS between members)"),
 		tlsCert: fs.String("tls-cert", "", "PEM file of this node's certificate (with --tls-ca)"),
 		tlsKey:  fs.String("tls-key", "", "PEM file of this node's private key (with --tls-ca)"),
@@ -125,6 +134,13 @@ func (d *discoveryFlags) check(fs *flagSet) error {
 	switch {
 	case *d.name == "":
 		return errors.New("--cluster is required")
+	case *d.kind != "" && *d.kind != "peers" && *d.kind != "etcd" && *d.kind != "k8s":
+		return fmt.Errorf("--provider %q: want peers, etcd or k8s", *d.kind)
+	case *d.kind == "k8s" && (set["peers"] || set["etcd"]):
+		return errors.New("--provider k8s takes neither --peers nor --etcd")
+	case *d.kind == "k8s":
+	case *d.kind == "etcd" && set["peers"], *d.kind == "peers" && set["etcd"]:
+		return fmt.Errorf("--provider %s does not go with --peers or --etcd of another provider", *d.kind)
 	case set["peers"] && set["etcd"]:
 		return errors.New("give --peers or --etcd, not both")
 	case set["etcd"]:
@@ -156,6 +172,9 @@ func (d *discoveryFlags) check(fs *flagSet) error {
 // accepted. etcd is dialled here: an unreachable etcd is a failure at run
 // time.
 func (d *discoveryFlags) provider() (pcluster.ClusterProvider, error) {
+	if *d.kind == "k8s" {
+		return cluster.Kubernetes()
+	}
 	if *d.etcd != "" {
 		return cluster.Etcd(splitList(*d.etcd))
 	}
@@ -203,11 +222,12 @@ func splitList(s string) []string {
 // ctx ends.
 func runServeCommand(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("serve", serveSynopsis, serveDescription, stderr)
+	fs.env = envName
 	disc := addDiscoveryFlags(fs)
 	bind := fs.String("bind", cluster.DefaultAddress, "HOST:PORT the member's remote binds to")
 	adv := fs.String("advertise", "", "HOST:PORT other nodes reach this member at (default: the bind address; never a wildcard)")
 	verbose := fs.Bool("v", false, "log at debug level")
-	benchKinds := fs.Bool("bench-kinds", false, "also host the plain Proto.Actor echo kind that `ringactor bench --cluster` compares with")
+	benchKinds := fs.Bool("bench-kinds", false, "also host the plain Proto.Actor echo kind that ringactor bench --cluster compares with")
 	adm := addAdminFlags(fs)
 	if code, ok := parseFlags(fs, args); !ok {
 		return code

@@ -168,6 +168,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 				return topUsageError(stderr, "help: want at most one command, got %q", rest)
 			}
 			cmd, ok := commands[rest[0]]
+			if rest[0] == "help" {
+				printUsage(stderr)
+				return exitOK
+			}
 			if !ok {
 				return topUsageError(stderr, "help: unknown command %q", rest[0])
 			}
@@ -241,6 +245,10 @@ type flagSet struct {
 	usage func()
 	// log holds the --log-level and --log-format flags.
 	log logFlags
+	// env, when set, makes every flag not given on the command line take
+	// the value of the environment variable env(flag name) where it is set
+	// (fromEnv).
+	env func(name string) string
 }
 
 // newFlagSet returns the flag set of the command called name. Parsing it
@@ -257,8 +265,44 @@ func newFlagSet(name, synopsis, description string, stderr io.Writer) *flagSet {
 		fs.SetOutput(stderr)
 		fs.PrintDefaults()
 		fs.SetOutput(io.Discard)
+		if fs.env != nil {
+			var names []string
+			fs.VisitAll(func(f *flag.Flag) { names = append(names, fs.env(f.Name)) })
+			fmt.Fprintf(stderr, "\nEnvironment (a flag on the command line wins over its variable):\n  %s\n",
+				strings.Join(names, "\n  "))
+		}
 	}
 	return fs
+}
+
+// envName is the environment variable of the flag name of a command that
+// reads its flags from the environment too: RINGACTOR_ and the name in
+// capitals, '-' as '_' (bench-kinds: RINGACTOR_BENCH_KINDS).
+func envName(name string) string {
+	return "RINGACTOR_" + strings.ToUpper(strings.ReplaceAll(name, "-", "_"))
+}
+
+// fromEnv sets every flag of fs that the command line did not give from
+// its environment variable (fs.env), as twelve-factor deployments expect.
+// A variable set to a value the flag refuses is a usage error naming the
+// variable.
+func (fs *flagSet) fromEnv() error {
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	var err error
+	fs.VisitAll(func(f *flag.Flag) {
+		if err != nil || given[f.Name] {
+			return
+		}
+		v, ok := os.LookupEnv(fs.env(f.Name))
+		if !ok {
+			return
+		}
+		if e := fs.Set(f.Name, v); e != nil {
+			err = fmt.Errorf("%s=%q: %w", fs.env(f.Name), v, e)
+		}
+	})
+	return err
 }
 
 // parse parses args into fs. When ok is false the command must not run and
@@ -271,6 +315,11 @@ func (fs *flagSet) parse(args []string) (code int, ok bool) {
 			return exitOK, false
 		}
 		return usageError(fs, "%v", err), false
+	}
+	if fs.env != nil {
+		if err := fs.fromEnv(); err != nil {
+			return usageError(fs, "%v", err), false
+		}
 	}
 	if err := fs.log.check(); err != nil {
 		return usageError(fs, "%v", err), false
@@ -319,7 +368,9 @@ func failure(stderr io.Writer, cmd string, err error) int {
 	if errors.Is(err, context.Canceled) {
 		fmt.Fprintf(stderr, "ringactor %s: interrupted\n", cmd)
 	} else {
-		fmt.Fprintf(stderr, "ringactor %s: %s\n", cmd, oneLine(err.Error()))
+		// A library error may start with the command's name ("pagerank:
+		// open …"): said once.
+		fmt.Fprintf(stderr, "ringactor %s: %s\n", cmd, strings.TrimPrefix(oneLine(err.Error()), cmd+": "))
 	}
 	return exitFailure
 }

@@ -26,9 +26,10 @@ Input (FILE, or stdin when FILE is - or absent): CSV lines
 skipped. Fields may be quoted as RFC 4180 says ("a,b" holds a comma, ""
 stands for a quote), within one line. A row with broken quoting, other than
 3 fields, a timestamp that is not an int64, or a value that is not a
-finite number is rejected: reported on stderr as "line N: reason" (quoting
-at most 80 bytes of the field) and counted; the run ends with "rejected N
-rows" on stderr. --max-rejects N stops the run with an error (exit status
+finite number, or whose scaled value v × S + O overflows, is rejected:
+reported on stderr as "line N: reason" (quoting at most 80 bytes of the
+field) and counted; when any row was rejected the run ends with "rejected
+N rows" on stderr. --max-rejects N stops the run with an error (exit status
 1) at the first rejected row beyond N; the default, -1, allows any number.
 When there are rows and every one of them is rejected, the exit status is
 1.
@@ -81,7 +82,7 @@ func runPipelineCommand(ctx context.Context, args []string, stdout, stderr io.Wr
 	lateness := fs.Int64("lateness-ms", 0, "stream: write a window once the newest timestamp is `L` ms past its end (at least 0); unset: hold every window until the end of input")
 	maxRejects := fs.Int64("max-rejects", -1, "stop with an error at the first rejected row beyond `N` (0: none allowed; -1: any number)")
 	var device deviceFlag
-	fs.Var(&device, "device", "run the scale stage as a device ring kernel; `=sim` on the simulated device")
+	fs.Var(&device, "device", "run the scale stage as a device ring kernel; --device=sim on the simulated device")
 	verbose := fs.Bool("v", false, "log at debug level (by default only warnings and errors are logged: stderr is for rejected rows)")
 	files, code, ok := parseInterspersed(fs, args)
 	if !ok {
@@ -128,7 +129,7 @@ func runPipelineCommand(ctx context.Context, args []string, stdout, stderr io.Wr
 		return failure(stderr, "pipeline", err)
 	}
 	if st.Rows > 0 && st.Rejected == st.Rows {
-		return failure(stderr, "pipeline", fmt.Errorf("every row was rejected (%d rows)", st.Rows))
+		return failure(stderr, "pipeline", fmt.Errorf("every row was rejected (%s)", plural(st.Rows, "row")))
 	}
 	return exitOK
 }

@@ -39,3 +39,24 @@ func TestPipelineDeviceSim(t *testing.T) {
 		t.Fatalf("--device=gpu: status %d\n%s", code, stderr)
 	}
 }
+
+// TestPipelineDeviceSimOverflow: a value whose scaled result overflows is
+// rejected by the device scale stage as by the CPU one, with the same line.
+func TestPipelineDeviceSimOverflow(t *testing.T) {
+	file := writeFile(t, "s,1,1\ns,2,1e308\ns,3,2\n")
+	code, wantOut, wantErr := runPipeline(t, "--scale", "10", file)
+	if code != exitOK || !strings.Contains(wantErr, "line 2: value 1e+308 × scale 10 + offset 0 overflows float64 (+Inf)\nrejected 1 row\n") {
+		t.Fatalf("CPU run: status %d\n%s", code, wantErr)
+	}
+	code, out, stderr := runPipeline(t, "--device=sim", "--scale", "10", file)
+	if code != exitOK {
+		t.Fatalf("device run: status %d\n%s", code, stderr)
+	}
+	if strings.Contains(stderr, "stage scale: cpu") {
+		t.Skip("the simulated device refused the kernel (no host compiler?):\n" + stderr)
+	}
+	_, rest, _ := strings.Cut(stderr, "stage sink: cpu\n")
+	if out != wantOut || rest != wantErr {
+		t.Fatalf("device run differs:\nstdout %q\nwant   %q\nstderr %q\nwant   %q", out, wantOut, stderr, wantErr)
+	}
+}

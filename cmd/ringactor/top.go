@@ -21,7 +21,9 @@ const (
 admin endpoint) from its /kernels: state, placement, messages processed per
 second, processed, errors, dropped, queue depth, p50 and p99 latency
 (admission to the end of handling) and restarts. The view is redrawn in
-place every --interval until SIGINT or SIGTERM (exit status 0). --once
+place every --interval until SIGINT or SIGTERM (exit status 0); when
+stdout is not a terminal the views follow one another, a blank line apart,
+without terminal control codes. --once
 prints one view and exits; the rates are measured over one --interval.
 --json (with --once) prints one JSON object instead: the /kernels snapshot
 with "processed_per_s" for each kernel.
@@ -161,8 +163,14 @@ func (c *topClient) once(ctx context.Context, w io.Writer, interval time.Duratio
 }
 
 // live redraws the view every interval until ctx ends. A failed fetch is
-// shown in the view and retried.
+// shown in the view and retried. When w is not a terminal (a file, a pipe)
+// the views follow one another, a blank line apart, without the control
+// codes that redraw a terminal in place.
 func (c *topClient) live(ctx context.Context, w io.Writer, interval time.Duration) error {
+	clear, between := clearScreen, ""
+	if !isTerminal(w) {
+		clear = ""
+	}
 	tick := time.NewTicker(interval)
 	defer tick.Stop()
 	var prev admin.Snapshot
@@ -178,8 +186,11 @@ func (c *topClient) live(ctx context.Context, w io.Writer, interval time.Duratio
 			screen = topTable(rates(prev, cur), c.url)
 			prev = cur
 		}
-		if _, err := io.WriteString(w, clearScreen+screen); err != nil {
+		if _, err := io.WriteString(w, between+clear+screen); err != nil {
 			return err
+		}
+		if clear == "" {
+			between = "\n"
 		}
 		select {
 		case <-tick.C:

@@ -13,7 +13,9 @@
 // -lateness-ms L, which emits windows as they close (L ms after their end,
 // by the newest timestamp seen) instead of holding all of them until the
 // end of input. Rejected rows go to stderr as "line N: reason", then
-// "rejected N rows".
+// "rejected N rows". It follows ringactor's command-line rules: -h exits
+// 0, a bad command line 2, a failure 1, and so does a run whose every row
+// was rejected.
 package main
 
 import (
@@ -25,97 +27,109 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/ringactor/ringactor/actors"
 	"github.com/ringactor/ringactor/examples/pipeline/sensor"
+	"github.com/ringactor/ringactor/internal/excli"
 )
 
 func main() {
-	cfg := sensor.DefaultConfig()
-	flag.Int64Var(&cfg.WindowMS, "window-ms", cfg.WindowMS, "tumbling window width `W` in milliseconds")
-	flag.Float64Var(&cfg.Scale, "scale", cfg.Scale, "multiply every value by `S`")
-	flag.Float64Var(&cfg.Offset, "offset", cfg.Offset, "then add `O`")
-	lateness := flag.Int64("lateness-ms", 0, "emit a window once the newest timestamp is `L` ms past its end (unset: hold all until the end)")
-	flag.Usage = func() {
-		fmt.Fprintf(os.Stderr, "Usage: %s [flags] [FILE | -]\n\nWithout FILE, a generated input and a summary.\n\n", os.Args[0])
-		flag.PrintDefaults()
-	}
-	flag.Parse()
-	flag.Visit(func(f *flag.Flag) { cfg.Streaming = cfg.Streaming || f.Name == "lateness-ms" })
-	cfg.LatenessMS = *lateness
-	if flag.NArg() > 1 {
-		flag.Usage()
-		os.Exit(2)
-	}
-	if err := cfg.Validate(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(2)
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	var err error
-	if flag.NArg() == 1 {
-		err = runFile(ctx, cfg, flag.Arg(0))
-	} else {
-		err = demo(ctx, cfg, sensor.DefaultSynthetic())
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "pipeline:", err)
-		stop()
-		os.Exit(1)
-	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
 }
 
-// quiet logs only warnings and errors: stderr is for rejected rows.
-func quiet() actors.Option {
-	return actors.WithLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
+// run parses the command line, runs the pipeline and returns the exit
+// status, by ringactor's rules: 0; 1 for a failure, or when there were rows
+// and every one was rejected; 2 for a bad command line.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	cfg := sensor.DefaultConfig()
+	fs := flag.NewFlagSet("pipeline", flag.ContinueOnError)
+	fs.Int64Var(&cfg.WindowMS, "window-ms", cfg.WindowMS, "tumbling window width `W` in milliseconds (at least 1)")
+	fs.Float64Var(&cfg.Scale, "scale", cfg.Scale, "multiply every value by `S` (finite)")
+	fs.Float64Var(&cfg.Offset, "offset", cfg.Offset, "then add `O` (finite)")
+	lateness := fs.Int64("lateness-ms", 0, "emit a window once the newest timestamp is `L` ms past its end (unset: hold all until the end)")
+	if code, ok := excli.Parse(fs, "[flags] [FILE | -]", "Without FILE, a generated input and a summary; with FILE (- for stdin), the\nCSV result on stdout and the rejected rows on stderr.", args, stderr); !ok {
+		return code
+	}
+	fs.Visit(func(f *flag.Flag) { cfg.Streaming = cfg.Streaming || f.Name == "lateness-ms" })
+	cfg.LatenessMS = *lateness
+	if fs.NArg() > 1 {
+		return excli.UsageError(stderr, fs.Name(), "want at most one FILE, got %q", fs.Args())
+	}
+	if err := cfg.Validate(); err != nil {
+		return excli.UsageError(stderr, fs.Name(), "%s", strings.TrimPrefix(err.Error(), "sensor: "))
+	}
+	var (
+		st  sensor.Stats
+		err error
+	)
+	if fs.NArg() == 1 {
+		st, err = runFile(ctx, cfg, fs.Arg(0), stdout, stderr)
+	} else {
+		st, err = demo(ctx, cfg, sensor.DefaultSynthetic(), stdout, stderr)
+	}
+	if err != nil {
+		return excli.Fail(stderr, fs.Name(), err)
+	}
+	if st.Rows > 0 && st.Rejected == st.Rows {
+		return excli.Fail(stderr, fs.Name(), fmt.Errorf("every row was rejected (%d of %d)", st.Rejected, st.Rows))
+	}
+	return excli.ExitOK
+}
+
+// quiet logs only warnings and errors, on stderr: stderr is for rejected
+// rows.
+func quiet(stderr io.Writer) actors.Option {
+	return actors.WithLogger(slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
 }
 
 // runFile streams the file called name (stdin for "-") to stdout.
-func runFile(ctx context.Context, cfg sensor.Config, name string) error {
+func runFile(ctx context.Context, cfg sensor.Config, name string, stdout, stderr io.Writer) (sensor.Stats, error) {
 	in := io.Reader(os.Stdin)
 	if name != "-" {
 		f, err := os.Open(name)
 		if err != nil {
-			return err
+			return sensor.Stats{}, err
 		}
 		defer f.Close()
 		in = f
 	}
-	_, err := sensor.Run(ctx, cfg, in, os.Stdout, os.Stderr, quiet())
-	return err
+	return sensor.Run(ctx, cfg, in, stdout, stderr, quiet(stderr))
 }
 
 // demo streams the synthetic input g through the pipeline while the
 // generator writes it into a pipe, and prints a summary with the first
 // output rows and rejects.
-func demo(ctx context.Context, cfg sensor.Config, g sensor.Synthetic) error {
+func demo(ctx context.Context, cfg sensor.Config, g sensor.Synthetic, stdout, stderr io.Writer) (sensor.Stats, error) {
 	pr, pw := io.Pipe()
 	go func() { pw.CloseWithError(sensor.Generate(pw, g)) }()
 	defer pr.Close()
 	out, rej := &head{max: 8}, &head{max: 4}
 	start := time.Now()
-	st, err := sensor.Run(ctx, cfg, pr, out, rej, quiet())
+	st, err := sensor.Run(ctx, cfg, pr, out, rej, quiet(stderr))
 	elapsed := time.Since(start)
 	if err != nil {
-		return err
+		return st, err
 	}
 	mode := "every window held until the end of input (exact; ordered by sensor, then window)"
 	if cfg.Streaming {
 		mode = fmt.Sprintf("windows emitted %d ms after their end (ordered by window, then sensor)", cfg.LatenessMS)
 	}
-	fmt.Printf("ringactor sensor pipeline: reader → parse → scale → window → sink, a stream graph of ring kernels\n\n")
-	fmt.Printf("input   %d generated rows of %d sensors from t = %d ms, events up to %d ms out of order, 1 bad row in ~%d, streamed through a pipe\n",
+	fmt.Fprintf(stdout, "ringactor sensor pipeline: reader → parse → scale → window → sink, a stream graph of ring kernels\n\n")
+	fmt.Fprintf(stdout, "input   %d generated rows of %d sensors from t = %d ms, events up to %d ms out of order, 1 bad row in ~%d, streamed through a pipe\n",
 		g.Rows, g.Sensors, g.StartMS, g.JitterMS, g.BadEvery)
-	fmt.Printf("config  %d ms windows, v' = v × %g + %g, %s\n", cfg.WindowMS, cfg.Scale, cfg.Offset, mode)
-	fmt.Printf("result  %d lines, %d rows, %d rejected (%d late), %d sensors, %d windows in %v: %.2fM rows/s\n\n",
+	fmt.Fprintf(stdout, "config  %d ms windows, v' = v × %g + %g, %s\n", cfg.WindowMS, cfg.Scale, cfg.Offset, mode)
+	fmt.Fprintf(stdout, "result  %d lines, %d rows, %d rejected (%d late), %d sensors, %d windows in %v: %.2fM rows/s\n\n",
 		st.Lines, st.Rows, st.Rejected, st.Late, st.Sensors, st.Windows, elapsed.Round(time.Millisecond),
 		float64(st.Rows)/elapsed.Seconds()/1e6)
-	fmt.Printf("output (first %d of %d lines):\n%s", len(out.lines), out.n, indent(out.lines))
-	fmt.Printf("\nstderr (first %d of %d lines):\n%s", len(rej.lines), rej.n, indent(rej.lines))
-	fmt.Printf("\nGive a FILE (or - for stdin) for the whole CSV on stdout; -lateness-ms L streams windows as they close.\n")
-	return nil
+	fmt.Fprintf(stdout, "output (first %d of %d lines):\n%s", len(out.lines), out.n, indent(out.lines))
+	fmt.Fprintf(stdout, "\nstderr (first %d of %d lines):\n%s", len(rej.lines), rej.n, indent(rej.lines))
+	fmt.Fprintf(stdout, "\nGive a FILE (or - for stdin) for the whole CSV on stdout; -lateness-ms L streams windows as they close.\n")
+	return st, nil
 }
 
 // head is a writer that keeps the first max lines written to it and counts

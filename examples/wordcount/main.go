@@ -27,8 +27,10 @@ import (
 	"os/signal"
 	"slices"
 	"strings"
+	"syscall"
 
 	"github.com/ringactor/ringactor/actors"
+	"github.com/ringactor/ringactor/internal/excli"
 	"github.com/ringactor/ringactor/messages"
 	"github.com/ringactor/ringactor/stream"
 )
@@ -75,22 +77,55 @@ type Result struct {
 }
 
 func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// run parses the command line, runs the job and returns the exit status
+// (ringactor's rules: 0, 1 for a failure, 2 for a bad command line).
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	cfg := Config{Seed: 1}
-	flag.IntVar(&cfg.Lines, "lines", 20_000, "generated lines `N`")
-	flag.Int64Var(&cfg.WindowMS, "window-ms", 1000, "sliding window width `W`")
-	flag.Int64Var(&cfg.SlideMS, "slide-ms", 500, "sliding window step `S` (≤ W)")
-	flag.Int64Var(&cfg.LatenessMS, "lateness-ms", 200, "allowed out-of-orderness `L`")
-	flag.Int64Var(&cfg.JitterMS, "jitter-ms", 800, "events up to `J` ms out of order")
-	flag.IntVar(&cfg.Top, "top", 3, "print the `K` most frequent words of each window")
-	flag.Parse()
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	res, err := Run(ctx, cfg, os.Stdout)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "wordcount:", err)
-		os.Exit(1)
+	fs := flag.NewFlagSet("wordcount", flag.ContinueOnError)
+	fs.IntVar(&cfg.Lines, "lines", 20_000, "generated lines `N` (at least 0)")
+	fs.Int64Var(&cfg.WindowMS, "window-ms", 1000, "sliding window width `W` (at least 1)")
+	fs.Int64Var(&cfg.SlideMS, "slide-ms", 500, "sliding window step `S` (1 to W)")
+	fs.Int64Var(&cfg.LatenessMS, "lateness-ms", 200, "allowed out-of-orderness `L` (at least 0)")
+	fs.Int64Var(&cfg.JitterMS, "jitter-ms", 800, "events up to `J` ms out of order (at least 0)")
+	fs.IntVar(&cfg.Top, "top", 3, "print the `K` most frequent words of each window (at least 1)")
+	if code, ok := excli.NoArgs(fs, "[-lines N] [-window-ms W] [-slide-ms S] [-lateness-ms L] [-jitter-ms J] [-top K]",
+		"Count the words of generated lines in sliding windows on a stream graph and\nprint each window's most frequent words.", args, stderr); !ok {
+		return code
 	}
-	fmt.Printf("%d word counts in %d windows, %d late words (side output)\n", res.Counted, res.Windows, res.Late)
+	if err := cfg.Validate(); err != nil {
+		return excli.UsageError(stderr, fs.Name(), "%v", err)
+	}
+	res, err := Run(ctx, cfg, stdout)
+	if err != nil {
+		return excli.Fail(stderr, fs.Name(), err)
+	}
+	fmt.Fprintf(stdout, "%d word counts in %d windows, %d late words (side output)\n", res.Counted, res.Windows, res.Late)
+	return excli.ExitOK
+}
+
+// Validate says what is wrong with c, or nil.
+func (c Config) Validate() error {
+	switch {
+	case c.Lines < 0:
+		return fmt.Errorf("-lines must be at least 0, got %d", c.Lines)
+	case c.WindowMS < 1:
+		return fmt.Errorf("-window-ms must be at least 1, got %d", c.WindowMS)
+	case c.SlideMS < 1 || c.SlideMS > c.WindowMS:
+		return fmt.Errorf("-slide-ms must be 1 to -window-ms (%d), got %d", c.WindowMS, c.SlideMS)
+	case c.LatenessMS < 0:
+		return fmt.Errorf("-lateness-ms must be at least 0, got %d", c.LatenessMS)
+	case c.JitterMS < 0:
+		return fmt.Errorf("-jitter-ms must be at least 0, got %d", c.JitterMS)
+	case c.Top < 1:
+		return fmt.Errorf("-top must be at least 1, got %d", c.Top)
+	}
+	return nil
 }
 
 // vocabulary is what the generated lines say.
@@ -115,6 +150,9 @@ func Generate(n int, jitter int64, seed uint64) []Line {
 // closed window's top words to w.
 func Run(ctx context.Context, cfg Config, w io.Writer) (Result, error) {
 	var res Result
+	if err := cfg.Validate(); err != nil {
+		return res, err
+	}
 	g := stream.New(stream.WithRuntimeOptions(actors.WithLogger(actors.DiscardLogger())))
 	defer g.Stop(context.WithoutCancel(ctx))
 

@@ -99,3 +99,33 @@ func TestLateWordsGoToTheSide(t *testing.T) {
 		t.Fatalf("%d counted, %d late of %d words", res.Counted, res.Late, words)
 	}
 }
+
+// TestCommandLine: the program follows ringactor's command-line rules: a
+// bad value or a stray argument is a usage error (exit 2, one line and a
+// hint), not a panic or silence; -h exits 0.
+func TestCommandLine(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"-lines", "-5"}, 2, "wordcount: -lines must be at least 0, got -5\nRun 'wordcount -h' for usage.\n"},
+		{[]string{"-slide-ms", "2000"}, 2, "wordcount: -slide-ms must be 1 to -window-ms (1000), got 2000\n"},
+		{[]string{"-top", "0"}, 2, "wordcount: -top must be at least 1"},
+		{[]string{"extra"}, 2, "wordcount: unexpected argument \"extra\"\n"},
+		{[]string{"-nope"}, 2, "wordcount: flag provided but not defined: -nope\n"},
+		{[]string{"-h"}, 0, "Usage: wordcount [-lines N]"},
+	} {
+		var stdout, stderr bytes.Buffer
+		code := run(ctx, tc.args, &stdout, &stderr)
+		if code != tc.code || !strings.Contains(stderr.String(), tc.want) || stdout.Len() != 0 {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q; want exit %d and %q", tc.args, code, stdout.String(), stderr.String(), tc.code, tc.want)
+		}
+	}
+	var stdout, stderr bytes.Buffer
+	if code := run(ctx, []string{"-lines", "200"}, &stdout, &stderr); code != 0 || !strings.Contains(stdout.String(), "late words") {
+		t.Errorf("a run: exit %d, stdout %q, stderr %q", code, stdout.String(), stderr.String())
+	}
+}

@@ -21,7 +21,11 @@ import (
 // in strict mode.
 func ExampleBackend_DeviceEpoch() {
 	b := cuda.NewSimulatedBackend(64<<20, cuda.WithArenaBytes(8<<20))
-	defer b.Close()
+	defer func() {
+		if err := b.Close(); err != nil {
+			log.Fatal(err)
+		}
+	}()
 	ctx := context.Background()
 	// The built-in sum handler of gpu/ringmsg as a device ring program.
 	spec := cuda.RingProgramSpec{Name: "sum", Code: ringmsg.DeviceCode, Handler: ringmsg.Sum.DeviceEntry(),

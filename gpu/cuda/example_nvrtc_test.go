@@ -21,7 +21,11 @@ func Example_sourceKernel() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer rt.Close(ctx)
+	defer func() {
+		if err := rt.Close(ctx); err != nil {
+			log.Fatal(err)
+		}
+	}()
 
 	// The runtime's CUDA backend runs the compiled PTX.
 	var backend *cuda.Backend
@@ -43,9 +47,18 @@ extern "C" __global__ void axpy(const float *x, const float *y, float *out,
 	if (i < n) out[i] = (float)a * x[i] + y[i];
 }`,
 		CPU: func(_ context.Context, in []*gpu.UnifiedBuffer, out *gpu.UnifiedBuffer, sc []float64) error {
-			x, _ := gpu.HostSlice[float32](in[0])
-			y, _ := gpu.HostSlice[float32](in[1])
-			o, _ := gpu.HostSlice[float32](out)
+			x, err := gpu.HostSlice[float32](in[0])
+			if err != nil {
+				return err
+			}
+			y, err := gpu.HostSlice[float32](in[1])
+			if err != nil {
+				return err
+			}
+			o, err := gpu.HostSlice[float32](out)
+			if err != nil {
+				return err
+			}
 			for i := range o {
 				o[i] = float32(sc[0])*x[i] + y[i]
 			}
@@ -59,13 +72,22 @@ extern "C" __global__ void axpy(const float *x, const float *y, float *out,
 		log.Fatal(err)
 	}
 
-	x, _ := gpu.NewBuffer([]float32{1, 2, 3})
-	y, _ := gpu.NewBuffer([]float32{10, 20, 30})
+	x, err := gpu.NewBuffer([]float32{1, 2, 3})
+	if err != nil {
+		log.Fatal(err)
+	}
+	y, err := gpu.NewBuffer([]float32{10, 20, 30})
+	if err != nil {
+		log.Fatal(err)
+	}
 	out, err := rt.Execute(ctx, "axpy", []*gpu.UnifiedBuffer{x, y}, nil, actors.WithScalars(2))
 	if err != nil {
 		log.Fatal(err)
 	}
-	v, _ := gpu.ToSlice[float32](ctx, out)
+	v, err := gpu.ToSlice[float32](ctx, out)
+	if err != nil {
+		log.Fatal(err)
+	}
 	fmt.Println(v)
 	// Output: [12 24 36]
 }

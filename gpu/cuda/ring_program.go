@@ -63,6 +63,38 @@ var (
 	compiles   = map[compileKey]*compileResult{}
 )
 
+// RingProgramCache says where b keeps the program built from src and
+// whether LoadRingProgram would find it built: on the simulated device the
+// host build's library in hostsim's cache (hostsim.CachedProgram); on a
+// GPU, NVRTC's PTX, kept in memory once per process (cache is then
+// "memory"). When built is false, loading src compiles it first, which
+// takes seconds: a caller may say so.
+func (b *Backend) RingProgramCache(src *RingProgramSource) (cache string, built bool) {
+	if src == nil {
+		return "", false
+	}
+	if c, ok := b.sim.(interface {
+		programCache(*RingProgramSource) (string, bool)
+	}); ok {
+		return c.programCache(src)
+	}
+	arch, err := b.NVRTCArch()
+	if err != nil {
+		return "memory", false
+	}
+	compilesMu.Lock()
+	r, ok := compiles[compileKey{src.Hash, arch}]
+	compilesMu.Unlock()
+	if ok {
+		select {
+		case <-r.done:
+			return "memory", r.err == nil
+		default:
+		}
+	}
+	return "memory", false
+}
+
 // compileRingProgram compiles src with NVRTC for arch ("" for NVRTC's
 // default target) once per process: a compilation error is remembered and
 // returned again, never retried (a cancelled wait or a missing NVRTC is

@@ -35,3 +35,9 @@ func (f *fakeDevice) attachHostProgram(fn Function) error {
 	f.hz.MarkPersistent((*fakeFunc)(fn.p).name, 0)
 	return nil
 }
+
+// programCache is Backend.RingProgramCache on the simulated device: where
+// the host build of src is cached and whether it is built.
+func (f *fakeDevice) programCache(src *RingProgramSource) (string, bool) {
+	return hostsim.CachedProgram(src.Host)
+}

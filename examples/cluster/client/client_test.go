@@ -87,3 +87,19 @@ func TestParseOps(t *testing.T) {
 		t.Errorf("no operations: exit %d, want 2", code)
 	}
 }
+
+// TestHelpExitsZero: -h prints the usage and exits 0, as ringactor's
+// commands do; a bad flag is one line and a hint, exit 2.
+func TestHelpExitsZero(t *testing.T) {
+	for _, args := range [][]string{{"-h"}, {"--help"}} {
+		var out, errb bytes.Buffer
+		if code := run(context.Background(), args, &out, &errb); code != 0 || !strings.HasPrefix(errb.String(), "Usage: client ") {
+			t.Errorf("%q: exit %d, stderr %q", args, code, errb.String())
+		}
+	}
+	var out, errb bytes.Buffer
+	if code := run(context.Background(), []string{"--nope"}, &out, &errb); code != 2 ||
+		errb.String() != "client: flag provided but not defined: -nope\nRun 'client -h' for usage.\n" {
+		t.Errorf("bad flag: exit %d, stderr %q", code, errb.String())
+	}
+}

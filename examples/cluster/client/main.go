@@ -22,6 +22,7 @@ import (
 
 	"github.com/ringactor/ringactor/cluster"
 	"github.com/ringactor/ringactor/examples/cluster/bank"
+	"github.com/ringactor/ringactor/internal/excli"
 	"github.com/ringactor/ringactor/telemetry"
 )
 
@@ -36,24 +37,22 @@ func main() {
 // an operation failed, 2 for a bad command line.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("client", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	name := fs.String("cluster", "bank", "cluster name")
 	peers := fs.String("peers", "", "comma-separated HOST:PORT of members (without --etcd)")
 	etcd := fs.String("etcd", "", "comma-separated etcd endpoints")
 	timeout := fs.Duration("timeout", 10*time.Second, "deadline of the whole run")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	if code, ok := excli.Parse(fs, "[--cluster NAME] (--peers HOST:PORT,... | --etcd ENDPOINTS) [--timeout D] OP...",
+		"Apply each OP to its account as a cluster client and print the balances: ACCOUNT+N\ndeposits, ACCOUNT-N withdraws, ACCOUNT reads.", args, stderr); !ok {
+		return code
 	}
 	ops, err := parseOps(fs.Args())
 	if err != nil {
-		fmt.Fprintln(stderr, "client:", err)
-		return 2
+		return excli.UsageError(stderr, fs.Name(), "%v", err)
 	}
 	var provider pcluster.ClusterProvider
 	if *etcd != "" {
 		if provider, err = cluster.Etcd(strings.Split(*etcd, ",")); err != nil {
-			fmt.Fprintln(stderr, "client:", err)
-			return 1
+			return excli.Fail(stderr, fs.Name(), err)
 		}
 	} else {
 		provider = cluster.Peers(strings.Split(*peers, ","))
@@ -63,15 +62,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	bank.Register()
 	prov, err := telemetry.Setup(ctx, telemetry.WithServiceName("bank-client"), telemetry.WithCluster(*name))
 	if err != nil {
-		fmt.Fprintln(stderr, "client:", err)
-		return 1
+		return excli.Fail(stderr, fs.Name(), err)
 	}
 	defer prov.Shutdown(context.Background()) // flush the client's spans
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	c, err := cluster.Start(ctx, *name, provider, nil, cluster.AsClient(), cluster.WithLogger(log), cluster.WithTelemetry(prov))
 	if err != nil {
-		fmt.Fprintln(stderr, "client: joining:", err)
-		return 1
+		return excli.Fail(stderr, fs.Name(), fmt.Errorf("joining: %w", err))
 	}
 	defer c.Close(context.Background())
 	code := 0

@@ -25,6 +25,7 @@ import (
 	"github.com/ringactor/ringactor/admin"
 	"github.com/ringactor/ringactor/cluster"
 	"github.com/ringactor/ringactor/examples/cluster/bank"
+	"github.com/ringactor/ringactor/internal/excli"
 	"github.com/ringactor/ringactor/telemetry"
 )
 
@@ -45,7 +46,6 @@ type config struct {
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var c config
 	fs := flag.NewFlagSet("member", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	fs.StringVar(&c.cluster, "cluster", "bank", "cluster name")
 	fs.StringVar(&c.bind, "bind", cluster.DefaultAddress, "HOST:PORT of the member's remote (what other members dial)")
 	fs.StringVar(&c.peers, "peers", "", "comma-separated HOST:PORT of members to join (without --etcd)")
@@ -54,8 +54,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&c.tlsCA, "tls-ca", "", "CA PEM file (mutual TLS between members, with --tls-cert and --tls-key)")
 	fs.StringVar(&c.tlsCert, "tls-cert", "", "this member's certificate PEM file")
 	fs.StringVar(&c.tlsKey, "tls-key", "", "this member's private key PEM file")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	if code, ok := excli.NoArgs(fs, "[--cluster NAME] [--bind HOST:PORT] (--peers HOST:PORT,... | --etcd ENDPOINTS) [--admin ADDR] [--tls-ca FILE --tls-cert FILE --tls-key FILE]",
+		"Run a member of the bank cluster hosting the account kind until SIGINT or\nSIGTERM, then leave gracefully.", args, stderr); !ok {
+		return code
 	}
 	log := slog.New(slog.NewJSONHandler(stderr, nil))
 	if err := serve(ctx, c, stdout, log); err != nil {

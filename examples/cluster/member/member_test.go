@@ -79,3 +79,22 @@ func TestMemberServesAccounts(t *testing.T) {
 	}
 	http.DefaultClient.CloseIdleConnections()
 }
+
+// TestCommandLine: -h prints the usage and exits 0, as ringactor's
+// commands do; a stray argument is a usage error, exit 2.
+func TestCommandLine(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"-h"}, 0, "Usage: member "},
+		{[]string{"--help"}, 0, "Usage: member "},
+		{[]string{"stray"}, 2, "member: unexpected argument \"stray\"\nRun 'member -h' for usage.\n"},
+	} {
+		var out, errb strings.Builder
+		if code := run(context.Background(), tc.args, &out, &errb); code != tc.code || !strings.HasPrefix(errb.String(), tc.want) {
+			t.Errorf("%q: exit %d, stderr %q; want %d, %q", tc.args, code, errb.String(), tc.code, tc.want)
+		}
+	}
+}

@@ -4,46 +4,58 @@
 //	go run ./examples/pipeline/gen -rows 5000000 > /tmp/sensors.csv
 //
 // The same flags always give the same bytes. See sensor.Synthetic for what
-// the rows look like.
+// the rows look like. It follows ringactor's command-line rules: -h exits
+// 0, a bad command line exits 2, a failure 1.
 package main
 
 import (
 	"bufio"
 	"flag"
-	"fmt"
+	"io"
 	"os"
+	"strings"
 
 	"github.com/ringactor/ringactor/examples/pipeline/sensor"
+	"github.com/ringactor/ringactor/internal/excli"
 )
 
 func main() {
-	g := sensor.DefaultSynthetic()
-	flag.IntVar(&g.Rows, "rows", g.Rows, "rows to write (malformed ones included)")
-	flag.IntVar(&g.Sensors, "sensors", 64, "distinct sensors")
-	flag.Uint64Var(&g.Seed, "seed", g.Seed, "random seed")
-	flag.Int64Var(&g.StartMS, "start-ms", g.StartMS, "timestamp of the first row")
-	flag.Int64Var(&g.StepMS, "step-ms", g.StepMS, "timestamp advance per row")
-	flag.Int64Var(&g.JitterMS, "jitter-ms", g.JitterMS, "events are shifted back by up to this much: out of order")
-	flag.IntVar(&g.BadEvery, "bad-every", 100_000, "one malformed row in about this many (0: none)")
-	flag.BoolVar(&g.Header, "header", g.Header, "begin with the header line")
-	out := flag.String("o", "", "output `file` (default stdout)")
-	flag.Parse()
-	if flag.NArg() > 0 {
-		fmt.Fprintf(os.Stderr, "gen: unexpected argument %q\n", flag.Arg(0))
-		os.Exit(2)
-	}
-	if err := run(*out, g); err != nil {
-		fmt.Fprintln(os.Stderr, "gen:", err)
-		os.Exit(1)
-	}
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
-// run writes the input g describes to the file named out, or to stdout.
-func run(out string, g sensor.Synthetic) error {
-	w := os.Stdout
+// run parses the command line, writes the input and returns the exit
+// status.
+func run(args []string, stdout, stderr io.Writer) int {
+	g := sensor.DefaultSynthetic()
+	fs := flag.NewFlagSet("gen", flag.ContinueOnError)
+	fs.IntVar(&g.Rows, "rows", g.Rows, "rows to write, malformed ones included (at least 0)")
+	fs.IntVar(&g.Sensors, "sensors", 64, "distinct sensors (at least 1)")
+	fs.Uint64Var(&g.Seed, "seed", g.Seed, "random seed")
+	fs.Int64Var(&g.StartMS, "start-ms", g.StartMS, "timestamp of the first row")
+	fs.Int64Var(&g.StepMS, "step-ms", g.StepMS, "timestamp advance per row (at least 0)")
+	fs.Int64Var(&g.JitterMS, "jitter-ms", g.JitterMS, "events are shifted back by up to this much: out of order (at least 0)")
+	fs.IntVar(&g.BadEvery, "bad-every", 100_000, "one malformed row in about this many (0: none)")
+	fs.BoolVar(&g.Header, "header", g.Header, "begin with the header line")
+	out := fs.String("o", "", "output `file` (default stdout)")
+	if code, ok := excli.NoArgs(fs, "[flags]", "Write a seeded synthetic sensor CSV input; the same flags give the same bytes.", args, stderr); !ok {
+		return code
+	}
+	if err := g.Validate(); err != nil {
+		return excli.UsageError(stderr, fs.Name(), "%s", strings.TrimPrefix(err.Error(), "sensor: synthetic input: "))
+	}
+	if err := write(*out, g, stdout); err != nil {
+		return excli.Fail(stderr, fs.Name(), err)
+	}
+	return excli.ExitOK
+}
+
+// write writes the input g describes to the file named out, or to stdout.
+func write(out string, g sensor.Synthetic, stdout io.Writer) error {
+	w := stdout
+	var f *os.File
 	if out != "" {
-		f, err := os.Create(out)
-		if err != nil {
+		var err error
+		if f, err = os.Create(out); err != nil {
 			return err
 		}
 		w = f
@@ -53,8 +65,8 @@ func run(out string, g sensor.Synthetic) error {
 	if err == nil {
 		err = bw.Flush()
 	}
-	if w != os.Stdout {
-		if cerr := w.Close(); err == nil {
+	if f != nil {
+		if cerr := f.Close(); err == nil {
 			err = cerr
 		}
 	}

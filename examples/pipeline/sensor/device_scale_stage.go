@@ -90,6 +90,7 @@ func scaleReadingsOnDevice(ctx context.Context, dev *actors.Kernel[ScaleBlock, S
 			}
 			for j, i := range part {
 				rs[i].V = out.V[j]
+				rejectOverflow(&rs[i], blk.V[j], scale, offset)
 			}
 		})
 		if err != nil {

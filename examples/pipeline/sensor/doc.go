@@ -53,16 +53,20 @@
 //   - its window start, floor(ts/W)·W, does not fit in an int64 (only
 //     timestamps within W of the smallest int64 can do that):
 //     `timestamp T: window start out of range`;
+//   - its scaled value v·Scale + Offset overflows float64:
+//     "value V × scale S + offset O overflows float64 (+Inf)" (the scale
+//     stage rejects it; an overflowing input is rejected by parse);
 //   - it is late (streaming mode only, below).
 //
 // The sensor name is the first field as it is (unquoted), the empty name
 // included. A rejected row is reported on the rejects writer (stderr in the
 // commands) as "line N: reason", in line order, and counted; a reason quotes
 // at most the first 80 bytes of the offending field (cut at the start of a
-// character), followed by "…" when it is longer. The run ends with
-// "rejected N rows" there. Rejected rows do not stop the run, unless
-// Config.LimitRejects is set: then the first rejected row beyond
-// Config.MaxRejects ends it with an error that wraps ErrTooManyRejects.
+// character), followed by "…" when it is longer. When any row was
+// rejected, the run ends with "rejected N rows" ("rejected 1 row") there.
+// Rejected rows do not stop the run, unless Config.LimitRejects is set:
+// then the first rejected row beyond Config.MaxRejects ends it with an
+// error that wraps ErrTooManyRejects.
 //
 // # Computation
 //

@@ -44,7 +44,7 @@ func ExampleRun() {
 	// b,0,1,4,4,4
 	// b,1000,1,-6,-6,-6
 	// line 4: value "x" is not a finite number
-	// rejected 1 rows
+	// rejected 1 row
 	// 7 rows, 1 rejected, 5 windows
 }
 

@@ -64,8 +64,8 @@ var badRows = []string{
 // Generate writes the synthetic input g describes to w. The same g always
 // gives the same bytes.
 func Generate(w io.Writer, g Synthetic) error {
-	if g.Sensors < 1 || g.Rows < 0 || g.StepMS < 0 || g.JitterMS < 0 || g.BadEvery < 0 {
-		return fmt.Errorf("sensor: bad synthetic input description %+v", g)
+	if err := g.Validate(); err != nil {
+		return err
 	}
 	rng := rand.New(rand.NewPCG(g.Seed, g.Seed^0x9e3779b97f4a7c15))
 	names := make([]string, g.Sensors)
@@ -100,4 +100,21 @@ func Generate(w io.Writer, g Synthetic) error {
 		bw.Write(line)
 	}
 	return bw.Flush()
+}
+
+// Validate says what is wrong with the description g, or nil.
+func (g Synthetic) Validate() error {
+	switch {
+	case g.Rows < 0:
+		return fmt.Errorf("sensor: synthetic input: rows %d, want at least 0", g.Rows)
+	case g.Sensors < 1:
+		return fmt.Errorf("sensor: synthetic input: sensors %d, want at least 1", g.Sensors)
+	case g.StepMS < 0:
+		return fmt.Errorf("sensor: synthetic input: step %d ms, want at least 0", g.StepMS)
+	case g.JitterMS < 0:
+		return fmt.Errorf("sensor: synthetic input: jitter %d ms, want at least 0", g.JitterMS)
+	case g.BadEvery < 0:
+		return fmt.Errorf("sensor: synthetic input: one bad row every %d, want at least 0 (0: none)", g.BadEvery)
+	}
+	return nil
 }

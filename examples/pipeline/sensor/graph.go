@@ -57,7 +57,9 @@ func DefaultScaleStage(g *stream.Graph, cfg Config) *stream.Stage[Reading, Readi
 	return stream.MapInPlace(g, "scale", func(rs []Reading) error {
 		for i := range rs {
 			if r := &rs[i]; r.Reject == "" {
-				r.V = scaled(r.V, scale, offset)
+				v := r.V
+				r.V = scaled(v, scale, offset)
+				rejectOverflow(r, v, scale, offset)
 			}
 		}
 		return nil
@@ -340,10 +342,10 @@ func RunGraph(ctx context.Context, cfg Config, in io.Reader, out, rejects io.Wri
 		return Stats{}, fmt.Errorf("sensor: write output: %w", err)
 	}
 	st = ps.stats
-	st.Rejected += late
+	st.Rejected = rejected // parse's, the late ones and those whose scaled value overflowed
 	st.Late = late
 	st.Windows = windows
-	fmt.Fprintf(brej, "rejected %d rows\n", st.Rejected)
+	brej.WriteString(rejectedLine(st.Rejected))
 	if err := brej.Flush(); err != nil {
 		return st, fmt.Errorf("sensor: write rejects: %w", err)
 	}

@@ -134,6 +134,12 @@ func reference(input string, cfg Config) refResult {
 			names[f[0]] = true
 			res.stats.Sensors++
 		}
+		if sv := float64(v*cfg.Scale) + cfg.Offset; math.IsInf(sv, 0) {
+			// The scale stage rejects it: before the window stage sees it,
+			// so it is never late and moves no watermark.
+			reject(n, "value %s × scale %s + offset %s overflows float64 (%s)", refG(v), refG(cfg.Scale), refG(cfg.Offset), refG(sv))
+			continue
+		}
 		if cfg.Streaming && maxTS != nil {
 			end := new(big.Int).Add(bigStart, bigW)
 			if new(big.Int).Add(end, big.NewInt(cfg.LatenessMS)).Cmp(maxTS) <= 0 {
@@ -163,7 +169,7 @@ func reference(input string, cfg Config) refResult {
 		}
 	}
 	flush(true)
-	fmt.Fprintf(&rej, "rejected %d rows\n", res.stats.Rejected)
+	rej.WriteString(rejectedLine(res.stats.Rejected))
 	var out strings.Builder
 	cw := csv.NewWriter(&out)
 	_ = cw.Write([]string{"sensor", "window_start_ms", "count", "min", "max", "mean"})
@@ -248,3 +254,6 @@ func refQuote(s string) string {
 	}
 	return fmt.Sprintf("%q…", s[:n])
 }
+
+// refG formats x as strconv does with 'g' and the shortest precision.
+func refG(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }

@@ -21,8 +21,8 @@ var runs atomic.Uint64
 
 // Run streams in through the pipeline — a stream graph (RunGraph) in a
 // runtime of its own, made with opts and closed before Run returns. The
-// windows go to out as CSV, the rejected rows and the final "rejected N
-// rows" line to rejects. It returns the run's counters. A read, write or
+// windows go to out as CSV, the rejected rows and, when there are any, the
+// final "rejected N rows" line to rejects. It returns the run's counters. A read, write or
 // pipeline failure, or the end of ctx, stops the run with an error;
 // rejected rows are not errors.
 func Run(ctx context.Context, cfg Config, in io.Reader, out, rejects io.Writer, opts ...actors.Option) (Stats, error) {

@@ -81,7 +81,7 @@ func (s *sink) write(e *Emit) (Progress, error) {
 	stats := e.Stats
 	stats.Windows = s.windows
 	if e.Final {
-		fmt.Fprintf(s.rej, "rejected %d rows\n", stats.Rejected)
+		s.rej.WriteString(rejectedLine(stats.Rejected))
 	}
 	if len(e.Rejects) > 0 || e.Final {
 		if err := s.rej.Flush(); err != nil {

@@ -102,7 +102,7 @@ var (
 // the compiler's output; no compiler is a *gpu.DeviceError wrapping
 // ErrNoHostCompiler. ctx bounds the wait for a compilation.
 func BuildProgram(ctx context.Context, name, source string) (*Program, error) {
-	key := sha256.Sum256([]byte(strings.Join(hostFlags, " ") + "\n" + source)) // the flags too: they shape the library
+	key := programKey(source)
 	buildsMu.Lock()
 	r, ok := builds[key]
 	if !ok {
@@ -126,6 +126,35 @@ func BuildProgram(ctx context.Context, name, source string) (*Program, error) {
 	case <-ctx.Done():
 		return nil, fmt.Errorf("hostsim: building %s: %w", name, ctx.Err())
 	}
+}
+
+// CachedProgram says where BuildProgram caches the library built from
+// source (the file in the cache directory) and whether it is built already:
+// loaded in this process, or in the cache. When it is not, BuildProgram
+// runs the host compiler (seconds).
+func CachedProgram(source string) (path string, built bool) {
+	key := programKey(source)
+	path = filepath.Join(cacheDir(), hex.EncodeToString(key[:])+".so")
+	buildsMu.Lock()
+	r, ok := builds[key]
+	buildsMu.Unlock()
+	if ok {
+		select {
+		case <-r.done:
+			if r.err == nil {
+				return path, true
+			}
+		default:
+		}
+	}
+	_, err := os.Stat(path)
+	return path, err == nil
+}
+
+// programKey is the cache key of source: its hash with the host flags,
+// which shape the library too.
+func programKey(source string) [32]byte {
+	return sha256.Sum256([]byte(strings.Join(hostFlags, " ") + "\n" + source))
 }
 
 func cacheDir() string {
