@@ -120,7 +120,7 @@ func TestDeviceEpochKeepsMessages(t *testing.T) {
 
 func epochsKeepMessages(t *testing.T, mode hostsim.HazardMode) {
 	b, _ := newSimBackend(t, nil)
-	SimulatedHazards(b).SetMode(mode, 20*time.Second)
+	SimulatedHazards(b).SetMode(mode, time.Until(hangDeadline(t))) // the watchdog as a hang guard
 	rings := []*RingKernel{launchRing(t, b), launchRing(t, b)}
 	for _, k := range rings {
 		k.Activate()
@@ -238,7 +238,7 @@ func TestStrictHazardModelBites(t *testing.T) {
 func TestBlockingModeWaits(t *testing.T) {
 	b, _ := newSimBackend(t, nil)
 	hz := SimulatedHazards(b)
-	hz.SetMode(hostsim.HazardBlocking, 20*time.Second)
+	hz.SetMode(hostsim.HazardBlocking, time.Until(hangDeadline(t))) // the watchdog as a hang guard
 	k := launchRing(t, b)
 	img := append(append([]byte(nil), OneShotPTX...), "\n// another image\n"...)
 	if err := b.LoadPTX(context.Background(), img, "rc_add_f64"); err != nil {

@@ -139,7 +139,7 @@ func TestBlockingHazards(t *testing.T) {
 	if !errors.As(err, &he) || he.Waited < 50*time.Millisecond || !strings.Contains(err.Error(), "watchdog") {
 		t.Fatalf("blocking call beside a ring that never exits = %v", err)
 	}
-	h.SetMode(HazardBlocking, 10*time.Second)
+	h.SetMode(HazardBlocking, 2*time.Minute) // the watchdog as a hang guard: the ring exits
 	started := make(chan struct{})
 	done := make(chan error, 1)
 	go func() {
