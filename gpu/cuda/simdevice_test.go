@@ -2,7 +2,10 @@
 
 package cuda
 
-import "testing"
+import (
+	"testing"
+	"time"
+)
 
 // newSimBackend returns a Backend whose device is fd (a fresh simulated
 // device when nil). Cleanup closes it and checks that nothing leaked.
@@ -12,6 +15,12 @@ func newSimBackend(t testing.TB, fd *fakeDevice) (*Backend, *fakeDevice) {
 		fd = newFakeDevice(256 << 20)
 	}
 	b, _ := newSimulated(fd)
+	// A device epoch's park wait (DefaultParkTimeout, 10 s) is a hang guard
+	// in tests: on a loaded machine the simulated device's ring threads may
+	// not run for seconds (TestDeviceEpochKeepsMessages/blocking failed with
+	// ErrEpochTimeout, a relaunched ring 6 messages short after 10 s). A test
+	// of the timeout itself sets its own.
+	WithParkTimeout(time.Until(hangDeadline(t)))(b)
 	t.Cleanup(func() {
 		if err := b.Close(); err != nil {
 			t.Errorf("Close: %v", err)
