@@ -42,6 +42,7 @@ type Backend struct {
 	name    string // "cuda:0"; "cuda:sim" for a simulated device
 
 	arenaBytes  uintptr       // pinned arena reserved at open (0: DefaultArenaBytes)
+	mailboxes   int           // mailbox table size of each ring program grid (0: DefaultMailboxes)
 	parkTimeout time.Duration // a device epoch's wait for each ring's ack (0: DefaultParkTimeout)
 	sim         any           // the simulated device of NewSimulatedBackend (simhazard.go)
 }

@@ -61,6 +61,8 @@ type ringPark struct {
 	id        uint64
 	fn        Function
 	threads   uint32
+	blocks    uint32 // the grid's blocks (1 for a kernel's own loop)
+	resumed   func() // called after a relaunch (a grid rings its mailboxes again)
 	args      []uint64
 	smem      uint32 // dynamic shared memory of the launch
 	parked    bool
@@ -218,12 +220,15 @@ func (d *device) resume(k *RingKernel) error {
 	}
 	k.cb.Terminate.Store(uint64(want))
 	k.cb.TerminatedAck.Store(0)
-	err := d.api.LaunchKernel(k.park.fn, Dim3{X: 1}, Dim3{X: k.park.threads}, k.park.smem, k.stream, k.park.args...)
+	err := d.api.LaunchKernel(k.park.fn, Dim3{X: max(1, k.park.blocks)}, Dim3{X: k.park.threads}, k.park.smem, k.stream, k.park.args...)
 	if err != nil {
 		// The ring is gone: its owner's Wait reports why.
 		k.park.launchErr = fmt.Errorf("cuda: relaunching ring %d after a device epoch: %w", k.park.id, err)
 		k.cb.TerminatedAck.Store(ring.Terminated)
 		return k.park.launchErr
+	}
+	if k.park.resumed != nil {
+		k.park.resumed()
 	}
 	return nil
 }
@@ -273,7 +278,7 @@ func (k *RingKernel) keepReplies() {
 		return
 	}
 	k.waited = true
-	for {
+	for k.out != nil { // a grid's own launch has no rings
 		h, p, ok := k.TryPoll()
 		if !ok {
 			return

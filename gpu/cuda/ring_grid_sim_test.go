@@ -1,0 +1,130 @@
+//go:build linux && cgo
+
+package cuda
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ringactor/ringactor/gpu"
+	"github.com/ringactor/ringactor/gpu/ring"
+	"github.com/ringactor/ringactor/messages"
+)
+
+// TestMailboxesShareOneGrid opens many mailboxes of one program: one grid
+// launch serves them all, each keeps its own State (zeroed when the
+// mailbox is opened again in a reused table entry), order and replies.
+func TestMailboxesShareOneGrid(t *testing.T) {
+	b, fd := newSimBackend(t, nil)
+	p := loadSaxpy(t, b)
+	if err := b.StartRingGrid(p, 4); err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	for round := range 2 {
+		ks := make([]*RingKernel, 20)
+		for i := range ks {
+			k, err := b.OpenMailbox(p, RingConfig{Threads: 4})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if k.PinnedBytes() > MailboxPinnedMax {
+				t.Fatalf("a mailbox pins %d bytes", k.PinnedBytes())
+			}
+			k.Activate()
+			ks[i] = k
+		}
+		var wg sync.WaitGroup
+		errs := make(chan error, len(ks))
+		for i, k := range ks {
+			seed := rng.Uint64()
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				r := rand.New(rand.NewPCG(seed, uint64(i)))
+				for m := range 30 {
+					req := saxpyReq{N: uint32(r.IntN(65)), A: r.Float32()*4 - 2}
+					for j := range req.N {
+						req.X[j], req.Y[j] = r.Float32()*100-50, r.Float32()*100-50
+					}
+					if ok, err := k.TrySubmit(1, uint64(m), messages.FixedBytes(&req)); !ok || err != nil {
+						errs <- errors.Join(err, errors.New("submit refused"))
+						return
+					}
+					var h ring.SlotHeader
+					var got []byte
+					for deadline := time.Now().Add(time.Minute); ; {
+						var ok bool
+						if h, got, ok = k.TryPoll(); ok {
+							break
+						}
+						if time.Now().After(deadline) {
+							errs <- errors.New("no reply")
+							return
+						}
+						time.Sleep(20 * time.Microsecond)
+					}
+					want := saxpyWant(req, uint64(m+1))
+					if h.CorrelationID != uint64(m) || h.Status != ring.StatusOK || string(got) != string(messages.FixedBytes(&want)) {
+						errs <- errors.New("wrong reply")
+						return
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Fatalf("round %d: %v", round, err)
+		}
+		for _, k := range ks {
+			if err := k.Close(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if n := fd.sim.Launches("rc_grid_saxpy"); n != 1 {
+		t.Fatalf("%d grid launches, want 1", n)
+	}
+	if n := fd.sim.Launches("rc_ring_saxpy"); n != 0 {
+		t.Fatalf("%d kernel launches, want 0", n)
+	}
+	if s := b.MailboxStats(); s.Grids != 1 || s.Mailboxes != 0 {
+		t.Fatalf("stats %+v", s)
+	}
+}
+
+// TestMailboxTableFull: a full table is gpu.ErrDeviceCapacity at once.
+func TestMailboxTableFull(t *testing.T) {
+	b, _ := newSimBackend(t, nil)
+	b.mailboxes = 64
+	p := loadSaxpy(t, b)
+	var ks []*RingKernel
+	for {
+		k, err := b.OpenMailbox(p, RingConfig{Capacity: 2})
+		if err != nil {
+			if !errors.Is(err, gpu.ErrDeviceCapacity) || !errors.Is(err, gpu.ErrDevice) {
+				t.Fatalf("full table: %v", err)
+			}
+			break
+		}
+		ks = append(ks, k)
+	}
+	if len(ks) != 64 {
+		t.Fatalf("%d mailboxes before the table was full", len(ks))
+	}
+	for _, k := range ks {
+		if err := k.Close(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	k, err := b.OpenMailbox(p, RingConfig{Capacity: 2})
+	if err != nil {
+		t.Fatalf("after closing: %v", err)
+	}
+	_ = k.Close(context.Background())
+}
