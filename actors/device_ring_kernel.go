@@ -167,6 +167,11 @@ func (p *deviceProgram) prepare(rt *Runtime) error {
 		if err == nil {
 			prog, err = cb.LoadRingProgram(ctx, p.src)
 		}
+		if err == nil {
+			// The program's persistent grid starts now, once: its kernels
+			// are mailboxes of it, never launches.
+			err = cb.StartRingGrid(prog, p.threads)
+		}
 		if errors.Is(err, gpu.ErrCompilation) {
 			return err
 		}
@@ -182,8 +187,16 @@ func (p *deviceProgram) prepare(rt *Runtime) error {
 	return nil
 }
 
-// launch starts the program on the first backend of rt it is loaded on, or
-// says why it runs nowhere.
+// deviceLaunch is a device ring kernel's mailbox opened for an
+// incarnation, or why it has none.
+type deviceLaunch struct {
+	ring    *cuda.RingKernel
+	backend *cuda.Backend
+	why     error
+}
+
+// launch opens a mailbox of the program's grid on the first backend of rt
+// it is loaded on, or says why it runs nowhere.
 func (p *deviceProgram) launch(rt *Runtime) (*cuda.RingKernel, *cuda.Backend, error) {
 	var why error = errors.New("the runtime has no CUDA backend")
 	for _, b := range rt.selector.Backends() {
@@ -204,7 +217,7 @@ func (p *deviceProgram) launch(rt *Runtime) (*cuda.RingKernel, *cuda.Backend, er
 			why = err
 			continue
 		}
-		k, err := cb.LaunchRingProgram(prog, cuda.RingConfig{Threads: p.threads})
+		k, err := cb.OpenMailbox(prog, cuda.RingConfig{Threads: p.threads})
 		if err != nil {
 			why = fmt.Errorf("%s: %w", cb.Name(), err)
 			continue

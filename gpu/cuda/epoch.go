@@ -178,6 +178,9 @@ func (d *device) parkAll(ctx context.Context) ([]*RingKernel, error) {
 	w := ring.Waiter{Strategy: terminateWait, Done: ctx.Done()}
 	for _, k := range parked {
 		for k.cb.TerminatedAck.Load() == 0 {
+			if k.serves != nil && d.gridFaulted(k) {
+				break // a faulted grid never acknowledges: it is gone
+			}
 			if ctx.Err() != nil {
 				return parked, fmt.Errorf("%w: ring %d (processed %d): %w", ErrEpochTimeout, k.park.id,
 					k.cb.Processed.Load(), ctx.Err())
