@@ -34,6 +34,9 @@ const (
 	// simGridBlocks is the block count of a grid on the simulated device,
 	// where every thread is a host thread.
 	simGridBlocks = 2
+	// gridBlocksPerSM caps a grid's blocks per SM on a GPU (more blocks
+	// than mailboxes with work only poll the doorbell).
+	gridBlocksPerSM = 2
 	// residentGridsH100 is the resident grids per device of compute
 	// capability 7.0 and 7.5–9.0 (CUDA programming guide; no attribute);
 	// gridReserve of them are left to one-shot kernels and epochs.
@@ -101,14 +104,28 @@ func bellCapacity(capacity int) int {
 	return n
 }
 
-// gridBlocks sizes a grid: a modest block count on the simulated device;
-// on a GPU one block per SM less an eighth of the SMs, left to one-shot
-// kernels and epochs (TODO(H100): cuOccupancyMaxActiveBlocksPerMultiprocessor).
-func (d *device) gridBlocks(sim bool) int {
+// occupancyAPI is the occupancy calculator of the driver.
+type occupancyAPI interface {
+	OccupancyMaxActiveBlocksPerMultiprocessor(f Function, block int, smem uint32) (int, error)
+}
+
+// gridBlocks sizes a grid (inside Do): a modest block count on the
+// simulated device; on a GPU the SMs less an eighth (left to one-shot
+// kernels and epochs) times the blocks of fn an SM keeps resident
+// (cuOccupancyMaxActiveBlocksPerMultiprocessor), at most gridBlocksPerSM,
+// so that every block is resident and none waits for another to finish.
+func (d *device) gridBlocks(sim bool, fn Function, threads int, smem uint32) int {
 	if sim {
 		return simGridBlocks
 	}
-	return max(1, d.attrs.SMs-d.attrs.SMs/8)
+	sms := max(1, d.attrs.SMs-d.attrs.SMs/8)
+	perSM := 1
+	if o, ok := d.api.(occupancyAPI); ok {
+		if n, err := o.OccupancyMaxActiveBlocksPerMultiprocessor(fn, threads, smem); err == nil && n > 0 {
+			perSM = min(n, gridBlocksPerSM)
+		}
+	}
+	return sms * perSM
 }
 
 // StartRingGrid launches p's persistent grid of mailboxes with blocks of
@@ -196,8 +213,9 @@ func (d *device) startGrid(p *RingProgram, threads, capacity int) (*ringGrid, er
 	}
 	clear(unsafe.Slice((*byte)(mem), size))
 	g := &ringGrid{d: d, key: gridKey{p.src.Hash, threads}, name: p.src.Name, src: p.src, threads: threads,
-		blocks: d.gridBlocks(p.sim), boxes: map[uint32]*RingKernel{}}
+		boxes: map[uint32]*RingKernel{}}
 	g.smem = p.src.SharedBytes + 8*uint32(threads)
+	g.blocks = d.gridBlocks(p.sim, fn, threads, g.smem)
 	k := &RingKernel{d: d, mem: mem, serves: g}
 	g.k = k
 	k.cb = (*ring.ControlBlock)(mem)
