@@ -397,6 +397,19 @@ func (g *ringGrid) mailboxes() (n, capacity int) {
 	return len(g.boxes), len(g.entries)
 }
 
+// pinnedBytes is what the grid's mailboxes pin: each one's control block
+// and rings, its table entry and its two doorbell slots.
+func (g *ringGrid) pinnedBytes() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	per := int(unsafe.Sizeof(ring.MailboxEntry{}) + 2*unsafe.Sizeof(ring.DoorbellSlot{}))
+	n := 0
+	for _, k := range g.boxes {
+		n += k.PinnedBytes() + per
+	}
+	return n
+}
+
 // close releases what the grid holds once its launch has stopped for good
 // (inside Do, from its RingKernel's release): each mailbox keeps its
 // unread replies and gives its memory back (its owner's Wait then returns
@@ -513,6 +526,9 @@ type MailboxStats struct {
 	Grids     int // persistent grids running (one per program and block size)
 	Mailboxes int // device ring kernels in their tables
 	Capacity  int // mailboxes the tables hold, summed
+	// PinnedBytes is the pinned memory of the mailboxes: their control
+	// blocks and rings, and their table entries and doorbell slots.
+	PinnedBytes int
 }
 
 // MailboxStats returns how many grids run and how full their tables are.
@@ -528,6 +544,7 @@ func (b *Backend) MailboxStats() MailboxStats {
 			s.Grids++
 			s.Mailboxes += n
 			s.Capacity += c
+			s.PinnedBytes += g.pinnedBytes()
 		}
 		return nil
 	})
