@@ -13,10 +13,13 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/ringactor/ringactor/internal/testproc"
 	"github.com/ringactor/ringactor/telemetry"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+// TestMain checks for leaked goroutines; Proto.Actor's log throttles (of
+// the fixture's cluster member) end by themselves.
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m, testproc.ProtoActorThrottles()...) }
 
 func serve(t *testing.T, h http.Handler, path string) (int, string) {
 	t.Helper()

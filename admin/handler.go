@@ -6,6 +6,9 @@ import (
 	"net/http/pprof"
 	"time"
 
+	"github.com/ringactor/ringactor/cluster"
+	"github.com/ringactor/ringactor/gpu"
+	"github.com/ringactor/ringactor/stream"
 	"github.com/ringactor/ringactor/telemetry"
 )
 
@@ -15,6 +18,10 @@ type Option func(*config)
 type config struct {
 	metrics http.Handler
 	kernels telemetry.Source
+	kernel  func(id string) (telemetry.KernelStats, error)
+	graphs  func() []*stream.Graph
+	member  func() *cluster.Member
+	devices func() []gpu.Backend
 	ready   func() error
 	pprof   bool
 	now     func() time.Time
@@ -26,7 +33,9 @@ func WithMetrics(h http.Handler) Option { return func(c *config) { c.metrics = h
 
 // WithKernels makes /kernels report src's kernels. Without it /kernels
 // reports none.
-func WithKernels(src telemetry.Source) Option { return func(c *config) { c.kernels = src } }
+func WithKernels(src telemetry.Source) Option {
+	return func(c *config) { c.kernels, c.kernel = src, nil }
+}
 
 // WithReadiness makes /readyz answer 503 with ready's error while it returns
 // one, 200 otherwise. Without it /readyz answers 200 like /healthz.
@@ -51,6 +60,7 @@ func New(opts ...Option) http.Handler {
 	})
 	mux.HandleFunc("GET /readyz", c.readyz)
 	mux.HandleFunc("GET /kernels", c.kernelsJSON)
+	c.dashboard(mux)
 	if c.metrics != nil {
 		mux.Handle("GET /metrics", c.metrics)
 	}
@@ -61,7 +71,7 @@ func New(opts ...Option) http.Handler {
 		mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 	}
-	return mux
+	return secure(mux)
 }
 
 // readyz answers 200 "ready" or 503 with the reason.
@@ -84,5 +94,7 @@ func (c *config) kernelsJSON(w http.ResponseWriter, _ *http.Request) {
 		stats = c.kernels()
 	}
 	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(NewSnapshot(c.now(), stats))
+	s := NewSnapshot(c.now(), stats)
+	c.classify(s.Kernels)
+	_ = json.NewEncoder(w).Encode(s)
 }

@@ -18,7 +18,10 @@ type Snapshot struct {
 
 // Kernel is one ring kernel in a Snapshot.
 type Kernel struct {
-	Name      string `json:"name"`
+	Name string `json:"name"`
+	// Kind is what the kernel is: KindStream (a stream stage instance),
+	// the cluster kind of an activation, or KindKernel.
+	Kind      string `json:"kind"`
 	State     string `json:"state"`
 	Placement string `json:"placement"`
 
@@ -52,7 +55,7 @@ func NewSnapshot(now time.Time, stats []telemetry.KernelStats) Snapshot {
 	s := Snapshot{Time: now, Kernels: make([]Kernel, 0, len(stats))}
 	for _, k := range stats {
 		s.Kernels = append(s.Kernels, Kernel{
-			Name: k.Kernel, State: k.State, Placement: k.Backend,
+			Name: k.Kernel, Kind: KindKernel, State: k.State, Placement: k.Backend,
 			Processed: k.Processed, Errors: k.Errors, Dropped: k.Dropped, Restarts: k.Restarts,
 			Depth: k.Depth, Capacity: k.Capacity,
 			Latency: percentiles(k.Latency), Queue: percentiles(k.QueueDelay), Handler: percentiles(k.HandlerTime),

@@ -152,6 +152,8 @@ type Member struct {
 	rdv       *pcluster.Rendezvous     // placement of identities on the topology's members
 	departed  map[string]chan struct{} // closed when that address leaves the topology
 
+	status statusLog // what Status reads: active identities, moves, members lost
+
 	closeOnce sync.Once
 	closed    chan struct{}
 	closeErr  error
@@ -391,6 +393,7 @@ func (m *Member) onTopology(t *pcluster.ClusterTopology) {
 	}
 	m.mu.Lock()
 	m.topoKinds, m.members, m.addrs, m.rdv, m.view = kinds, len(t.Members), addrs, rdv, v
+	m.status.topology(addrs, time.Now())
 	if inTopology && m.settled == nil {
 		// A provider that does not say when it has joined (etcd, ...):
 		// its first topology that holds this member is the whole view.

@@ -257,6 +257,7 @@ func (p *placement) onHandoffDone(c actor.Context, d *handoffDone) {
 	}
 	e.pid, e.inbox, e.state = pid, inPID, active
 	p.m.activations.Add(1)
+	p.m.status.move(PlacementMove{Time: time.Now(), Kind: e.kind, Identity: e.identity, Event: MoveActivated, State: ok})
 	for _, w := range e.waiters {
 		p.reply(c, w, &messages.PlacementReply{PidAddress: inPID.Address, PidId: inPID.Id})
 	}
@@ -324,6 +325,11 @@ func (p *placement) onStopped(c actor.Context, s *grainStopped) {
 		return
 	}
 	delete(p.entries, s.key)
+	mv := PlacementMove{Time: time.Now(), Kind: e.kind, Identity: e.identity, Event: MovePassivated, State: s.hasState}
+	if v := p.m.currentView(); v.owner(e.kind, e.identity) != v.self {
+		mv.To = v.owner(e.kind, e.identity)
+	}
+	p.m.status.move(mv)
 	if len(e.handoffs) > 0 {
 		c.Send(e.handoffs[0], &messages.HandoffReply{State: s.state, HasState: s.hasState})
 		for _, h := range e.handoffs[1:] {

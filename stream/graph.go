@@ -250,6 +250,7 @@ func (g *Graph) Start(ctx context.Context) error {
 	}
 	g.tel = registerTelemetry(g)
 	g.phase = started
+	register(g.rt, g)
 	return nil
 }
 
@@ -346,6 +347,7 @@ func (g *Graph) Stop(ctx context.Context) error {
 	g.phase = stopped
 	nodes := g.nodes
 	g.mu.Unlock()
+	unregister(g.rt, g)
 	for _, n := range nodes {
 		if n.closeSource != nil {
 			n.closeSource()

@@ -17,6 +17,7 @@ type node struct {
 	senders    int     // upstream instances feeding each of its instances
 	needsInput bool    // a stage or sink: Start refuses it without an input edge
 	loop       bool    // a stage: its instances run on ring-kernel loops (a source has none)
+	sink       bool    // a sink (ToFunc, ToChan): a stage whose output goes nowhere
 	newChain   bool    // StartChain: never chained to its upstream
 	chained    bool    // decided at Start: its one instance runs on its upstream's loop
 

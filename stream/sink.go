@@ -29,7 +29,9 @@ func ToFunc[T any](g *Graph, name string, fn func(ctx context.Context, v T) erro
 			return Funcs[T, struct{}]{Element: func(c *Context, v T, _ *Emitter[struct{}]) error { return fn(c.ctx, v) }}
 		}
 	}
-	return &Sink[T]{s: NewStage(g, name, f, opts...)}
+	st := NewStage(g, name, f, opts...)
+	st.n.sink = true
+	return &Sink[T]{s: st}
 }
 
 // ToChan declares a sink that sends every element to the channel it
@@ -66,6 +68,7 @@ func ToChan[T any](g *Graph, name string, buf int, opts ...StageOption) (*Sink[T
 			},
 		}
 	}, opts...)
+	st.n.sink = true
 	stop := st.n.stop
 	st.n.stop = func(ctx context.Context) error {
 		err := stop(ctx)

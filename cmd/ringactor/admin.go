@@ -10,6 +10,8 @@ import (
 
 	"github.com/ringactor/ringactor/admin"
 	"github.com/ringactor/ringactor/cluster"
+	"github.com/ringactor/ringactor/gpu"
+	"github.com/ringactor/ringactor/stream"
 	"github.com/ringactor/ringactor/telemetry"
 )
 
@@ -22,7 +24,7 @@ type adminFlags struct {
 // addAdminFlags defines --admin and --pprof in fs.
 func addAdminFlags(fs *flagSet) *adminFlags {
 	return &adminFlags{
-		addr:  fs.String("admin", "", "serve /metrics, /healthz, /readyz, /kernels on `ADDR` (PORT means 127.0.0.1:PORT; off by default)"),
+		addr:  fs.String("admin", "", "serve the dashboard (/), /metrics, /healthz, /readyz, /kernels on `ADDR` (PORT means 127.0.0.1:PORT; off by default)"),
 		pprof: fs.Bool("pprof", false, "also serve /debug/pprof on the --admin address"),
 	}
 }
@@ -71,6 +73,9 @@ func startOps(ctx context.Context, a *adminFlags, clusterName, bind string, log 
 	h := admin.New(
 		admin.WithMetrics(prov.PrometheusHandler()),
 		admin.WithKernels(ops.kernels),
+		admin.WithCluster(ops.member.Load),
+		admin.WithGraphs(ops.graphs),
+		admin.WithDevices(ops.devices),
 		admin.WithReadiness(ops.ready),
 		admin.WithPprof(*a.pprof))
 	ops.server, err = admin.Listen(ctx, *a.addr, h)
@@ -100,6 +105,22 @@ func (o *memberOps) ready() error {
 func (o *memberOps) kernels() []telemetry.KernelStats {
 	if m := o.member.Load(); m != nil {
 		return m.Runtime().Stats()
+	}
+	return nil
+}
+
+// graphs is the dashboard's stream view: the member runtime's graphs.
+func (o *memberOps) graphs() []*stream.Graph {
+	if m := o.member.Load(); m != nil {
+		return stream.Graphs(m.Runtime())
+	}
+	return nil
+}
+
+// devices is the dashboard's devices view: the member runtime's backends.
+func (o *memberOps) devices() []gpu.Backend {
+	if m := o.member.Load(); m != nil {
+		return m.Runtime().Backends()
 	}
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -144,8 +145,31 @@ func TestServeAdminMetricsAfterRequests(t *testing.T) {
 			k = &snap.Kernels[i]
 		}
 	}
-	if k == nil || k.Processed != n || k.Latency.Count != n || k.Latency.P50 <= 0 || k.State != "active" || k.Placement == "" {
+	if k == nil || k.Processed != n || k.Latency.Count != n || k.Latency.P50 <= 0 || k.State != "active" || k.Placement == "" || k.Kind != "echo" {
 		t.Errorf("/kernels echo/m1 = %+v", k)
+	}
+	// The dashboard and its views' endpoints, wired by serve.
+	resp, err := http.Get(base + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = resp.Body.Close()
+	if resp.StatusCode != 200 || resp.Header.Get("Content-Security-Policy") != admin.ContentSecurityPolicy {
+		t.Errorf("/ = %d, CSP %q", resp.StatusCode, resp.Header.Get("Content-Security-Policy"))
+	}
+	var st struct {
+		Member  bool
+		Members []cluster.MemberStatus
+	}
+	if _, body := get(t, base+"/api/cluster"); json.Unmarshal([]byte(body), &st) != nil || !st.Member || len(st.Members) != 1 ||
+		!slices.Contains(st.Members[0].Identities["echo"], "m1") {
+		t.Errorf("/api/cluster = %s", body)
+	}
+	if _, body := get(t, base+"/api/devices"); !strings.Contains(body, `"echo/m1"`) {
+		t.Errorf("/api/devices = %s", body)
+	}
+	if code, body := get(t, base+"/api/histogram?kernel=echo/m1"); code != 200 || !strings.Contains(body, fmt.Sprintf(`"count":%d`, n)) {
+		t.Errorf("/api/histogram = %d %s", code, body)
 	}
 }
 

@@ -51,6 +51,11 @@
 //	       (--admin ADDR): state, placement, processed/s, errors,
 //	       dropped, depth, p50/p99 latency, restarts, redrawn in place;
 //	       --once --json for scripts.
+//	selftest
+//	       verify the GPU path step by step, each step in a child process
+//	       with its own timeout (a hang is killed and its stacks reported):
+//	       --device (device 0) or --device=sim, --quick, --only STEP,...,
+//	       --json FILE. Exits 3 when there is no usable CUDA device.
 //	version
 //	       print the module version ("(devel)" for a work tree build) and
 //	       the Go version; "ringactor --version" is the same.
@@ -128,6 +133,7 @@ var commands = map[string]command{
 	serveCommand.name:    serveCommand,
 	callCommand.name:     callCommand,
 	topCommand.name:      topCommand,
+	selftestCommand.name: selftestCommand,
 	versionCommand.name:  versionCommand,
 }
 

@@ -41,10 +41,11 @@ type Backend struct {
 	closed  bool
 	name    string // "cuda:0"; "cuda:sim" for a simulated device
 
-	arenaBytes  uintptr       // pinned arena reserved at open (0: DefaultArenaBytes)
-	mailboxes   int           // mailbox table size of each ring program grid (0: DefaultMailboxes)
-	parkTimeout time.Duration // a device epoch's wait for each ring's ack (0: DefaultParkTimeout)
-	sim         any           // the simulated device of NewSimulatedBackend (simhazard.go)
+	arenaBytes   uintptr       // pinned arena reserved at open (0: DefaultArenaBytes)
+	mailboxes    int           // mailbox table size of each ring program grid (0: DefaultMailboxes)
+	parkTimeout  time.Duration // a device epoch's wait for each ring's ack (0: DefaultParkTimeout)
+	epochSpacing time.Duration // the least time between two device epochs (WithEpochSpacing)
+	sim          any           // the simulated device of NewSimulatedBackend (simhazard.go)
 }
 
 // NewBackend returns the CUDA backend; the driver is probed on first use.
@@ -57,7 +58,7 @@ func NewBackend(opts ...BackendOption) *Backend {
 }
 
 func newBackend(probe func() Report, open func() (deviceAPI, runner, Device, int, error)) *Backend {
-	b := &Backend{probeFn: probe, openFn: open, name: "cuda:0"}
+	b := &Backend{probeFn: probe, openFn: open, name: "cuda:0", epochSpacing: DefaultEpochSpacing}
 	b.alloc = &Allocator{name: BackendName + ":0", dev: b.device}
 	return b
 }
@@ -110,6 +111,7 @@ func (b *Backend) device() (*device, error) {
 		}
 		d.alloc = b.alloc
 		d.ep.parkTimeout = b.parkTimeout
+		d.ep.spacing = b.epochSpacing
 		b.dev = d
 	})
 	b.mu.Lock()

@@ -29,3 +29,17 @@ func WithParkTimeout(d time.Duration) BackendOption {
 		}
 	}
 }
+
+// WithEpochSpacing sets the least time the ring kernels run between two
+// device epochs (default DefaultEpochSpacing; 0 keeps only the other
+// rule): an epoch parks no sooner than max(d, the previous epoch's
+// duration) after the previous one relaunched the rings, so a storm of
+// epochs leaves the rings at least half the time. Negative values are
+// ignored.
+func WithEpochSpacing(d time.Duration) BackendOption {
+	return func(b *Backend) {
+		if d >= 0 {
+			b.epochSpacing = d
+		}
+	}
+}

@@ -21,6 +21,17 @@ import (
 // reordered: a parked ring's clients keep queueing into its input ring on
 // the host side and only see added latency. An owner's Terminate during
 // the epoch is remembered and applied at the relaunch.
+//
+// Epochs never starve the rings, however often they are asked for:
+//   - before it parks a ring, an epoch waits until the ring has handled
+//     every message queued before its last relaunch (settle), as far as
+//     the ring can — not while its gate is closed or its output ring is
+//     full — so each message is handled within two epochs;
+//   - callers waiting for an epoch share one (epoch_pace.go): the epoch
+//     that parks next serves every DeviceEpoch request made before it;
+//   - an epoch parks no sooner than max(WithEpochSpacing, the previous
+//     epoch's duration) after the previous one ended, so under a
+//     continuous storm the rings run at least half the time.
 
 // ErrEpochTimeout is wrapped by the error of a device epoch when a ring
 // kernel did not acknowledge its park in time (a handler that does not
@@ -39,6 +50,7 @@ type EpochStats struct {
 	Max         time.Duration // the longest
 	Last        time.Duration // the latest
 	LastReason  string        // what the latest was for, e.g. "cuModuleLoadDataEx"
+	Served      int           // calls served by these epochs: more than Count when concurrent requests shared one
 }
 
 // epochState is the device's part of the protocol. live and inEpoch are
@@ -48,6 +60,9 @@ type epochState struct {
 	ringSeq     uint64
 	inEpoch     bool
 	parkTimeout time.Duration
+	spacing     time.Duration // WithEpochSpacing, set before the device opens
+
+	pace epochPace // requests waiting for an epoch, and when the next may park (epoch_pace.go)
 
 	statsMu sync.Mutex
 	stats   EpochStats
@@ -68,6 +83,7 @@ type ringPark struct {
 	parked    bool
 	want      ring.TerminateMode // the owner's terminate request (0: none)
 	launchErr error              // a relaunch that failed
+	backlog   uint64             // the input ring's tail at the last relaunch (device thread only)
 }
 
 // terminate records the owner's request and, unless the ring is parked,
@@ -94,25 +110,42 @@ func (k *RingKernel) ack() (uint64, error) {
 }
 
 // DeviceEpoch runs an empty device epoch: it parks every live ring kernel
-// of the backend and relaunches it, and returns how long that took (0
-// without live rings). It is what every unavoidable synchronising call
-// costs the rings; the H100 runbook in README.md measures it with this.
+// of the backend and relaunches it, and returns how long the rings were
+// parked (0 without live rings). It is what every unavoidable
+// synchronising call costs the rings; the H100 runbook in README.md
+// measures it with this. Concurrent calls share one epoch (the one that
+// parks next serves every call made before it), and an epoch waits for
+// the spacing since the previous one (WithEpochSpacing) and for each
+// ring's backlog first; ctx bounds those waits and the park.
 func (b *Backend) DeviceEpoch(ctx context.Context) (time.Duration, error) {
 	d, err := b.device()
 	if err != nil {
 		return 0, err
 	}
-	var took time.Duration
-	err = d.do(func() error {
-		start := time.Now()
-		n := len(d.ep.live)
-		err := d.epoch(ctx, "DeviceEpoch", func() error { return nil })
-		if n > 0 {
-			took = time.Since(start)
+	for {
+		req := d.ep.pace.request()
+		// Wait for the spacing off the device's thread, which one-shot
+		// work needs meanwhile; the epoch checks it again.
+		err := d.ep.pace.wait(ctx, d.ep.spacing)
+		if err == nil {
+			err = d.do(func() error {
+				if req.finished() {
+					return nil // an epoch that parked meanwhile served it
+				}
+				return d.epoch(ctx, "DeviceEpoch", nil)
+			})
 		}
-		return err
-	})
-	return took, deviceErr(d.ordinal, err)
+		if err != nil && d.ep.pace.withdraw(req) {
+			return 0, deviceErr(d.ordinal, err)
+		}
+		<-req.done
+		if !req.bounced {
+			return req.took, deviceErr(d.ordinal, req.err)
+		}
+		if ctx.Err() != nil {
+			return 0, deviceErr(d.ordinal, errors.Join(err, ctx.Err()))
+		}
+	}
 }
 
 // EpochStats returns what the backend's device epochs cost so far.
@@ -127,22 +160,56 @@ func (b *Backend) EpochStats() EpochStats {
 }
 
 // epoch runs fn (a synchronising driver call) with every live ring parked
-// (inside Do). Without live rings, or nested in another epoch, it just
-// runs fn.
+// (inside Do), and serves the DeviceEpoch requests waiting when it parks;
+// fn nil is an epoch for those requests alone. Without live rings, or
+// nested in another epoch, it just runs fn. It parks no sooner than the
+// spacing after the previous epoch, and only once every ring has settled.
 func (d *device) epoch(ctx context.Context, why string, fn func() error) error {
-	if d.ep.inEpoch || len(d.ep.live) == 0 {
+	caller := 1 // the caller of epoch is served too, unless fn is nil (requests only)
+	if fn == nil {
+		fn, caller = func() error { return nil }, 0
+	}
+	if d.ep.inEpoch {
+		return fn()
+	}
+	if len(d.ep.live) == 0 {
+		d.ep.pace.serve(d.ep.pace.take(), 0, nil)
 		return fn()
 	}
 	d.ep.inEpoch = true
 	defer func() { d.ep.inEpoch = false }()
-	start := time.Now()
-	parked, err := d.parkAll(ctx)
-	if err != nil {
-		return errors.Join(err, d.resumeAll(parked))
+	if err := d.ep.pace.wait(ctx, d.ep.spacing); err != nil {
+		return err
 	}
-	ferr := fn()
+	timeout := d.ep.parkTimeout
+	if timeout <= 0 {
+		timeout = DefaultParkTimeout
+	}
+	pctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	if err := d.settle(pctx); err != nil {
+		return err
+	}
+	served := d.ep.pace.take()
+	start := time.Now()
+	parked, err := d.parkAll(pctx)
+	var ferr error
+	if err == nil {
+		ferr = fn()
+	}
 	rerr := d.resumeAll(parked)
 	took := time.Since(start)
+	d.ep.pace.ended(took)
+	if err != nil && ctx.Err() != nil {
+		// The caller gave up: the requests it took are not failed for
+		// that, they ask again.
+		d.ep.pace.bounce(served)
+		return errors.Join(err, rerr)
+	}
+	d.ep.pace.serve(served, took, errors.Join(err, rerr))
+	if err != nil {
+		return errors.Join(err, rerr)
+	}
 	d.ep.statsMu.Lock()
 	s := &d.ep.stats
 	s.Count++
@@ -150,21 +217,52 @@ func (d *device) epoch(ctx context.Context, why string, fn func() error) error {
 	s.Total += took
 	s.Max = max(s.Max, took)
 	s.Last, s.LastReason = took, why
+	s.Served += len(served) + caller
 	d.ep.statsMu.Unlock()
 	return errors.Join(ferr, rerr)
+}
+
+// settle waits until every live ring has handled the messages queued
+// before its last (re)launch, or cannot handle them now (inside Do): a
+// relaunched ring is not parked again before it has made that progress,
+// so epochs back to back never starve it. ctx is the park's deadline.
+func (d *device) settle(ctx context.Context) error {
+	w := ring.Waiter{Strategy: terminateWait, Done: ctx.Done()}
+	for k := range d.ep.live {
+		for !k.settled() {
+			if ctx.Err() != nil {
+				return fmt.Errorf("%w: ring %d did not handle the messages queued before its relaunch (input at %d of %d, processed %d): %w",
+					ErrEpochTimeout, k.park.id, k.in.Header().Head.Load(), k.park.backlog, k.cb.Processed.Load(), ctx.Err())
+			}
+			w.Wait(nil, nil)
+		}
+	}
+	return nil
+}
+
+// settled reports whether the ring has handled what was queued before its
+// last relaunch, or cannot go on now: it has stopped or been asked to stop
+// now, its gate is closed (and it does not drain), or its output ring is
+// full (its replies wait for the host).
+func (k *RingKernel) settled() bool {
+	if k.in == nil || k.cb.TerminatedAck.Load() != 0 || k.in.Header().Head.Load() >= k.park.backlog {
+		return true
+	}
+	k.park.mu.Lock()
+	want := k.park.want
+	k.park.mu.Unlock()
+	if want == ring.TerminateNow || (!k.cb.IsOpen() && want != ring.TerminateDrain) {
+		return true
+	}
+	out := k.out.Header()
+	return out.Tail.Load()-out.Head.Load() >= uint64(k.out.Cap())
 }
 
 // parkAll asks every live ring to stop now, waits for the acks and for
 // the launches to retire (inside Do). It returns the rings it parked;
 // rings that already acknowledged a termination of their own are left
-// alone.
+// alone. ctx bounds the wait for the acks.
 func (d *device) parkAll(ctx context.Context) ([]*RingKernel, error) {
-	timeout := d.ep.parkTimeout
-	if timeout <= 0 {
-		timeout = DefaultParkTimeout
-	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
 	var parked []*RingKernel
 	for k := range d.ep.live {
 		k.park.mu.Lock()
@@ -223,6 +321,9 @@ func (d *device) resume(k *RingKernel) error {
 	}
 	k.cb.Terminate.Store(uint64(want))
 	k.cb.TerminatedAck.Store(0)
+	if k.in != nil {
+		k.park.backlog = k.in.Header().Tail.Load() // settle waits for these before the next park
+	}
 	err := d.api.LaunchKernel(k.park.fn, Dim3{X: max(1, k.park.blocks)}, Dim3{X: k.park.threads}, k.park.smem, k.stream, k.park.args...)
 	if err != nil {
 		// The ring is gone: its owner's Wait reports why.
@@ -247,7 +348,13 @@ func (d *device) stopRings() error {
 	for k := range d.ep.live {
 		k.terminate(ring.TerminateNow)
 	}
-	parked, err := d.parkAll(context.Background())
+	timeout := d.ep.parkTimeout
+	if timeout <= 0 {
+		timeout = DefaultParkTimeout
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	parked, err := d.parkAll(ctx)
 	errs := []error{err}
 	for _, k := range parked {
 		k.park.mu.Lock()

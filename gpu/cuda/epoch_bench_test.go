@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"testing"
+	"time"
 
 	"github.com/ringactor/ringactor/gpu"
 )
@@ -17,14 +18,17 @@ import (
 const benchDeviceEnv = "RINGACTOR_CUDA_BENCH"
 
 // benchBackend is the simulated backend, or device 0 when benchDeviceEnv
-// says so.
-func benchBackend(b *testing.B) *Backend {
+// says so, with opts applied before its device opens.
+func benchBackend(b *testing.B, opts ...BackendOption) *Backend {
 	b.Helper()
 	if os.Getenv(benchDeviceEnv) != "device" {
 		be, _ := newSimBackend(b, nil)
+		for _, o := range opts {
+			o(be)
+		}
 		return be
 	}
-	be := NewBackend()
+	be := NewBackend(opts...)
 	if err := be.CheckPersistent(); err != nil {
 		b.Fatalf("%s=device: %v", benchDeviceEnv, err)
 	}
@@ -38,14 +42,18 @@ func benchBackend(b *testing.B) *Backend {
 
 // BenchmarkDeviceEpoch measures one device epoch (park every live ring,
 // an empty call, relaunch every ring) with 1, 4 and 16 idle rings on the
-// simulated device. On the simulated device a ring's loop is host threads
-// whose idle backoff sleeps up to 20 µs, so the figure is dominated by
-// that wake-up and by thread start-up at the relaunch; the README's H100
-// runbook measures the same thing on hardware.
+// simulated device: epoch-µs is the mean time the rings were parked
+// (EpochStats). ns/op is per DeviceEpoch call back to back, which also
+// waits for the pacing (no spacing here, but each epoch parks no sooner
+// than the previous one's duration after it: about twice epoch-µs). On
+// the simulated device a ring's loop is host threads whose idle backoff
+// sleeps up to 20 µs, so the figure is dominated by that wake-up and by
+// thread start-up at the relaunch; the README's H100 runbook measures the
+// same thing on hardware.
 func BenchmarkDeviceEpoch(b *testing.B) {
 	for _, n := range []int{1, 4, 16} {
 		b.Run(fmt.Sprintf("rings=%d", n), func(b *testing.B) {
-			be := benchBackend(b)
+			be := benchBackend(b, WithEpochSpacing(0))
 			for range n {
 				k, err := be.LaunchRingProgram(sumProgram(b, be), RingConfig{Capacity: 8, Threads: 1})
 				if err != nil {
@@ -68,6 +76,7 @@ func BenchmarkDeviceEpoch(b *testing.B) {
 			if st.RingsParked != st.Count*n {
 				b.Fatalf("parked %d rings in %d epochs", st.RingsParked, st.Count)
 			}
+			b.ReportMetric(float64(st.Total.Microseconds())/float64(max(1, st.Count)), "epoch-µs")
 			b.ReportMetric(float64(st.Max.Microseconds()), "max-µs")
 		})
 	}
@@ -112,6 +121,72 @@ func BenchmarkExecuteBesideRing(b *testing.B) {
 			if hz := SimulatedHazards(be); hz != nil && len(hz.Raised()) != 0 {
 				b.Fatalf("hazards: %v", hz.Raised())
 			}
+		})
+	}
+}
+
+// BenchmarkRingUnderEpochStorm measures one ring's throughput (a Sum
+// message each, pipelined: one goroutine submits, one polls) with no
+// epochs, and under a continuous storm of DeviceEpoch calls back to back
+// with the default spacing and with none (only the previous epoch's own
+// duration and each ring's backlog pace them). msgs/s is the ring's
+// throughput; epochs/s and parked-% (the rings' time parked, from
+// EpochStats, over the run) say what the storm cost. ns/op is per message.
+func BenchmarkRingUnderEpochStorm(b *testing.B) {
+	for _, c := range []struct {
+		name    string
+		storm   bool
+		spacing time.Duration
+	}{
+		{"storm=none", false, DefaultEpochSpacing},
+		{"storm=on/spacing=1ms", true, DefaultEpochSpacing},
+		{"storm=on/spacing=0", true, 0},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			be := benchBackend(b, WithEpochSpacing(c.spacing))
+			k, err := be.LaunchRingProgram(sumProgram(b, be), RingConfig{Capacity: 64, Threads: 1})
+			if err != nil {
+				b.Fatal(err)
+			}
+			k.Activate()
+			b.Cleanup(func() {
+				if err := k.Close(context.Background()); err != nil {
+					b.Error(err)
+				}
+			})
+			if err := exchangeErr(k, 64, 0); err != nil { // warm: the loop runs
+				b.Fatal(err)
+			}
+			stop, stormed := make(chan struct{}), make(chan error, 1)
+			before := be.EpochStats()
+			b.ResetTimer()
+			start := time.Now()
+			go func() {
+				for c.storm {
+					select {
+					case <-stop:
+						stormed <- nil
+						return
+					default:
+					}
+					if _, err := be.DeviceEpoch(context.Background()); err != nil {
+						stormed <- err
+						return
+					}
+				}
+				stormed <- nil
+			}()
+			err = exchangeErr(k, b.N, 1)
+			el := time.Since(start)
+			close(stop)
+			if serr := <-stormed; err != nil || serr != nil {
+				b.Fatal(err, serr)
+			}
+			b.StopTimer()
+			st := be.EpochStats()
+			b.ReportMetric(float64(b.N)/el.Seconds(), "msgs/s")
+			b.ReportMetric(float64(st.Count-before.Count)/el.Seconds(), "epochs/s")
+			b.ReportMetric(100*float64(st.Total-before.Total)/float64(el), "parked-%")
 		})
 	}
 }

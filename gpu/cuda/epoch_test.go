@@ -5,6 +5,7 @@ package cuda
 import (
 	"context"
 	"errors"
+	"fmt"
 	"runtime"
 	"sync"
 	"testing"
@@ -43,10 +44,22 @@ func launchRing(t *testing.T, b *Backend) *RingKernel {
 
 // exchange sends n messages through k from one goroutine while this one
 // collects the replies, and fails unless every reply comes back once, in
-// order, with its value.
+// order, with its value. Test goroutine only (see exchangeErr).
 func exchange(t *testing.T, k *RingKernel, n int, base float32) {
 	t.Helper()
+	if err := exchangeErr(k, n, base); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// exchangeHang bounds an exchange: a hang guard, not a speed limit.
+const exchangeHang = 2 * time.Minute
+
+// exchangeErr is exchange returning its failure, for any goroutine.
+func exchangeErr(k *RingKernel, n int, base float32) error {
 	errc := make(chan error, 1)
+	stop := make(chan struct{})
+	defer close(stop)
 	go func() {
 		for i := range n {
 			msg := sumMsg(base + float32(i))
@@ -59,37 +72,44 @@ func exchange(t *testing.T, k *RingKernel, n int, base float32) {
 				if ok {
 					break
 				}
+				select {
+				case <-stop:
+					errc <- nil
+					return
+				default:
+				}
 				runtime.Gosched()
 			}
 		}
 		errc <- nil
 	}()
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(exchangeHang)
 	for i := 0; i < n; {
 		h, p, ok := k.TryPoll()
 		if !ok {
 			if time.Now().After(deadline) {
-				t.Fatalf("reply %d of %d not received within 30s", i, n)
+				return fmt.Errorf("reply %d of %d not received within %v (processed %d)", i, n, exchangeHang, k.Control().Processed.Load())
 			}
 			runtime.Gosched()
 			continue
 		}
 		r, err := hostsim.Decode[hostsim.ScalarReply](p)
 		if err != nil || h.CorrelationID != uint64(i) || h.Status != ring.StatusOK || r.Value != float64(base+float32(i)) {
-			t.Fatalf("reply %d: corr %d status %d value %v (%v)", i, h.CorrelationID, h.Status, r.Value, err)
+			return fmt.Errorf("reply %d: corr %d status %d value %v (%v)", i, h.CorrelationID, h.Status, r.Value, err)
 		}
 		i++
 	}
-	if err := <-errc; err != nil {
-		t.Fatal(err)
-	}
+	return <-errc
 }
 
 // TestDeviceEpochKeepsMessages: while two rings exchange messages, device
-// epochs park and relaunch them again and again; every reply still comes
-// back exactly once and in order; no epoch makes a call the strict hazard
-// model refuses, and in blocking mode, where the model really waits as a
-// GPU would, the protocol still completes.
+// epochs park and relaunch them again and again, back to back; every reply
+// still comes back exactly once and in order; no epoch makes a call the
+// strict hazard model refuses, and in blocking mode, where the model
+// really waits as a GPU would, the protocol still completes. Before epochs
+// settled and spaced themselves, the storm parked each relaunched loop
+// before its host threads had started, so it never handled a message
+// (processed 0, every run without -race).
 func TestDeviceEpochKeepsMessages(t *testing.T) {
 	for _, mode := range []hostsim.HazardMode{hostsim.HazardStrict, hostsim.HazardBlocking} {
 		t.Run(map[hostsim.HazardMode]string{hostsim.HazardStrict: "strict", hostsim.HazardBlocking: "blocking"}[mode], func(t *testing.T) {
@@ -128,16 +148,17 @@ func epochsKeepMessages(t *testing.T, mode hostsim.HazardMode) {
 		}
 	}()
 	var wg sync.WaitGroup
+	errs := make([]error, len(rings))
 	for i, k := range rings {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			exchange(t, k, 300, float32(1000*i))
+			errs[i] = exchangeErr(k, 300, float32(1000*i))
 		}()
 	}
 	wg.Wait()
 	close(stop)
-	if err := <-epochs; err != nil {
+	if err := errors.Join(append(errs, <-epochs)...); err != nil {
 		t.Fatal(err)
 	}
 	st := b.EpochStats()

@@ -24,13 +24,13 @@ import (
 const NVRTCLibraryEnv = "RINGACTOR_NVRTC_LIBRARY"
 
 // defaultNVRTCLibraries are tried in order when NVRTCLibraryEnv is unset:
-// CUDA 12's soname, CUDA 11's (11.2 to 11.8 share it), then the unversioned
-// development link.
-var defaultNVRTCLibraries = []string{"libnvrtc.so.12", "libnvrtc.so.11.2", "libnvrtc.so"}
+// CUDA 13's soname, CUDA 12's, CUDA 11's (11.2 to 11.8 share it), then the
+// unversioned development link.
+var defaultNVRTCLibraries = []string{"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so.11.2", "libnvrtc.so"}
 
 // NVRTCLibraries returns the libraries [LoadNVRTC] tries, in order: the
 // value of $RINGACTOR_NVRTC_LIBRARY alone when it is set, else
-// libnvrtc.so.12, libnvrtc.so.11.2 and libnvrtc.so.
+// libnvrtc.so.13, libnvrtc.so.12, libnvrtc.so.11.2 and libnvrtc.so.
 func NVRTCLibraries() []string {
 	if p := os.Getenv(NVRTCLibraryEnv); p != "" {
 		return []string{p}
@@ -45,9 +45,11 @@ func NVRTCLibraries() []string {
 var ErrNoNVRTC = errors.New("cuda: NVRTC (the CUDA run-time compiler) not available")
 
 // DefaultArch is the virtual architecture sources are compiled for unless
-// [Source].Arch or an architecture option says otherwise. PTX for
-// compute_70 is JIT-compiled forward by the driver for sm_70 and every
-// later device (sm_80, sm_90, …).
+// [Source].Arch or an architecture option says otherwise, raised to the
+// lowest the loaded NVRTC supports ([NVRTC.Compile]; NVRTC 13:
+// compute_75). PTX for compute_70 is JIT-compiled forward by the driver
+// for sm_70 and every later device (sm_80, sm_90, …). Code for a device
+// is compiled for its own capability ([ChooseNVRTCArch]).
 const DefaultArch = "compute_70"
 
 // NVRTC result codes this package distinguishes (values of nvrtc.h).
@@ -188,6 +190,7 @@ type Compiled struct {
 type NVRTC struct {
 	lib          *nvrtcLib
 	major, minor int
+	archs        []int // nvrtcGetSupportedArchs; nil before CUDA 11.2
 	// sem serialises compilations: one at a time per library, so NVRTC's
 	// thread safety (which differs between releases) does not matter, and
 	// a caller waiting for its turn can give up when its context ends.
@@ -218,7 +221,7 @@ func (l *nvrtcLoader) load() (*NVRTC, error) {
 				reasons = append(reasons, fmt.Sprintf("%s: %v", lib.path, err))
 				continue
 			}
-			l.nv = &NVRTC{lib: lib, major: major, minor: minor, sem: make(chan struct{}, 1)}
+			l.nv = &NVRTC{lib: lib, major: major, minor: minor, archs: lib.supportedArchs(), sem: make(chan struct{}, 1)}
 			return
 		}
 		l.err = &gpu.DeviceError{Kind: gpu.DeviceUnavailable, Backend: BackendName,
@@ -251,7 +254,8 @@ func Compile(ctx context.Context, src Source) (*Compiled, error) {
 }
 
 // Compile compiles src to PTX with the options [Source.CompileOptions]
-// gives.
+// gives; a source without Arch is compiled for [DefaultArch], or the
+// lowest architecture this NVRTC supports when that is higher.
 //
 // Errors:
 //   - a source that does not compile (syntax or type errors, a bad option,
@@ -278,6 +282,9 @@ func (n *NVRTC) Compile(ctx context.Context, src Source) (*Compiled, error) {
 	}
 	if err := src.validate(); err != nil {
 		return nil, err
+	}
+	if src.Arch == "" {
+		src.Arch = n.defaultArch()
 	}
 	opts := src.CompileOptions()
 	select {

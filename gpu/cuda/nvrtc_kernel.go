@@ -47,7 +47,9 @@ type SourceSpec struct {
 	Code string
 	// Headers maps include names to contents, as in [Source].
 	Headers map[string]string
-	// Arch and Options are passed to NVRTC as in [Source].
+	// Arch and Options are passed to NVRTC as in [Source]; an empty Arch is
+	// the device's own target ([Backend.NVRTCArch]) when b has a usable
+	// device.
 	Arch    string
 	Options []string
 	// Entry names the __global__ function run for every dtype: its
@@ -127,9 +129,16 @@ func SourceKernel(ctx context.Context, b *Backend, spec SourceSpec) (*gpu.Kernel
 		ks.Description = "CUDA C source kernel " + strings.Join(uniqueEntries(entries), ", ")
 	}
 	exprs := uniqueEntries(entries)
+	arch := spec.Arch
+	if arch == "" && b != nil && b.Available() == nil {
+		// The device's own target (compute_90 on an H100).
+		if a, err := b.NVRTCArch(); err == nil {
+			arch = a
+		}
+	}
 	c, err := Compile(ctx, Source{
 		Name: spec.Name + ".cu", Code: spec.Code, Headers: spec.Headers,
-		Arch: spec.Arch, Options: spec.Options, NameExpressions: exprs,
+		Arch: arch, Options: spec.Options, NameExpressions: exprs,
 	})
 	switch {
 	case err == nil:

@@ -22,3 +22,5 @@ type nvrtcOutput struct {
 func (l *nvrtcLib) compile(name, code string, headers map[string]string, opts, exprs []string) (nvrtcOutput, error) {
 	return nvrtcOutput{}, &NVRTCError{Call: "nvrtcCreateProgram", Code: nvrtcErrorInternal, Message: errNoCgo}
 }
+
+func (l *nvrtcLib) supportedArchs() []int { return nil }

@@ -278,9 +278,11 @@ func TestCompileConcurrently(t *testing.T) {
 	}
 }
 
+// TestNVRTCLibrariesEnvironment pins the candidates: CUDA 13's soname first
+// (a CUDA 13 machine has no other), then 12, 11.2 and the unversioned link.
 func TestNVRTCLibrariesEnvironment(t *testing.T) {
 	t.Setenv(NVRTCLibraryEnv, "")
-	if got := NVRTCLibraries(); !slices.Equal(got, []string{"libnvrtc.so.12", "libnvrtc.so.11.2", "libnvrtc.so"}) {
+	if got := NVRTCLibraries(); !slices.Equal(got, []string{"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so.11.2", "libnvrtc.so"}) {
 		t.Fatalf("NVRTCLibraries() = %q", got)
 	}
 	t.Setenv(NVRTCLibraryEnv, "/opt/odd/libnvrtc.so")

@@ -54,29 +54,37 @@ type compileResult struct {
 	err  error
 }
 
+// compileKey names one compilation: a program's source for one target.
+type compileKey struct {
+	hash [32]byte
+	arch string
+}
+
 var (
 	compilesMu sync.Mutex
-	compiles   = map[[32]byte]*compileResult{}
+	compiles   = map[compileKey]*compileResult{}
 )
 
-// compileRingProgram compiles src with NVRTC once per process: a
-// compilation error is remembered and returned again, never retried (a
-// cancelled wait or a missing NVRTC is not remembered).
-func compileRingProgram(ctx context.Context, src *RingProgramSource) ([]byte, error) {
+// compileRingProgram compiles src with NVRTC for arch ("" for NVRTC's
+// default target) once per process: a compilation error is remembered and
+// returned again, never retried (a cancelled wait or a missing NVRTC is
+// not remembered).
+func compileRingProgram(ctx context.Context, src *RingProgramSource, arch string) ([]byte, error) {
+	key := compileKey{src.Hash, arch}
 	compilesMu.Lock()
-	r, ok := compiles[src.Hash]
+	r, ok := compiles[key]
 	if !ok {
 		r = &compileResult{done: make(chan struct{})}
-		compiles[src.Hash] = r
+		compiles[key] = r
 		go func() {
-			c, err := Compile(context.Background(), Source{Name: src.Name + ".cu", Code: src.Device, Options: RingProgramOptions})
+			c, err := Compile(context.Background(), Source{Name: src.Name + ".cu", Code: src.Device, Arch: arch, Options: RingProgramOptions})
 			if err == nil {
 				r.ptx = c.PTX
 			}
 			r.err = err
 			if err != nil && !errors.Is(err, gpu.ErrCompilation) {
 				compilesMu.Lock()
-				delete(compiles, src.Hash)
+				delete(compiles, key)
 				compilesMu.Unlock()
 			}
 			close(r.done)
@@ -91,8 +99,9 @@ func compileRingProgram(ctx context.Context, src *RingProgramSource) ([]byte, er
 	}
 }
 
-// LoadRingProgram compiles src with NVRTC (RingProgramOptions; once per
-// process) and loads it on the backend's device: module loaded and entry
+// LoadRingProgram compiles src with NVRTC (RingProgramOptions, for the
+// device's compute capability: [Backend.NVRTCArch]; once per process and
+// target) and loads it on the backend's device: module loaded and entry
 // resolved, so a later LaunchRingProgram makes no module call beside the
 // running rings. On the simulated device the program is also built for the
 // host (package hostsim) and NVRTC is optional (it only checks the source
@@ -115,7 +124,13 @@ func (b *Backend) LoadRingProgram(ctx context.Context, src *RingProgramSource) (
 		return nil, err
 	}
 	loader, sim := d.api.(hostProgramLoader)
-	ptx, err := compileRingProgram(ctx, src)
+	// The device's own target (compute_90 on an H100); "" when NVRTC is
+	// missing, which the compilation then reports.
+	arch, err := b.NVRTCArch()
+	if err != nil && !errors.Is(err, ErrNoNVRTC) {
+		return nil, err
+	}
+	ptx, err := compileRingProgram(ctx, src, arch)
 	if err != nil && !(sim && errors.Is(err, ErrNoNVRTC)) {
 		return nil, err
 	}

@@ -153,7 +153,7 @@ func TestBuiltinRingProgramsAssemble(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ptx, err := compileRingProgram(context.Background(), src)
+		ptx, err := compileRingProgram(context.Background(), src, "")
 		if errors.Is(err, ErrNoNVRTC) {
 			t.Skip("NVRTC not available:", err)
 		}

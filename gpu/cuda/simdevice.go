@@ -413,19 +413,27 @@ func (f *fakeDevice) leaks() string {
 // fakeStream runs its operations in order on a goroutine of its own. The
 // first failure sticks and is returned by the next sync, as CUDA reports
 // asynchronous errors.
+//
+// An op counts as done (busy cleared, finished advanced) before anyone
+// waiting for it is woken, so a sync that returns leaves the stream idle
+// for StreamQuery, as cuStreamSynchronize does.
 type fakeStream struct {
-	mu     sync.Mutex
-	cond   *sync.Cond
-	queue  []func() error
-	err    error
-	busy   bool // an op taken from queue is running
-	closed bool
-	done   chan struct{}
+	mu       sync.Mutex
+	cond     *sync.Cond // the loop waits for work
+	idle     *sync.Cond // sync waits for finished to reach its mark
+	queue    []func() error
+	err      error
+	busy     bool   // an op taken from queue is running
+	enqueued uint64 // ops ever enqueued
+	finished uint64 // ops ever completed (busy cleared)
+	closed   bool
+	done     chan struct{}
 }
 
 func newFakeStream() *fakeStream {
 	s := &fakeStream{done: make(chan struct{})}
 	s.cond = sync.NewCond(&s.mu)
+	s.idle = sync.NewCond(&s.mu)
 	go s.loop()
 	return s
 }
@@ -451,23 +459,30 @@ func (s *fakeStream) loop() {
 			s.err = err
 		}
 		s.busy = false
+		s.finished++
 		s.mu.Unlock()
+		s.idle.Broadcast()
 	}
 }
 
 func (s *fakeStream) enqueue(op func() error) {
 	s.mu.Lock()
 	s.queue = append(s.queue, op)
+	s.enqueued++
 	s.mu.Unlock()
 	s.cond.Signal()
 }
 
+// sync waits until every op enqueued before it has completed — counted
+// done by the loop, not merely reached — and returns the sticky error,
+// clearing it.
 func (s *fakeStream) sync() error {
-	reached := make(chan struct{})
-	s.enqueue(func() error { close(reached); return nil })
-	<-reached
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	mark := s.enqueued
+	for s.finished < mark {
+		s.idle.Wait()
+	}
 	err := s.err
 	s.err = nil
 	return err

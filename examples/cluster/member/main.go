@@ -98,7 +98,8 @@ func serve(ctx context.Context, c config, stdout io.Writer, log *slog.Logger) (e
 					return m.Runtime().Stats()
 				}
 				return nil
-			})))
+			}),
+			admin.WithCluster(member.Load))) // the dashboard's cluster view
 		if err != nil {
 			return err
 		}
