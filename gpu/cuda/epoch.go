@@ -245,6 +245,9 @@ func (d *device) settle(ctx context.Context) error {
 // now, its gate is closed (and it does not drain), or its output ring is
 // full (its replies wait for the host).
 func (k *RingKernel) settled() bool {
+	if k.serves != nil {
+		return k.serves.settled() // a grid: each of its mailboxes
+	}
 	if k.in == nil || k.cb.TerminatedAck.Load() != 0 || k.in.Header().Head.Load() >= k.park.backlog {
 		return true
 	}

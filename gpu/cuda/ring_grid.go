@@ -320,18 +320,38 @@ func (g *ringGrid) ring(i uint32) {
 	atomic.StoreUint64(&s.Seq, pos+1)
 }
 
-// ringAll rings every mailbox: after a relaunch (the parked grid let go of
-// the mailboxes it held, and of requests to look at them again).
+// ringAll rings every mailbox after a relaunch (the parked grid let go of
+// the mailboxes it held, and of requests to look at them again), and
+// notes each one's backlog: the next epoch waits for the grid to handle
+// it (settled), so epochs back to back never starve a mailbox (inside Do).
 func (g *ringGrid) ringAll() {
 	g.mu.Lock()
 	idx := make([]uint32, 0, len(g.boxes))
-	for i := range g.boxes {
+	for i, k := range g.boxes {
 		idx = append(idx, i)
+		k.park.backlog = k.in.Header().Tail.Load()
 	}
 	g.mu.Unlock()
 	for _, i := range idx {
 		g.ring(i)
 	}
+}
+
+// settled reports whether every mailbox of the grid has handled what was
+// queued before the grid's last relaunch, or cannot go on now (see
+// RingKernel.settled; inside Do).
+func (g *ringGrid) settled() bool {
+	if g.stopped.Load() {
+		return true
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for _, k := range g.boxes {
+		if !k.settled() {
+			return false
+		}
+	}
+	return true
 }
 
 // add writes k's mailbox into the table (inside Do): a fresh generation,

@@ -128,3 +128,99 @@ func TestMailboxTableFull(t *testing.T) {
 	}
 	_ = k.Close(context.Background())
 }
+
+// TestMailboxesSurviveEpochs: device epochs back to back park and
+// relaunch the grid while its mailboxes exchange messages; every reply
+// comes back once, in order, and each mailbox keeps its State across the
+// relaunches (the grid rings every mailbox again and settles them).
+func TestMailboxesSurviveEpochs(t *testing.T) {
+	b, _ := newSimBackend(t, nil)
+	p := loadSaxpy(t, b)
+	ks := make([]*RingKernel, 4)
+	for i := range ks {
+		k, err := b.OpenMailbox(p, RingConfig{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		k.Activate()
+		ks[i] = k
+	}
+	stop := make(chan struct{})
+	epochs := make(chan error, 1)
+	go func() {
+		n := 0
+		for {
+			select {
+			case <-stop:
+				if n == 0 {
+					epochs <- errors.New("no epoch ran")
+				} else {
+					epochs <- nil
+				}
+				return
+			default:
+			}
+			if _, err := b.DeviceEpoch(context.Background()); err != nil {
+				epochs <- err
+				return
+			}
+			n++
+		}
+	}()
+	var wg sync.WaitGroup
+	errs := make(chan error, len(ks))
+	for i, k := range ks {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for m := range 100 {
+				req := saxpyReq{N: 3, A: float32(i + 1), X: [64]float32{1, 2, 3}, Y: [64]float32{float32(m)}}
+				for {
+					ok, err := k.TrySubmit(1, uint64(m), messages.FixedBytes(&req))
+					if err != nil {
+						errs <- err
+						return
+					}
+					if ok {
+						break
+					}
+					time.Sleep(10 * time.Microsecond)
+				}
+				deadline := time.Now().Add(time.Minute)
+				for {
+					h, got, ok := k.TryPoll()
+					if ok {
+						want := saxpyWant(req, uint64(m+1))
+						if h.CorrelationID != uint64(m) || string(got) != string(messages.FixedBytes(&want)) {
+							errs <- errors.New("wrong reply or lost State")
+							return
+						}
+						break
+					}
+					if time.Now().After(deadline) {
+						errs <- errors.New("no reply within a minute")
+						return
+					}
+					time.Sleep(10 * time.Microsecond)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(stop)
+	if err := <-epochs; err != nil {
+		t.Fatal(err)
+	}
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	if st := b.EpochStats(); st.Count == 0 {
+		t.Fatalf("epoch stats %+v", st)
+	}
+	for _, k := range ks {
+		if err := k.Close(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
