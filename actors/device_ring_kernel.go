@@ -38,7 +38,10 @@ type DeviceSource struct {
 	// as a restarted Go fallback starts from a fresh state.
 	State any
 	// Threads is the block size of the kernel (default: 32 on a GPU, 4 on
-	// the simulated device, where every thread is a host thread).
+	// the simulated device, where every thread is a host thread). Kernels
+	// of one program and block size share one persistent grid, whose
+	// blocks serve them as mailboxes; another block size starts another
+	// grid (a device keeps at most 120 of them for ring programs).
 	Threads int
 	// Types are values of further fixed-layout struct types Code uses
 	// (e.g. a helper struct), declared in C after Req, Resp and State.
