@@ -171,7 +171,11 @@ func (b *Backend) grid(p *RingProgram, threads int) (*ringGrid, error) {
 		if g = d.grids[key]; g != nil {
 			return nil
 		}
-		if n := len(d.grids); n >= residentGridsH100-gridReserve {
+		limit := residentGridsH100 - gridReserve
+		if b.gridLimit > 0 {
+			limit = b.gridLimit
+		}
+		if n := len(d.grids); n >= limit {
 			return &gpu.DeviceError{Kind: gpu.DeviceCapacity, Backend: b.name, Device: d.ordinal,
 				Reason: fmt.Sprintf("%d ring program grids run: the device keeps %d grids resident and %d are left to one-shot kernels and epochs",
 					n, residentGridsH100, gridReserve)}

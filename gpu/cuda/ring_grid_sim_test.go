@@ -224,3 +224,27 @@ func TestMailboxesSurviveEpochs(t *testing.T) {
 		}
 	}
 }
+
+// TestGridResidencyExhausted: once the program grids a device may keep
+// resident are running, another program (here: another block size) gets
+// gpu.ErrDeviceCapacity at once, while the running grid keeps serving.
+func TestGridResidencyExhausted(t *testing.T) {
+	b, _ := newSimBackend(t, nil)
+	b.gridLimit = 1
+	p := loadSaxpy(t, b)
+	k, err := b.OpenMailbox(p, RingConfig{Threads: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.OpenMailbox(p, RingConfig{Threads: 2}); !errors.Is(err, gpu.ErrDeviceCapacity) || !errors.Is(err, gpu.ErrDevice) {
+		t.Fatalf("a second grid past the limit: %v", err)
+	}
+	k.Activate()
+	req := saxpyReq{N: 1, A: 2, X: [64]float32{3}, Y: [64]float32{1}}
+	if h, got := exchangeProgram(t, k, 1, messages.FixedBytes(&req)); h.Status != ring.StatusOK || string(got) != string(messages.FixedBytes(&[]saxpyResp{saxpyWant(req, 1)}[0])) {
+		t.Fatalf("reply %+v", h)
+	}
+	if err := k.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}
