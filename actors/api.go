@@ -108,7 +108,11 @@ func (h *Kernel[Req, Resp]) Send(ctx context.Context, msg Req) (uint64, error) {
 
 // Receive returns the next reply on the kernel's receive stream (replies of
 // sent messages), or its error. After the kernel is terminated and the stream
-// is empty it returns ErrTerminated.
+// is empty it returns ErrEndOfStream (which matches ErrTerminated too). A
+// message the terminate did not run has an error outcome that matches
+// ErrTerminated as well, so a reader that drains the stream stops at
+// ErrEndOfStream: every sent message's outcome is then a reply, an error
+// read before it, or a count in the kernel's Dropped.
 func (h *Kernel[Req, Resp]) Receive(ctx context.Context) (Resp, error) {
 	r, _, err := h.k.receive(ctx)
 	return r, err
@@ -211,7 +215,7 @@ func Send[Req any](ctx context.Context, rt *Runtime, id string, msg Req) (uint64
 }
 
 // Receive returns the next reply on the receive stream of the kernel with
-// the given id.
+// the given id (see Kernel.Receive: ErrEndOfStream at the end).
 func Receive[Resp any](ctx context.Context, rt *Runtime, id string) (Resp, error) {
 	var zero Resp
 	ak, err := rt.lookup(id)

@@ -13,9 +13,11 @@ import (
 // input buffers) in one backend call, returning one output per item. A
 // device that runs out of memory gets the batch in halves.
 func (rt *Runtime) ExecuteBatch(ctx context.Context, kernel string, items [][]*gpu.UnifiedBuffer, opts ...ExecOption) ([]*gpu.UnifiedBuffer, error) {
-	var o execOptions
+	st := getExecState()
+	defer putExecState(st)
+	o := &st.opts
 	for _, opt := range opts {
-		opt(&o)
+		opt(o)
 	}
 	if len(items) == 0 {
 		return nil, &gpu.ArgumentError{Kernel: kernel, Arg: "items", Reason: "empty batch", Err: gpu.ErrArgument}
@@ -25,7 +27,10 @@ func (rt *Runtime) ExecuteBatch(ctx context.Context, kernel string, items [][]*g
 	}
 	var c call
 	for i, in := range items {
-		ci, err := rt.check(ctx, kernel, in, nil, o.scalars, nil)
+		if i > 0 && likeFirst(items[0], in) {
+			continue // the first item's check holds for it
+		}
+		ci, err := rt.check(ctx, kernel, in, nil, o.scalars, st) // the same scalars each time
 		if err != nil {
 			return nil, fmt.Errorf("batch item %d: %w", i, err)
 		}
@@ -63,11 +68,28 @@ func (rt *Runtime) ExecuteBatch(ctx context.Context, kernel string, items [][]*g
 		}
 		outs[i] = b
 	}
-	if err := rt.run(ctx, c, items, outs, &o); err != nil {
+	if err := rt.run(ctx, &c, items, outs, o); err != nil {
 		free()
 		return nil, err
 	}
 	return outs, nil
+}
+
+// likeFirst reports whether a batch item has the first item's number of
+// inputs, each live with the first's dtype and shape: then the first item's
+// check (kernel, dtypes, output shape) holds for it and is not repeated.
+// Anything else gets the full check, and its error.
+func likeFirst(first, in []*gpu.UnifiedBuffer) bool {
+	if len(in) != len(first) {
+		return false
+	}
+	for j, b := range in {
+		f := first[j]
+		if b == nil || b.Freed() || b.DType() != f.DType() || !b.ShapeRef().Equal(f.ShapeRef()) {
+			return false
+		}
+	}
+	return true
 }
 
 // DefaultChunk is Map's default chunk size in elements.
@@ -80,8 +102,7 @@ func (rt *Runtime) Map(ctx context.Context, kernel string, inputs []*gpu.Unified
 	for _, opt := range opts {
 		opt(&o)
 	}
-	var scratch [8]float64
-	c, err := rt.check(ctx, kernel, inputs, nil, o.scalars, scratch[:0])
+	c, err := rt.check(ctx, kernel, inputs, nil, o.scalars, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -95,7 +116,7 @@ func (rt *Runtime) Map(ctx context.Context, kernel string, inputs []*gpu.Unified
 		return nil, err
 	}
 	defer rt.releaseUses(inputs, o.out)
-	out, owned, err := rt.output(c, o.out)
+	out, owned, err := rt.output(&c, o.out)
 	if err != nil {
 		return nil, err
 	}
@@ -156,7 +177,7 @@ func (rt *Runtime) mapChunk(ctx context.Context, c call, inputs []*gpu.UnifiedBu
 	cc := c
 	cc.shape, cc.n = gpu.Shape{hi - lo}, hi-lo
 	o.profile = nil
-	if err := rt.run(ctx, cc, [][]*gpu.UnifiedBuffer{views}, []*gpu.UnifiedBuffer{ov}, &o); err != nil {
+	if err := rt.run(ctx, &cc, [][]*gpu.UnifiedBuffer{views}, []*gpu.UnifiedBuffer{ov}, &o); err != nil {
 		return err
 	}
 	// Results a device computed come back into the output's host memory;

@@ -93,12 +93,13 @@ type call struct {
 // output shape (nil: inferred). The result comes from the runtime's pool;
 // Free it to return its memory.
 func (rt *Runtime) Execute(ctx context.Context, kernel string, inputs []*gpu.UnifiedBuffer, outShape gpu.Shape, opts ...ExecOption) (*gpu.UnifiedBuffer, error) {
-	var o execOptions
+	st := getExecState()
+	defer putExecState(st)
+	o := &st.opts
 	for _, opt := range opts {
-		opt(&o)
+		opt(o)
 	}
-	var scratch [8]float64
-	c, err := rt.check(ctx, kernel, inputs, outShape, o.scalars, scratch[:0])
+	c, err := rt.check(ctx, kernel, inputs, outShape, o.scalars, st)
 	if err != nil {
 		return nil, err
 	}
@@ -108,11 +109,12 @@ func (rt *Runtime) Execute(ctx context.Context, kernel string, inputs []*gpu.Uni
 		return nil, err
 	}
 	defer rt.releaseUses(inputs, o.out)
-	out, owned, err := rt.output(c, o.out)
+	out, owned, err := rt.output(&c, o.out)
 	if err != nil {
 		return nil, err
 	}
-	if err := rt.run(ctx, c, [][]*gpu.UnifiedBuffer{inputs}, []*gpu.UnifiedBuffer{out}, &o); err != nil {
+	st.items[0], st.outs[0] = inputs, out
+	if err := rt.run(ctx, &c, st.items[:], st.outs[:], o); err != nil {
 		if owned {
 			_ = out.Free()
 		}
@@ -177,7 +179,11 @@ func (rt *Runtime) release(b *gpu.UnifiedBuffer) {
 }
 
 // check validates a call against the kernel's spec.
-func (rt *Runtime) check(ctx context.Context, kernel string, inputs []*gpu.UnifiedBuffer, outShape gpu.Shape, scalars, scratch []float64) (call, error) {
+//
+// st, when not nil, lends the call's scratch memory (the resolved scalars,
+// the input shapes) so that a check allocates nothing; the call then refers
+// to st's scalars and must not outlive it.
+func (rt *Runtime) check(ctx context.Context, kernel string, inputs []*gpu.UnifiedBuffer, outShape gpu.Shape, scalars []float64, st *execState) (call, error) {
 	var c call
 	if err := ctx.Err(); err != nil {
 		return c, kernelErr(kernel, err)
@@ -193,8 +199,11 @@ func (rt *Runtime) check(ctx context.Context, kernel string, inputs []*gpu.Unifi
 	if len(inputs) != spec.Inputs {
 		return c, &gpu.ArgumentError{Kernel: kernel, Arg: "inputs", Reason: fmt.Sprintf("takes %d inputs, got %d", spec.Inputs, len(inputs)), Err: gpu.ErrInputCount}
 	}
-	var shapes [4]gpu.Shape
-	inShapes := shapes[:0]
+	var inShapes []gpu.Shape
+	var scratch []float64
+	if st != nil {
+		inShapes, scratch = st.shapes[:0], st.scalars[:0]
+	}
 	for i, b := range inputs {
 		if b == nil {
 			return c, &gpu.ArgumentError{Kernel: kernel, Arg: fmt.Sprintf("input %d", i), Reason: "nil buffer", Err: gpu.ErrArgument}
@@ -234,7 +243,7 @@ func (rt *Runtime) check(ctx context.Context, kernel string, inputs []*gpu.Unifi
 
 // output returns the buffer a call writes: the caller's, checked, or a
 // pooled one (owned: freed again if the call fails).
-func (rt *Runtime) output(c call, given *gpu.UnifiedBuffer) (*gpu.UnifiedBuffer, bool, error) {
+func (rt *Runtime) output(c *call, given *gpu.UnifiedBuffer) (*gpu.UnifiedBuffer, bool, error) {
 	if given == nil {
 		b, err := rt.pool.Get(c.outDT, c.shape)
 		return b, true, err
@@ -253,7 +262,7 @@ func (rt *Runtime) output(c call, given *gpu.UnifiedBuffer) (*gpu.UnifiedBuffer,
 
 // run executes items on the chosen backend under the recovery policy, then
 // validates, profiles and records telemetry.
-func (rt *Runtime) run(ctx context.Context, c call, items [][]*gpu.UnifiedBuffer, outs []*gpu.UnifiedBuffer, o *execOptions) error {
+func (rt *Runtime) run(ctx context.Context, c *call, items [][]*gpu.UnifiedBuffer, outs []*gpu.UnifiedBuffer, o *execOptions) error {
 	rt.reportBackends()
 	backend, err := rt.selector.Choose(c.spec, c.dtype, c.n*len(items), o.backend)
 	if err != nil {
@@ -265,20 +274,20 @@ func (rt *Runtime) run(ctx context.Context, c call, items [][]*gpu.UnifiedBuffer
 		}
 	}
 	span := trace.SpanFromContext(ctx) // a non-recording span when tracing is off
-	if rt.tracing {
+	if rt.executionSpans() {
 		ctx, span = rt.tracer.Start(ctx, "ringactor.execute")
 		defer span.End()
 	}
 	p := ExecProfile{Kernel: c.spec.Name}
 	start := time.Now()
-	backend, err = rt.attempt(ctx, work{call: c, items: items, outs: outs, pinned: o.backend != ""}, backend, &p)
+	backend, err = rt.attempt(ctx, work{call: *c, items: items, outs: outs, pinned: o.backend != ""}, backend, &p)
 	p.Duration = time.Since(start)
 	if backend != nil {
 		p.Backend = backend.Name()
 	}
 	if err == nil {
 		rt.selector.Observe(c.spec, c.n*len(items), backend, p.Duration)
-		err = rt.maybeValidate(ctx, c, backend, items, outs, o, &p)
+		err = rt.maybeValidate(ctx, *c, backend, items, outs, o, &p)
 	}
 	if span.IsRecording() {
 		span.SetAttributes(attribute.String("kernel", c.spec.Name), attribute.String("backend", p.Backend), attribute.Int("elements", c.n*len(items)))

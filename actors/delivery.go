@@ -70,7 +70,9 @@ func (k *kernel[Req, Resp]) emit(o output[Resp]) {
 	}
 }
 
-// receive takes the next item of the receive stream.
+// receive takes the next item of the receive stream; after the kernel
+// ended, once the stream is empty, ErrEndOfStream (which no message's
+// outcome is).
 func (k *kernel[Req, Resp]) receive(ctx context.Context) (Resp, uint64, error) {
 	var zero Resp
 	if k.state() == lifecycle.Created { // launch publishes out before the state
@@ -91,7 +93,7 @@ func (k *kernel[Req, Resp]) receive(ctx context.Context) (Resp, uint64, error) {
 		case o := <-k.out:
 			return o.resp, o.id, o.err
 		default:
-			return zero, 0, kernelErr(k.def.id, ErrTerminated)
+			return zero, 0, kernelErr(k.def.id, ErrEndOfStream)
 		}
 	}
 }

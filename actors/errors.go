@@ -23,6 +23,12 @@ var (
 	// messages, and messages it held when it stopped without draining get
 	// this error.
 	ErrTerminated = errors.New("ringactor: kernel terminated")
+	// ErrEndOfStream: the kernel has ended and its receive stream is empty:
+	// no outcome will come any more. It is what Receive returns at the end,
+	// and it matches ErrTerminated too; test for it (not ErrTerminated,
+	// which the outcome of a message the terminate did not run also
+	// matches) to tell the end of the stream from one message's error.
+	ErrEndOfStream = fmt.Errorf("%w: end of the receive stream", ErrTerminated)
 	// ErrWrongMessageType: the message or reply type does not match the kernel.
 	ErrWrongMessageType = errors.New("ringactor: wrong message type")
 	// ErrNilMessage: a nil pointer, map, slice, func, chan or interface was sent.

@@ -156,3 +156,46 @@ func BenchmarkGonumGemm1024(b *testing.B) {
 			0, blas64.General{Rows: n, Cols: n, Stride: n, Data: dst})
 	}
 }
+
+// BenchmarkExecuteAddTinyTelemetry is BenchmarkExecuteAddTiny with
+// telemetry on, as `ringactor bench` runs it.
+func BenchmarkExecuteAddTinyTelemetry(b *testing.B) {
+	rt, ctx := newTestRuntime(b, WithTelemetry(true)), testCtx(b)
+	_, _, dst, in, out := tinyAddBench(b)
+	into := IntoBuffer(out)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := rt.Execute(ctx, "add", in, nil, into); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if dst[0] != 3.75 {
+		b.Fatalf("1.5 + 2.25 = %v", dst[0])
+	}
+}
+
+// BenchmarkExecuteBatchTiny is ExecuteBatch of 16 1-element adds, each
+// output pooled and freed; it reports the time per item, to compare with
+// BenchmarkExecuteAddTinyPooled's per call.
+func BenchmarkExecuteBatchTiny(b *testing.B) {
+	const items = 16
+	rt, ctx := newTestRuntime(b), testCtx(b)
+	batch := make([][]*gpu.UnifiedBuffer, items)
+	for i := range batch {
+		_, _, _, in, _ := tinyAddBench(b)
+		batch[i] = in
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		outs, err := rt.ExecuteBatch(ctx, "add", batch)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, o := range outs {
+			if err := o.Free(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*items), "ns/item")
+}

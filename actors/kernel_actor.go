@@ -57,6 +57,11 @@ func (a *kernelActor[Req, Resp]) Receive(c actor.Context) {
 		k.cb.Restarts.Store(k.cb.Restarts.Load() + 1)
 	case *actor.Stopping:
 		k.onStopping()
+	case *actor.Stopped:
+		// The actor has left the process registry: its PID is a dead
+		// letter now. A termination that stopped it ends here, so that
+		// whoever waits for it finds the PID gone.
+		k.end(lifecycle.Reply{From: lifecycle.Active, To: lifecycle.Terminated})
 	case *kernelFault:
 		k.onLoopEnd(c, m.err)
 	case *loopExited:
@@ -223,13 +228,30 @@ func (k *kernel[Req, Resp]) applyCommand(c actor.Context, ev lifecycle.Event) {
 
 // apply applies a lifecycle event and answers with the transition. Fault and
 // Restart are the kernel's own events (its loop failed, its supervisor
-// restarted it): from outside they are refused with ErrInternalEvent.
+// restarted it): from outside they are refused with ErrInternalEvent. A
+// Terminate of a terminated kernel is answered when the termination under
+// way ends (at once when it has).
 func (k *kernel[Req, Resp]) apply(c actor.Context, ev lifecycle.Event, reply func(lifecycle.Reply)) {
 	k.mu.Lock()
 	from := k.st
 	if ev == lifecycle.Fault || ev == lifecycle.Restart {
 		k.mu.Unlock()
 		reply(lifecycle.Reply{From: from, To: from, Err: kernelErr(k.def.id, &InternalEventError{Event: ev})})
+		return
+	}
+	if ev == lifecycle.Terminate && from == lifecycle.Terminated {
+		// A terminate is under way (its drain goes on, even after its
+		// caller gave up) or done: this one waits for the same end.
+		k.mu.Unlock()
+		select {
+		case <-k.ended:
+			reply(lifecycle.Reply{From: from, To: from})
+		default:
+			k.terminators = append(k.terminators, func(r lifecycle.Reply) {
+				r.From = from
+				reply(r)
+			})
+		}
 		return
 	}
 	next, err := lifecycle.Transition(from, ev)
@@ -263,14 +285,15 @@ func (k *kernel[Req, Resp]) apply(c actor.Context, ev lifecycle.Event, reply fun
 	reply(lifecycle.Reply{From: from, To: next})
 }
 
-// finishTermination releases the kernel once its loop has drained it.
+// finishTermination releases the kernel once its loop has drained it: it
+// stops the actor, and the kernel ends (every Terminate is answered) when
+// the actor has stopped.
 func (k *kernel[Req, Resp]) finishTermination(c actor.Context) {
 	select {
 	case <-k.ended:
 		return
 	default:
 	}
-	k.end(lifecycle.Reply{From: lifecycle.Active, To: lifecycle.Terminated})
 	c.Stop(c.Self())
 }
 
@@ -318,8 +341,8 @@ func (k *kernel[Req, Resp]) end(r lifecycle.Reply) {
 	select {
 	case <-k.ended:
 	default:
+		k.unwatchAll() // before the end is seen: a Terminate that returns leaves no watch
 		close(k.ended)
-		k.unwatchAll()
 	}
 	for _, t := range k.terminators {
 		t(r)

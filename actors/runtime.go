@@ -41,7 +41,8 @@ type Runtime struct {
 	selector *gpu.Selector
 	pool     *gpu.Pool
 	tracer   trace.Tracer
-	tracing  bool // telemetry on: spans around executions
+	tracing  bool // telemetry on: spans around executions (see executionSpans)
+	ownTP    bool // a tracer provider was given (WithTracerProvider)
 	spans    bool // telemetry on with a tracer provider given: message spans (tracing.go)
 	profiler profiler
 
@@ -171,6 +172,7 @@ func NewRuntime(opts ...Option) (*Runtime, error) {
 		rt.telemetry = ins
 		rt.tracing = true
 		rt.spans = spansWanted(cfg.tracerProv)
+		rt.ownTP = cfg.tracerProv != nil
 		if !cfg.deviceMonitorSet {
 			cfg.deviceMonitor = openNVML
 		}
@@ -318,7 +320,9 @@ func (rt *Runtime) Reactivate(ctx context.Context, id string) error {
 // Terminate drains a kernel according to its drain policy, stops its loop
 // and its actor, and releases it. If ctx ends first, the kernel gives up
 // waiting for readers of its receive stream (counting what it could not
-// deliver as dropped) and Terminate returns ctx's error.
+// deliver as dropped) and Terminate returns ctx's error; the termination
+// goes on. A Terminate while one is under way (or after it) waits for the
+// same end and returns nil once it has come (or ctx's error).
 func (rt *Runtime) Terminate(ctx context.Context, id string) error {
 	k, err := rt.lookup(id)
 	if err != nil {

@@ -70,7 +70,7 @@ const DefaultMinDeviceWork = 1 << 20
 type Selector struct {
 	backends []Backend
 	policy   SelectionPolicy
-	stats    sync.Map // statKey → *timing
+	stats    sync.Map // kernel name → *kernelTimings
 	calls    atomic.Uint64
 }
 
@@ -78,6 +78,22 @@ type statKey struct {
 	kernel  string
 	class   uint8
 	backend string
+}
+
+// kernelTimings are one kernel's timings by (size class, backend), an
+// immutable list replaced on the first sight of a new pair: a lookup hashes
+// only the kernel's name and compares a few entries, cheaper than hashing
+// a struct of two strings on every Execute.
+type kernelTimings struct {
+	mu      sync.Mutex // serialises adding entries
+	entries atomic.Pointer[[]timingEntry]
+}
+
+// timingEntry is one (size class, backend) pair's timing.
+type timingEntry struct {
+	class   uint8
+	backend string
+	t       *timing
 }
 
 // timing is an exponentially weighted mean of one candidate's durations.
@@ -208,11 +224,41 @@ func (s *Selector) adaptive(spec *KernelSpec, dt DType, n int) Backend {
 }
 
 func (s *Selector) timing(k statKey) *timing {
-	if t, ok := s.stats.Load(k); ok {
-		return t.(*timing)
+	v, ok := s.stats.Load(k.kernel)
+	if !ok {
+		v, _ = s.stats.LoadOrStore(k.kernel, new(kernelTimings))
 	}
-	t, _ := s.stats.LoadOrStore(k, &timing{})
-	return t.(*timing)
+	kt := v.(*kernelTimings)
+	if t := kt.find(k); t != nil {
+		return t
+	}
+	kt.mu.Lock()
+	defer kt.mu.Unlock()
+	if t := kt.find(k); t != nil {
+		return t
+	}
+	var list []timingEntry
+	if p := kt.entries.Load(); p != nil {
+		list = *p
+	}
+	t := &timing{}
+	list = append(list[:len(list):len(list)], timingEntry{class: k.class, backend: k.backend, t: t})
+	kt.entries.Store(&list)
+	return t
+}
+
+// find returns the timing of k's size class and backend, or nil.
+func (kt *kernelTimings) find(k statKey) *timing {
+	p := kt.entries.Load()
+	if p == nil {
+		return nil
+	}
+	for i := range *p {
+		if e := &(*p)[i]; e.class == k.class && e.backend == k.backend {
+			return e.t
+		}
+	}
+	return nil
 }
 
 // Observe records how long backend took for spec on n elements.

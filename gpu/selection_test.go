@@ -433,3 +433,22 @@ func TestNewSelectorDefaults(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkSelectorObserve is the per-Execute cost of recording a timing,
+// two backends and three kernels known.
+func BenchmarkSelectorObserve(b *testing.B) {
+	cpu, dev := selCPU(), selCUDA()
+	s := gpu.NewSelector([]gpu.Backend{cpu, dev}, gpu.SelectionPolicy{Adaptive: true})
+	specs := []*gpu.KernelSpec{selSpec("add"), selSpec("mul"), selSpec("scale")}
+	for _, sp := range specs {
+		s.Observe(sp, 1, cpu, time.Microsecond)
+		s.Observe(sp, 1<<20, dev, time.Microsecond)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		s.Observe(specs[0], 1, cpu, time.Microsecond)
+	}
+	if d, n := s.Estimate(specs[0], 1, "cpu"); d != time.Microsecond || n < 2 {
+		b.Fatalf("estimate %v from %d samples", d, n)
+	}
+}

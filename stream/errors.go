@@ -13,7 +13,8 @@ var (
 	// ErrForeignNode: an edge joins nodes of two different graphs.
 	ErrForeignNode = errors.New("stream: the node belongs to another graph")
 	// ErrInvalidGraph: a declaration is unusable (an empty or duplicate
-	// name, a nil function, a parallelism below 1, an unconnected inlet).
+	// name, a nil function, a parallelism below 1, an unconnected inlet, a
+	// stage factory that panics or returns Funcs without Element).
 	ErrInvalidGraph = errors.New("stream: invalid graph")
 	// ErrStarted: the graph has started; it can no longer be changed or
 	// started again.
@@ -25,7 +26,8 @@ var (
 	ErrClosed = errors.New("stream: closed")
 	// ErrStopped: the graph was stopped while the element was in flight.
 	ErrStopped = errors.New("stream: the graph was stopped")
-	// ErrPanic: a stage function panicked on the element.
+	// ErrPanic: a stage function panicked on the element (or, at Start, a
+	// stage's factory or launch panicked).
 	ErrPanic = errors.New("stream: the stage panicked")
 )
 

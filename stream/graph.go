@@ -189,11 +189,14 @@ func (g *Graph) report(e *StageError) {
 // kernelID names instance i of node n.
 func (g *Graph) kernelID(n *node, i int) string { return fmt.Sprintf("%s/%s/%d", g.id, n.name, i) }
 
-// Start launches the graph: every stage instance's ring kernel (sinks
-// first, so that each stage's downstream exists), then wires the edges and
-// opens the gates. A build error (a cycle, an invalid declaration, an
-// inlet without an edge) is returned before anything is launched. On a
-// failure the kernels launched so far are terminated.
+// Start launches the graph: it runs every stage's function factory, then
+// launches every stage instance's ring kernel (sinks first, so that each
+// stage's downstream exists), then wires the edges and opens the gates. A
+// build error (a cycle, an invalid declaration, an inlet without an edge, a
+// factory that panics or returns no Element) is returned before anything is
+// launched, and kept (Err). On a later failure (a launch fails or panics)
+// the kernels launched so far are terminated and a runtime Start made is
+// closed.
 func (g *Graph) Start(ctx context.Context) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -213,6 +216,13 @@ func (g *Graph) Start(ctx context.Context) error {
 		}
 	}
 	g.chain(order)
+	for _, n := range order {
+		if n.prepare != nil {
+			if err := n.prepare(); err != nil {
+				return g.fail(err)
+			}
+		}
+	}
 	if g.rt = g.cfg.rt; g.rt == nil {
 		rt, err := actors.NewRuntime(g.cfg.rtOpts...)
 		if err != nil {
@@ -237,10 +247,8 @@ func (g *Graph) Start(ctx context.Context) error {
 	for i := len(order) - 1; i >= 0; i-- { // tail first
 		n := order[i]
 		launched = append([]*node{n}, launched...) // a failed launch undoes its own instances too
-		if n.launch != nil {
-			if err := n.launch(ctx); err != nil {
-				return undo(fmt.Errorf("stream: start %q: %w", n.name, err))
-			}
+		if err := launchNode(ctx, n); err != nil {
+			return undo(fmt.Errorf("stream: start %q: %w", n.name, err))
 		}
 	}
 	for _, n := range order {
@@ -252,6 +260,20 @@ func (g *Graph) Start(ctx context.Context) error {
 	g.phase = started
 	register(g.rt, g)
 	return nil
+}
+
+// launchNode launches n's kernels, turning a panic into an error (Start
+// then undoes what was launched).
+func launchNode(ctx context.Context, n *node) (err error) {
+	if n.launch == nil {
+		return nil
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("%w: %v", ErrPanic, p)
+		}
+	}()
+	return n.launch(ctx)
 }
 
 // topo orders the nodes so that every edge points forward, or reports a cycle.

@@ -21,6 +21,7 @@ type node struct {
 	newChain   bool    // StartChain: never chained to its upstream
 	chained    bool    // decided at Start: its one instance runs on its upstream's loop
 
+	prepare     func() error                    // build its instances' functions (before any launch)
 	launch      func(ctx context.Context) error // launch and activate its kernels
 	bind        []func()                        // wire its outgoing edges (after every launch)
 	stop        func(ctx context.Context) error // terminate its kernels

@@ -21,9 +21,12 @@ type Funcs[In, Out any] struct {
 	Element func(c *Context, v In, out *Emitter[Out]) error
 	// Timer handles a processing-time timer set with Context.SetTimer.
 	Timer func(c *Context, t Timer, out *Emitter[Out]) error
-	// Watermark is called when the instance's event-time watermark advances
-	// (the minimum over its inputs), before it is passed downstream; the
-	// last call, when every input has ended, has math.MaxInt64.
+	// Watermark is called once each time the instance's event-time
+	// watermark advances (the minimum over its inputs), before it is passed
+	// downstream; the last call, when every input has ended, has
+	// math.MaxInt64 (the final watermark). It is called with math.MaxInt64
+	// twice only when an input's own watermark reached math.MaxInt64 before
+	// the end: the second call is the final one (no element can follow).
 	Watermark func(c *Context, wm int64, out *Emitter[Out]) error
 	// Flush is called after each packet of input elements (a natural point
 	// to flush a writer).
@@ -74,9 +77,12 @@ type Stage[In, Out any] struct {
 	inPlace func(in *instance[In, Out], p packet[In]) (handled, took bool)
 }
 
-// NewStage declares a stage. newFuncs runs once per instance, at Start: the
-// state it creates belongs to that instance for the graph's life (a panic
-// fails only the element that caused it; the state is kept).
+// NewStage declares a stage. newFuncs runs once per instance, at Start
+// before anything is launched: the state it creates belongs to that
+// instance for the graph's life (a panic in a stage function fails only the
+// element that caused it; the state is kept). A newFuncs that panics, or
+// returns Funcs without Element, fails Start with ErrInvalidGraph (and, for
+// a panic, ErrPanic) before any kernel is launched.
 func NewStage[In, Out any](g *Graph, name string, newFuncs func() Funcs[In, Out], opts ...StageOption) *Stage[In, Out] {
 	o := stageOptions{par: 1}
 	for _, opt := range opts {
@@ -99,6 +105,7 @@ func NewStage[In, Out any](g *Graph, name string, newFuncs func() Funcs[In, Out]
 		in.out.fire = in.fireTimer
 		s.insts = append(s.insts, in)
 	}
+	s.n.prepare = s.prepare
 	s.n.launch = s.launch
 	s.n.stop = s.stop
 	s.n.depth = func(i int) int64 {
@@ -183,7 +190,37 @@ func (s *Stage[In, Out]) targets(from int32) []*target[In] {
 	return ts
 }
 
-// launch builds each instance's functions and launches its ring kernel.
+// prepare builds each instance's functions (Start runs it for every stage
+// before it launches anything): a factory that panics or returns no
+// Element is a build error.
+func (s *Stage[In, Out]) prepare() error {
+	for _, in := range s.insts {
+		f, err := s.build(in.idx)
+		if err != nil {
+			return err
+		}
+		in.f = f
+	}
+	return nil
+}
+
+// build runs the stage's factory for instance i, turning a panic or a
+// missing Element into ErrInvalidGraph.
+func (s *Stage[In, Out]) build(i int) (f Funcs[In, Out], err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("%w: stage %q[%d]: the factory panicked (%w): %v", ErrInvalidGraph, s.n.name, i, ErrPanic, p)
+		}
+	}()
+	f = s.newFuncs()
+	if f.Element == nil {
+		return f, fmt.Errorf("%w: stage %q[%d]: the factory returned Funcs without Element", ErrInvalidGraph, s.n.name, i)
+	}
+	return f, nil
+}
+
+// launch launches each instance's ring kernel (prepare has built its
+// functions).
 func (s *Stage[In, Out]) launch(ctx context.Context) error {
 	if err := registerPacket[In](); err != nil {
 		return err
@@ -268,10 +305,10 @@ type output interface {
 	tick(now time.Time)
 }
 
-// init prepares the instance before its kernel launches.
+// init prepares the instance (its functions built) before its kernel
+// launches.
 func (in *instance[In, Out]) init(g *Graph) {
 	s := in.s
-	in.f = s.newFuncs()
 	in.c = Context{stage: s.n.name, instance: in.idx, par: s.n.par, wm: math.MinInt64, ctx: g.ctx, stats: in.stats}
 	in.c.timers = &timers{fire: in.fireTimer}
 	in.inWM = make([]int64, s.n.senders)
@@ -556,6 +593,12 @@ func (in *instance[In, Out]) advance() {
 	in.c.wm = wm
 	if in.f.Watermark != nil && (in.f.watermarkFrom == nil || in.c.final || wm >= in.f.watermarkFrom()) {
 		in.hook("watermark", func() error { return in.f.Watermark(&in.c, wm, in.out) })
+	}
+	if in.c.final {
+		// The final watermark is not passed on as a mark: the end of
+		// stream that follows carries it, and each downstream instance
+		// delivers it once, when its own inputs have all ended.
+		return
 	}
 	if in.s.timeOf == nil {
 		in.out.advance(wm)

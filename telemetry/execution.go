@@ -2,15 +2,39 @@ package telemetry
 
 import (
 	"context"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 )
 
-// execKey identifies the attribute sets of one (kernel, backend) pair.
-type execKey struct {
-	kernel, backend string
+// kernelAttrs are one kernel's prebuilt options by backend: an immutable
+// list replaced on the first sight of a backend, so that a lookup hashes
+// only the kernel's name (hashing a struct of two strings on every
+// execution cost more than the rest of RecordExecution).
+type kernelAttrs struct {
+	mu   sync.Mutex // serialises adding backends
+	list atomic.Pointer[[]backendAttrs]
+}
+
+// backendAttrs are the options of one backend.
+type backendAttrs struct {
+	backend string
+	attrs   *execAttrs
+}
+
+// find returns backend's options, or nil.
+func (k *kernelAttrs) find(backend string) *execAttrs {
+	if p := k.list.Load(); p != nil {
+		for i := range *p {
+			if (*p)[i].backend == backend {
+				return (*p)[i].attrs
+			}
+		}
+	}
+	return nil
 }
 
 // execAttrs holds the prebuilt measurement options of one (kernel, backend)
@@ -39,12 +63,27 @@ func newExecAttrs(kernel, backend string) *execAttrs {
 // attrsFor returns the cached options of (kernel, backend), building them on
 // first use.
 func (i *Instruments) attrsFor(kernel, backend string) *execAttrs {
-	key := execKey{kernel, backend}
-	if v, ok := i.execAttrs.Load(key); ok {
-		return v.(*execAttrs)
+	v, ok := i.execAttrs.Load(kernel)
+	if !ok {
+		v, _ = i.execAttrs.LoadOrStore(kernel, new(kernelAttrs))
 	}
-	v, _ := i.execAttrs.LoadOrStore(key, newExecAttrs(kernel, backend))
-	return v.(*execAttrs)
+	k := v.(*kernelAttrs)
+	if a := k.find(backend); a != nil {
+		return a
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if a := k.find(backend); a != nil {
+		return a
+	}
+	var list []backendAttrs
+	if p := k.list.Load(); p != nil {
+		list = *p
+	}
+	a := newExecAttrs(kernel, backend)
+	list = append(list[:len(list):len(list)], backendAttrs{backend: backend, attrs: a})
+	k.list.Store(&list)
+	return a
 }
 
 // RecordExecution records one kernel execution of duration d: it adds one to

@@ -33,7 +33,7 @@ type Instruments struct {
 	src      Source
 	producer *Producer
 
-	// execAttrs maps an execKey to its *execAttrs.
+	// execAttrs maps a kernel's name to its *kernelAttrs.
 	execAttrs sync.Map
 
 	closeOnce sync.Once

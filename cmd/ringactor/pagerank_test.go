@@ -168,3 +168,37 @@ func TestPagerankInputs(t *testing.T) {
 		t.Errorf("malformed stdin: exit %d, stderr %q", code, errOut)
 	}
 }
+
+// TestPagerankTimings: --timings adds one stderr line with every phase, each
+// a non-negative number of milliseconds, and changes nothing on stdout.
+func TestPagerankTimings(t *testing.T) {
+	path := writeEdges(t, "1 2\n2 3\n3 1\n3 4\n")
+	code, plain, _ := runPagerankCLI(t, path)
+	if code != exitOK {
+		t.Fatalf("exit %d", code)
+	}
+	code, out, errOut := runPagerankCLI(t, path, "--timings")
+	if code != exitOK || out != plain {
+		t.Fatalf("exit %d, stdout %q, want %q", code, out, plain)
+	}
+	var line string
+	for l := range strings.Lines(errOut) {
+		if rest, ok := strings.CutPrefix(l, "timings (ms): "); ok {
+			line = strings.TrimSpace(rest)
+		}
+	}
+	f := strings.Fields(line)
+	want := []string{"read", "parse", "build", "setup", "iterate", "write", "total"}
+	if len(f) != 2*len(want) {
+		t.Fatalf("timings line %q", line)
+	}
+	for i, name := range want {
+		v, err := strconv.ParseFloat(f[2*i+1], 64)
+		if f[2*i] != name || err != nil || v < 0 {
+			t.Errorf("phase %d: %q %q, want %s and a number of ms", i, f[2*i], f[2*i+1], name)
+		}
+	}
+	if _, _, errOut := runPagerankCLI(t, path); strings.Contains(errOut, "timings") {
+		t.Errorf("timings without --timings: %q", errOut)
+	}
+}

@@ -41,12 +41,13 @@ type Backend struct {
 	closed  bool
 	name    string // "cuda:0"; "cuda:sim" for a simulated device
 
-	arenaBytes   uintptr       // pinned arena reserved at open (0: DefaultArenaBytes)
-	mailboxes    int           // mailbox table size of each ring program grid (0: DefaultMailboxes)
-	gridLimit    int           // ring program grids a device may run (0: resident grids less the reserve; tests lower it)
-	parkTimeout  time.Duration // a device epoch's wait for each ring's ack (0: DefaultParkTimeout)
-	epochSpacing time.Duration // the least time between two device epochs (WithEpochSpacing)
-	sim          any           // the simulated device of NewSimulatedBackend (simhazard.go)
+	arenaBytes   uintptr        // pinned arena reserved at open (0: DefaultArenaBytes)
+	mailboxes    int            // mailbox table size of each ring program grid (0: DefaultMailboxes)
+	gridLimit    int            // ring program grids a device may run (0: resident grids less the reserve; tests lower it)
+	parkTimeout  time.Duration  // a device epoch's wait for each ring's ack (0: DefaultParkTimeout)
+	epochSpacing time.Duration  // the least time between two device epochs (WithEpochSpacing)
+	sim          any            // the simulated device of NewSimulatedBackend (simhazard.go)
+	profile      *DeviceProfile // WithDeviceProfile's, or nil (profile.go)
 }
 
 // NewBackend returns the CUDA backend; the driver is probed on first use.
@@ -107,6 +108,11 @@ func (b *Backend) device() (*device, error) {
 		}
 		d, err := openDevice(api, run, dev, ordinal, b.arenaBytes)
 		if err != nil {
+			b.devErr = err
+			return
+		}
+		if d.profile, err = b.openProfile(api, dev); err != nil {
+			_ = d.close()
 			b.devErr = err
 			return
 		}

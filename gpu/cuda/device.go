@@ -79,8 +79,9 @@ type device struct {
 	run     runner
 	ordinal int
 	attrs   deviceAttrs
-	jitLog  JITLog     // the one-shot module's JIT info log (register use)
-	alloc   *Allocator // the backend's allocator, set once opened
+	profile DeviceProfile // what the device holds at once (profile.go)
+	jitLog  JITLog        // the one-shot module's JIT info log (register use)
+	alloc   *Allocator    // the backend's allocator, set once opened
 
 	// thread-confined
 	module  Module

@@ -31,6 +31,8 @@ type fakeDevice struct {
 	failAlloc error                     // returned by MemAlloc when set
 
 	hz          *hostsim.Hazards // the hazard model (simhazard.go)
+	profile     DeviceProfile    // the hardware the model enforces (simdevice_profile.go)
+	qmu         sync.Mutex       // a ticket and its command enter the stream together
 	pool        fakePool         // the default memory pool
 	noPool      bool             // no stream-ordered allocator: the backend's fallback
 	asyncAllocs int              // MemAllocFromPoolAsync calls
@@ -65,8 +67,10 @@ func fakeAttrs() map[DeviceAttribute]int {
 }
 
 func newFakeDevice(mem uint64) *fakeDevice {
-	return &fakeDevice{sim: hostsim.NewDevice(mem), attrs: fakeAttrs(), streams: map[*fakeStream]bool{},
+	f := &fakeDevice{sim: hostsim.NewDevice(mem), attrs: fakeAttrs(), streams: map[*fakeStream]bool{},
 		modules: map[*fakeModule]bool{}, hostFlags: map[unsafe.Pointer]uint32{}, hz: hostsim.NewHazards()}
+	f.setProfile(H100Profile())
+	return f
 }
 
 func fakeErr(call string, code Result, name, msg string) error {
@@ -181,14 +185,14 @@ func (f *fakeDevice) MemcpyHtoDAsync(dst DevicePtr, src unsafe.Pointer, n uint64
 	if err := f.hz.Enqueue("cuMemcpyHtoDAsync_v2", streamID(s)); err != nil {
 		return err
 	}
-	return f.enqueue(s, func() error { return f.sim.CopyIn(uint64(dst), src, n) })
+	return f.submit("cuMemcpyHtoDAsync_v2", s, nil, func() error { return f.sim.CopyIn(uint64(dst), src, n) })
 }
 
 func (f *fakeDevice) MemcpyDtoHAsync(dst unsafe.Pointer, src DevicePtr, n uint64, s Stream) error {
 	if err := f.hz.Enqueue("cuMemcpyDtoHAsync_v2", streamID(s)); err != nil {
 		return err
 	}
-	return f.enqueue(s, func() error { return f.sim.CopyOut(dst, uint64(src), n) })
+	return f.submit("cuMemcpyDtoHAsync_v2", s, nil, func() error { return f.sim.CopyOut(dst, uint64(src), n) })
 }
 
 func (f *fakeDevice) ModuleLoadData(image []byte, _ bool) (Module, JITLog, error) {
@@ -247,12 +251,15 @@ func (f *fakeDevice) LaunchKernel(fn Function, grid, block Dim3, smem uint32, s 
 		return err
 	}
 	prog := (*fakeFunc)(fn.p).prog
-	tr, err := f.hz.Begin(streamID(s), name, a) // in flight until the kernel returns
+	shape := hostsim.Grid{Blocks: int(g.X * g.Y * g.Z), Threads: int(b.X * b.Y * b.Z), SharedMem: int(smem)}
+	tr, err := f.hz.BeginGrid(streamID(s), name, shape, a) // in flight until the kernel returns
+	if errors.Is(err, hostsim.ErrOutOfResources) {
+		return fakeErr("cuLaunchKernel", ErrLaunchOutOfResources, "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES", err.Error())
+	}
 	if err != nil {
 		return err
 	}
-	return f.enqueue(s, func() error {
-		defer f.hz.End(tr)
+	err = f.submit("cuLaunchKernel", s, tr, func() error {
 		launch := func() error { return f.sim.Launch(name, [3]uint32{g.X, g.Y, g.Z}, [3]uint32{b.X, b.Y, b.Z}, a) }
 		if prog != nil {
 			launch = func() error {
@@ -272,6 +279,10 @@ func (f *fakeDevice) LaunchKernel(fn Function, grid, block Dim3, smem uint32, s 
 		}
 		return nil
 	})
+	if err != nil {
+		f.hz.End(tr)
+	}
+	return err
 }
 
 func (f *fakeDevice) StreamCreate(uint32) (Stream, error) {
@@ -279,6 +290,7 @@ func (f *fakeDevice) StreamCreate(uint32) (Stream, error) {
 	f.mu.Lock()
 	f.streams[s] = true
 	f.mu.Unlock()
+	f.hz.StreamCreated(streamID(Stream{unsafe.Pointer(s)}))
 	return Stream{unsafe.Pointer(s)}, nil
 }
 
@@ -296,15 +308,38 @@ func (f *fakeDevice) stream(s Stream) (*fakeStream, error) {
 	return fs, nil
 }
 
+// enqueue submits op as unnamed stream work.
 func (f *fakeDevice) enqueue(s Stream, op func() error) error {
+	return f.submit("stream work", s, nil, op)
+}
+
+// submit enqueues op, the command call, on s (a launch: tr is its
+// tracked launch, ended here when op has run): the hazard model gives it
+// its place in its hardware queue (Ticket) and the stream's goroutine
+// dispatches it there (Dispatch) before running it. On the default stream
+// op runs at once (the model's NULL-stream rule has been applied).
+func (f *fakeDevice) submit(call string, s Stream, tr *hostsim.Tracked, op func() error) error {
 	fs, err := f.stream(s)
 	if err != nil {
 		return err
 	}
 	if fs == nil {
+		defer f.hz.End(tr)
 		return op() // the default stream: synchronous here
 	}
-	fs.enqueue(op)
+	f.qmu.Lock()
+	defer f.qmu.Unlock()
+	t, err := f.hz.Ticket(call, streamID(s), tr)
+	if err != nil {
+		return err
+	}
+	fs.enqueue(func() error {
+		defer f.hz.End(tr)
+		if err := f.hz.Dispatch(t); err != nil {
+			return err
+		}
+		return op()
+	})
 	return nil
 }
 
@@ -366,6 +401,7 @@ func (f *fakeDevice) StreamDestroy(s Stream) error {
 	delete(f.streams, fs)
 	f.mu.Unlock()
 	fs.close()
+	f.hz.StreamDestroyed(streamID(s))
 	return nil
 }
 
@@ -378,7 +414,7 @@ func (f *fakeDevice) EventRecord(e Event, s Stream) error {
 		return err
 	}
 	ev := (*fakeEvent)(e.p)
-	return f.enqueue(s, func() error {
+	return f.submit("cuEventRecord", s, nil, func() error {
 		ev.mu.Lock()
 		ev.done = true
 		ev.seq++
@@ -509,10 +545,15 @@ func (r testRunner) Close() error             { return r.w.close() }
 // launches run the host-compiled bodies of kernels/*.cu (package hostsim),
 // the persistent ring kernel included. Every code path of the backend
 // runs as it would on a GPU — allocation, staging, argument packing,
-// launch shapes, the ring engine — only slower. Its hazard model
-// ([SimulatedHazards]) is in strict mode: a driver call that on a GPU
-// would wait forever beside a running ring kernel fails with a
-// *hostsim.HazardError instead. It is for tests and for
+// launch shapes, the ring engine — only slower. Its hardware is a
+// [DeviceProfile] ([H100Profile] unless [WithDeviceProfile] says
+// otherwise). Its hazard model ([SimulatedHazards]) is in strict mode: a
+// driver call that on a GPU would wait forever beside a running ring
+// kernel fails with a *hostsim.HazardError instead — an implicit
+// synchronisation, a launch that cannot become resident beside the
+// persistent kernels (hostsim.ErrResidency: the profile's 129th
+// persistent grid), or a command queued behind one on a hardware work
+// queue other streams share (hostsim.ErrFalseDependency). It is for tests and for
 // developing device code paths on machines without a GPU; Name reports
 // "cuda:sim". Close it when done.
 func NewSimulatedBackend(memBytes uint64, opts ...BackendOption) *Backend {
@@ -525,9 +566,16 @@ func NewSimulatedBackend(memBytes uint64, opts ...BackendOption) *Backend {
 
 // newSimulated returns a Backend over fd.
 func newSimulated(fd *fakeDevice) (*Backend, *fakeDevice) {
-	b := newBackend(func() Report {
+	var b *Backend
+	b = newBackend(func() Report {
 		return Report{LibraryLoaded: true, LibraryPath: "hostsim", Devices: []DeviceInfo{{Name: "simulated", SMs: 2}}}
 	}, func() (deviceAPI, runner, Device, int, error) {
+		if b.profile != nil {
+			if err := b.profile.Validate(); err != nil {
+				return nil, nil, 0, 0, err
+			}
+			fd.setProfile(*b.profile)
+		}
 		w, err := startWorker(nil, nil)
 		if err != nil {
 			return nil, nil, 0, 0, err

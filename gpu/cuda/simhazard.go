@@ -82,7 +82,7 @@ func (f *fakeDevice) MemFreeAsync(p DevicePtr, s Stream) error {
 	if err := f.hz.Call("cuMemFreeAsync"); err != nil {
 		return err
 	}
-	return f.enqueue(s, func() error {
+	return f.submit("cuMemFreeAsync", s, nil, func() error {
 		if err := f.sim.Free(uint64(p)); err != nil {
 			return fakeErr("cuMemFreeAsync", ErrInvalidValue, "CUDA_ERROR_INVALID_VALUE", err.Error())
 		}

@@ -60,83 +60,89 @@ func NewGraph(names []string, edges [][2]int) (*Graph, error) {
 		}
 		seen[name] = struct{}{}
 	}
-	src := make([]int32, len(edges))
-	dst := make([]int32, len(edges))
+	ends := make([]int32, 2*len(edges))
 	for i, e := range edges {
 		for _, x := range e {
 			if x < 0 || x >= n {
 				return nil, fmt.Errorf("pagerank: edge %d (%d → %d) has a node index outside [0, %d)", i, e[0], e[1], n)
 			}
 		}
-		src[i], dst[i] = int32(e[0]), int32(e[1])
+		ends[2*i], ends[2*i+1] = int32(e[0]), int32(e[1])
 	}
-	return build(slices.Clone(names), src, dst)
+	return build(slices.Clone(names), ends)
 }
 
-// build makes a graph of the named nodes from the edges src[i] → dst[i]
-// (valid indices), removing duplicates. It takes ownership of its arguments.
-func build(names []string, src, dst []int32) (*Graph, error) {
+// build makes a graph of the named nodes from the edges e[2i] → e[2i+1]
+// of each e in ends (valid indices), removing duplicates. It takes
+// ownership of its arguments.
+//
+// Two counting sorts and no comparison sort: the edges are grouped by
+// source, then scattered by target visiting the sources in increasing
+// order, which leaves every node's in-edge sources sorted with duplicates
+// side by side; one pass drops those and counts the out-degrees.
+func build(names []string, ends ...[]int32) (*Graph, error) {
 	n := len(names)
-	if len(src) > maxEdges {
-		return nil, fmt.Errorf("pagerank: %d edges, at most %d supported", len(src), maxEdges)
+	m := 0
+	for _, e := range ends {
+		m += len(e) / 2
 	}
-	// Group the edges by source (a counting sort), then sort and deduplicate
-	// each node's targets.
-	outOff := make([]int, n+1)
-	for _, u := range src {
-		outOff[u+1]++
+	if m > maxEdges {
+		return nil, fmt.Errorf("pagerank: %d edges, at most %d supported", m, maxEdges)
+	}
+	// Group the targets by source.
+	outOff := make([]int32, n+1)
+	for _, e := range ends {
+		for i := 0; i+1 < len(e); i += 2 {
+			outOff[e[i]+1]++
+		}
 	}
 	for u := range n {
 		outOff[u+1] += outOff[u]
 	}
-	adj := make([]int32, len(src))
+	bySrc := make([]int32, m)
 	next := slices.Clone(outOff[:n])
-	for i, u := range src {
-		adj[next[u]] = dst[i]
-		next[u]++
-	}
-	outDeg := make([]int32, n)
-	inDeg := make([]int, n+1)
-	w := 0
-	for u := range n {
-		row := adj[outOff[u]:outOff[u+1]]
-		if !sortedUnique(row) {
-			slices.Sort(row)
-			row = slices.Compact(row)
+	for _, e := range ends {
+		for i := 0; i+1 < len(e); i += 2 {
+			u := e[i]
+			bySrc[next[u]] = e[i+1]
+			next[u]++
 		}
-		for _, v := range row {
-			inDeg[v+1]++
-		}
-		outDeg[u] = int32(len(row))
-		outOff[u] = w           // now the start of u's deduplicated row
-		w += copy(adj[w:], row) // may overwrite row: it moves down
 	}
-	outOff[n] = w
-	adj = adj[:w]
-
-	// Transpose: visiting sources in increasing order leaves every node's
-	// in-edge sources sorted.
+	// Scatter the sources by target, in increasing source order.
+	inOff := make([]int, n+1)
+	for _, v := range bySrc {
+		inOff[v+1]++
+	}
 	for v := range n {
-		inDeg[v+1] += inDeg[v]
+		inOff[v+1] += inOff[v]
 	}
-	inOff := inDeg
-	inSrc := make([]int32, w)
-	fill := slices.Clone(inOff[:n])
+	inSrc := make([]int32, m)
+	for v := range n {
+		next[v] = int32(inOff[v])
+	}
 	for u := range n {
-		for _, v := range adj[outOff[u]:outOff[u+1]] {
-			inSrc[fill[v]] = int32(u)
-			fill[v]++
+		for _, v := range bySrc[outOff[u]:outOff[u+1]] {
+			inSrc[next[v]] = int32(u)
+			next[v]++
 		}
 	}
-	return &Graph{Names: names, inOff: inOff, inSrc: inSrc, outDeg: outDeg}, nil
-}
-
-// sortedUnique reports whether row is strictly increasing.
-func sortedUnique(row []int32) bool {
-	for i := 1; i < len(row); i++ {
-		if row[i] <= row[i-1] {
-			return false
+	// Drop the duplicates, count the out-degrees.
+	outDeg := outOff[:n] // reused: bySrc's offsets are done with
+	clear(outDeg)
+	w := 0
+	for v := range n {
+		row := inSrc[inOff[v]:inOff[v+1]]
+		inOff[v] = w
+		prev := int32(-1)
+		for _, u := range row {
+			if u != prev {
+				inSrc[w] = u
+				w++
+				outDeg[u]++
+				prev = u
+			}
 		}
 	}
-	return true
+	inOff[n] = w
+	return &Graph{Names: names, inOff: inOff, inSrc: inSrc[:w:w], outDeg: outDeg}, nil
 }

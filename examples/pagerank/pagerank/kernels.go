@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"sync/atomic"
+	"time"
 
 	"github.com/ringactor/ringactor/actors"
 	"github.com/ringactor/ringactor/messages"
@@ -25,9 +26,10 @@ import (
 //
 // One iteration k: the coordinator sends iterate(k, dangling mass of
 // x^{k−1}) to every partition; each computes its share x[u]/outdeg(u) from
-// x^{k−1}, sends it (one []float64 for its whole range) to each partition
-// that has edges from it, and once it holds every share it needs it computes
-// x^k over its range and replies with a report: its L1 change and the
+// x^{k−1} into its range of the shared share vector, sends a share message
+// (that range) to each partition that has edges from it, and once it holds
+// every share it needs it computes x^k over its range (its rows of the
+// graph's in-edge CSR) and replies with a report: its L1 change and the
 // dangling mass of x^k. With all P reports the coordinator stops (converged,
 // or out of iterations) by sending collect, or starts iteration k+1. Each
 // partition answers collect with its ranks, which the coordinator assembles
@@ -83,9 +85,10 @@ const (
 type update struct {
 	Kind      updateKind
 	Iter      int
-	Delta     float64   // the L1 change of iteration Iter
-	Converged bool      // done: whether the last iteration converged
-	Ranks     []float64 // done: the ranks by node index
+	Delta     float64       // the L1 change of iteration Iter
+	Converged bool          // done: whether the last iteration converged
+	Ranks     []float64     // done: the ranks by node index
+	Iterating time.Duration // done: from the first iterate command to the ranks
 }
 
 // updateKind says what an update is.
@@ -108,14 +111,17 @@ type partitionKernel = actors.Kernel[partMsg, coordMsg]
 
 // problem is what every kernel of one Run knows.
 type problem struct {
-	ctx     context.Context // the Run's: handlers stop sending once it ends
-	g       *Graph
-	bounds  []int // partition ranges
-	need    [][]bool
-	alpha   float64
-	tol     float64
-	maxIter int
-	parts   []*partitionKernel // filled by Run before any kernel is activated
+	ctx    context.Context // the Run's: handlers stop sending once it ends
+	g      *Graph
+	bounds []int // partition ranges
+	need   [][]bool
+	// allShares is x[u]/outdeg(u) of every node: each partition writes its
+	// own range, then tells the partitions that read it (a share message).
+	allShares []float64
+	alpha     float64
+	tol       float64
+	maxIter   int
+	parts     []*partitionKernel // filled by Run before any kernel is activated
 }
 
 // once returns a handler factory that makes a handler with mk the first time
@@ -210,7 +216,7 @@ func (p *partition) handle(_ context.Context, m partMsg) (coordMsg, error) {
 func (p *partition) init() {
 	p.l = newLayout(p.g, p.bounds, p.id)
 	n := p.l.hi - p.l.lo
-	p.x, p.next, p.share = make([]float64, n), make([]float64, n), make([]float64, n)
+	p.x, p.next, p.share = make([]float64, n), make([]float64, n), p.allShares[p.l.lo:p.l.hi:p.l.hi]
 	x0 := 1 / float64(p.g.NumNodes())
 	for i := range p.x {
 		p.x[i] = x0
@@ -245,28 +251,24 @@ func (p *partition) tryFinish() coordMsg {
 //
 // with uniform p and dangling weights, and returns the L1 change.
 func (p *partition) step() float64 {
-	y := p.next
-	clear(y)
-	// Each node's in-edges are added in increasing source order, block by
-	// block, whatever the number of partitions.
-	for s, b := range p.l.blocks {
-		in, off, src := p.recv[s], b.off, b.src
-		for i, v := range b.rows {
-			acc := y[v]
-			for _, u := range src[off[i]:off[i+1]] {
-				acc += in[u]
-			}
-			y[v] = acc
-		}
-	}
+	y, x := p.next, p.x
 	pN := 1 / float64(p.g.NumNodes())
 	alpha := p.alpha
 	dw := p.dsum * pN
 	tele := (1 - alpha) * pN
 	delta := 0.0
-	for v, yv := range y {
-		xv := alpha*(yv+dw) + tele
-		delta += math.Abs(xv - p.x[v])
+	// Each node's in-edges are added in increasing source order, whatever
+	// the number of partitions: the rows of the partition's range are one
+	// contiguous run of inSrc, gathered from the shared share vector.
+	share, inSrc := p.allShares, p.g.inSrc
+	off := p.g.inOff[p.l.lo : p.l.hi+1]
+	for v := range y {
+		acc := 0.0
+		for _, u := range inSrc[off[v]:off[v+1]] {
+			acc += share[u]
+		}
+		xv := alpha*(acc+dw) + tele
+		delta += math.Abs(xv - x[v])
 		y[v] = xv
 	}
 	p.x, p.next = y, p.x
@@ -292,6 +294,7 @@ type coordinator struct {
 	converged   bool
 	ranks       []float64
 	collected   int
+	iterStart   time.Time // when iterate 1 was sent
 }
 
 // newCoordinator returns the coordinator's handler.
@@ -324,7 +327,8 @@ func (c *coordinator) handle(_ context.Context, m coordMsg) (update, error) {
 		if c.collected++; c.collected < len(c.parts) {
 			return update{}, nil
 		}
-		return update{Kind: updateDone, Iter: c.iter, Delta: c.lastDelta, Converged: c.converged, Ranks: c.ranks}, nil
+		return update{Kind: updateDone, Iter: c.iter, Delta: c.lastDelta, Converged: c.converged, Ranks: c.ranks,
+			Iterating: time.Since(c.iterStart)}, nil
 	}
 	return update{}, fmt.Errorf("coordinator: unknown message kind %d", m.Kind)
 }
@@ -348,6 +352,7 @@ func (c *coordinator) report(m coordMsg) (update, error) {
 	k := c.iter
 	if k == 0 { // x⁰ is set up everywhere
 		c.iter = 1
+		c.iterStart = time.Now()
 		return update{}, c.broadcast(partMsg{Kind: partIterate, Iter: 1, Dangling: dangling})
 	}
 	c.lastDelta = delta

@@ -84,6 +84,9 @@ type Result struct {
 	// private runtime, the kernels' launch, their layout of the graph and
 	// the iterations; not the shutdown.
 	Duration time.Duration
+	// Iterating is the part of Duration spent iterating: from the
+	// coordinator's first iterate command to the collected ranks.
+	Iterating time.Duration
 }
 
 // ErrNotConverged is matched (errors.Is) by a *ConvergenceError.
@@ -177,7 +180,7 @@ func Run(ctx context.Context, g *Graph, opts Options) (res Result, err error) {
 	}()
 
 	bounds := splitRanges(g, p)
-	pr := &problem{ctx: runCtx, g: g, bounds: bounds, need: links(g, bounds),
+	pr := &problem{ctx: runCtx, g: g, bounds: bounds, need: links(g, bounds), allShares: make([]float64, n),
 		alpha: o.Damping, tol: o.Tol, maxIter: o.MaxIter, parts: make([]*partitionKernel, p)}
 	coord, err := k.launch(ctx, pr, fmt.Sprintf("pagerank-%d", runs.Add(1)))
 	if err != nil {
@@ -201,7 +204,7 @@ func Run(ctx context.Context, g *Graph, opts Options) (res Result, err error) {
 			}
 		case updateDone:
 			res = Result{Ranks: u.Ranks, Iterations: u.Iter, Converged: u.Converged, Delta: u.Delta,
-				Partitions: p, Duration: time.Since(start)}
+				Partitions: p, Duration: time.Since(start), Iterating: u.Iterating}
 			if !u.Converged {
 				return res, &ConvergenceError{Iterations: u.Iter, Delta: u.Delta, Limit: float64(n) * o.Tol}
 			}

@@ -1,11 +1,10 @@
 package pagerank
 
 import (
-	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
+	"time"
 	"unsafe"
 )
 
@@ -78,24 +77,27 @@ func (e *ParseError) LineNumbers() []int {
 //
 // The graph's Names share the memory of the input, which is read whole.
 func Parse(r io.Reader) (*Graph, error) {
+	g, _, err := ParseTimed(r)
+	return g, err
+}
+
+// ParseTimed is Parse that also reports how long each phase took.
+func ParseTimed(r io.Reader) (*Graph, ParseTimings, error) {
+	start := time.Now()
 	data, err := io.ReadAll(r)
 	if err != nil {
-		return nil, fmt.Errorf("pagerank: reading edge list: %w", err)
+		return nil, ParseTimings{}, fmt.Errorf("pagerank: reading edge list: %w", err)
 	}
-	return ParseString(owned(data))
+	read := time.Since(start)
+	g, t, err := parseTimed(owned(data))
+	t.Read = read
+	return g, t, err
 }
 
 // ParseFile reads the edge list in the named file (see Parse). A
 // *ParseError it returns carries the file's name.
 func ParseFile(name string) (*Graph, error) {
-	data, err := os.ReadFile(name)
-	if err != nil {
-		return nil, fmt.Errorf("pagerank: %w", err)
-	}
-	g, err := ParseString(owned(data))
-	if pe, ok := errors.AsType[*ParseError](err); ok {
-		pe.Name = name
-	}
+	g, _, err := ParseFileTimed(name)
 	return g, err
 }
 
@@ -114,10 +116,18 @@ func ParseBytes(data []byte) (*Graph, error) { return ParseString(string(data)) 
 // ParseString parses an edge list held in a string (see Parse). The graph's
 // Names are substrings of data.
 func ParseString(data string) (*Graph, error) {
+	g, _, err := parseTimed(data)
+	return g, err
+}
+
+// parseLines is the line-by-line parser: the reference the fast scanner
+// (scan.go) is tested against, and what reports the malformed lines of an
+// input the scanner rejects.
+func parseLines(data string) (*Graph, error) {
 	data = strings.TrimPrefix(data, "\uFEFF")
 	// A line is some 10–20 bytes: size the tables once.
 	estimate := len(data) / 16
-	p := parser{ids: make(map[string]int32), names: make([]string, 0, estimate/2), src: make([]int32, 0, estimate), dst: make([]int32, 0, estimate),
+	p := parser{ids: make(map[string]int32), names: make([]string, 0, estimate/2), ends: make([]int32, 0, 2*estimate),
 		maxNum: min(max(len(data)/2, 1<<16), maxNumeric)}
 	line := 0
 	for len(data) > 0 {
@@ -150,17 +160,17 @@ func ParseString(data string) (*Graph, error) {
 	if p.err.Count > 0 {
 		return nil, &p.err
 	}
-	return build(p.names, p.src, p.dst)
+	return build(p.names, p.ends)
 }
 
 // parser accumulates an edge list's nodes and edges.
 type parser struct {
-	ids      map[string]int32 // node index by name
-	num      []int32          // node index + 1 by numeric name (0: not seen)
-	maxNum   int              // the largest numeric name num may hold
-	names    []string
-	src, dst []int32
-	err      ParseError
+	ids    map[string]int32 // node index by name
+	num    []int32          // node index + 1 by numeric name (0: not seen)
+	maxNum int              // the largest numeric name num may hold
+	names  []string
+	ends   []int32 // src, dst of each edge
+	err    ParseError
 }
 
 // maxNumeric bounds the table of numeric names (4 bytes an entry).
@@ -176,8 +186,7 @@ func (p *parser) edge(a, b string) error {
 	if err != nil {
 		return err
 	}
-	p.src = append(p.src, u)
-	p.dst = append(p.dst, v)
+	p.ends = append(p.ends, u, v)
 	return nil
 }
 

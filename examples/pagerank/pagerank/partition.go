@@ -1,21 +1,23 @@
 package pagerank
 
 // Partitioning. Each partition kernel owns a contiguous range [lo, hi) of
-// node indices and the edges INTO those nodes, as one compressed-row block
-// per source partition: block s holds, for each owned node with in-edges
-// from partition s, the positions in partition s's range of their sources.
+// node indices and reads the edges INTO those nodes straight from the
+// graph's in-edge CSR (Graph.inOff, Graph.inSrc), built once by Parse: the
+// SpMV of a partition streams its rows' slice of inSrc in order and
+// gathers from one shared vector of shares.
 //
 // Why in-edges (pull) rather than out-edges (push): with in-edges a
-// partition's outgoing message is the one vector it computes anyway, the
-// share x[u]/outdeg(u) of each of its nodes, and the same slice goes to
-// every partition that has edges from it (nobody writes it until the next
-// iteration, which starts only once every receiver has reported). The
-// receiver sums over its
-// own in-edges into its own nodes: no per-destination scatter vectors to
-// zero and fill, no elementwise sum of P incoming vectors, and every node's
-// sum adds its in-edges in increasing source order whatever the number of
+// partition computes the share x[u]/outdeg(u) of each of its nodes into its
+// own range of the shared share vector, and tells each partition that has
+// edges from it that the range is ready (nobody writes it again until the
+// next iteration, which starts only once every receiver has reported). The
+// receiver sums over its own in-edges into its own nodes: no
+// per-destination scatter vectors to zero and fill, no elementwise sum of P
+// incoming vectors, no copy of the graph per partition, and every node's sum
+// adds its in-edges in increasing source order whatever the number of
 // partitions, so the ranks do not depend on P beyond the last bits of the
-// dangling mass and of the convergence test.
+// dangling mass and of the convergence test. The dangling nodes' mass is
+// folded into the one constant each iteration adds to every node.
 
 // nodeWeight is the cost of a node relative to an in-edge in an iteration
 // (the share, the update of the rank and its change, the row): measured on a
@@ -44,24 +46,10 @@ func splitRanges(g *Graph, p int) []int {
 	return bounds
 }
 
-// block is the in-edges of a partition's nodes from one source partition,
-// in compressed rows: owned node rows[i] (a local index; only nodes with at
-// least one edge from that partition are listed, in increasing order) has
-// the sources src[off[i]:off[i+1]], local indices in the source partition's
-// range, in increasing order. A pass over a block visits only its rows, so P
-// blocks cost no more than one: the work is the edges plus the (node,
-// source partition) pairs that have edges.
-type block struct {
-	rows []int32
-	off  []int32
-	src  []int32
-}
-
-// layout is what one partition knows of the graph: its range, its in-edge
-// blocks, its nodes' inverse out-degrees and its dangling nodes.
+// layout is what one partition knows of the graph beyond the CSR: its
+// range, its nodes' inverse out-degrees and its dangling nodes.
 type layout struct {
 	lo, hi   int
-	blocks   []block   // by source partition; empty where no edge comes from it
 	invDeg   []float64 // 1/outdeg(u) for owned u, 0 for a dangling node
 	dangling []int32   // local indices of the owned dangling nodes
 }
@@ -69,56 +57,13 @@ type layout struct {
 // newLayout builds partition q's layout for the given range bounds.
 func newLayout(g *Graph, bounds []int, q int) *layout {
 	lo, hi := bounds[q], bounds[q+1]
-	p := len(bounds) - 1
-	l := &layout{lo: lo, hi: hi, blocks: make([]block, p), invDeg: make([]float64, hi-lo)}
+	l := &layout{lo: lo, hi: hi, invDeg: make([]float64, hi-lo)}
 	for u := lo; u < hi; u++ {
 		if d := g.outDeg[u]; d > 0 {
 			l.invDeg[u-lo] = 1 / float64(d)
 		} else {
 			l.dangling = append(l.dangling, int32(u-lo))
 		}
-	}
-
-	// runs calls f for each run of node v's in-edge sources that lie in one
-	// source partition s. The sources are sorted, so the runs come in
-	// increasing s.
-	runs := func(v int, f func(s int, srcs []int32)) {
-		srcs := g.inSrc[g.inOff[v]:g.inOff[v+1]]
-		s := 0
-		for len(srcs) > 0 {
-			for int(srcs[0]) >= bounds[s+1] {
-				s++
-			}
-			n := 1
-			for n < len(srcs) && int(srcs[n]) < bounds[s+1] {
-				n++
-			}
-			f(s, srcs[:n])
-			srcs = srcs[n:]
-		}
-	}
-	// Size the blocks exactly, then fill them.
-	rows, edges := make([]int, p), make([]int, p)
-	for v := lo; v < hi; v++ {
-		runs(v, func(s int, srcs []int32) {
-			rows[s]++
-			edges[s] += len(srcs)
-		})
-	}
-	for s := range p {
-		if rows[s] > 0 {
-			l.blocks[s] = block{rows: make([]int32, 0, rows[s]), off: make([]int32, 1, rows[s]+1), src: make([]int32, 0, edges[s])}
-		}
-	}
-	for v := lo; v < hi; v++ {
-		runs(v, func(s int, srcs []int32) {
-			b := &l.blocks[s]
-			b.rows = append(b.rows, int32(v-lo))
-			for _, u := range srcs {
-				b.src = append(b.src, u-int32(bounds[s]))
-			}
-			b.off = append(b.off, int32(len(b.src)))
-		})
 	}
 	return l
 }

@@ -164,7 +164,7 @@ func runChainIn(ctx context.Context, rt *actors.Runtime, cfg Config, in io.Reade
 	// Drain what the sink still reports while the kernels terminate.
 	go func() {
 		for {
-			if _, err := sinkK.Receive(context.Background()); errors.Is(err, actors.ErrTerminated) {
+			if _, err := sinkK.Receive(context.Background()); errors.Is(err, actors.ErrEndOfStream) {
 				return
 			}
 		}

@@ -131,34 +131,69 @@ const (
 var ErrHazard = errors.New("hostsim: driver call would wait on a persistent kernel")
 
 // HazardError is a driver call that, on a GPU, would wait for a
-// persistent kernel that never returns.
+// persistent kernel that never returns: an implicit synchronisation
+// (Limit is LimitNone), a launch that cannot become resident beside
+// persistent kernels (a residency Limit: it also matches ErrResidency), or
+// a command queued behind a persistent kernel on a hardware work queue
+// that other streams share (LimitHardwareQueue: it also matches
+// ErrFalseDependency).
 type HazardError struct {
 	Call    string        // the driver call, e.g. "cuMemFree_v2"
 	Class   CallClass     // its class
 	HeldBy  string        // stream work held by a barrier: the barrier call; else ""
-	Kernel  string        // the persistent kernel's entry, e.g. "rc_ring_saxpy"
+	Kernel  string        // the persistent kernel's entry, e.g. "rc_ring_saxpy" (residency: the oldest holder)
 	Launch  uint64        // its launch number on this device (from 1)
 	Stream  uint64        // its stream (the simulated stream's identity)
 	Control uint64        // its control block's device address (0 if unknown)
 	Waited  time.Duration // blocking mode: how long the call waited before the watchdog fired
+
+	Limit      Limit  // the hardware limit in the way, or LimitNone
+	LimitValue int    // its figure in the device's Limits (e.g. 128 resident grids)
+	Launching  string // residency: the entry of the launch that cannot become resident
+	Holders    int    // residency: the persistent kernels holding the device (0: the grid exceeds an empty device)
+	Queue      int    // LimitHardwareQueue: the hardware queue (from 0)
+	OnStream   uint64 // LimitHardwareQueue: the stream of the command that waits
 }
 
 // Error implements error.
 func (e *HazardError) Error() string {
-	what := e.Call + " (" + e.Class.String() + ")"
-	if e.HeldBy != "" {
-		what = fmt.Sprintf("%s held back by %s (%s)", e.Call, e.HeldBy, CallBarrier)
+	kernel := fmt.Sprintf("persistent kernel %s (launch %d, stream %#x, control block %#x)", e.Kernel, e.Launch, e.Stream, e.Control)
+	var s string
+	switch {
+	case e.Limit == LimitHardwareQueue:
+		s = fmt.Sprintf("hostsim: %s on stream %#x waits behind %s on hardware work queue %d of %d, which other streams share: "+
+			"a false dependency", e.Call, e.OnStream, kernel, e.Queue, e.LimitValue)
+	case e.Limit != LimitNone && e.Holders == 0:
+		s = fmt.Sprintf("hostsim: %s of persistent kernel %s cannot become resident even on an empty device: %s (%d)",
+			e.Call, e.Launching, e.Limit, e.LimitValue)
+	case e.Limit != LimitNone:
+		s = fmt.Sprintf("hostsim: %s of %s cannot become resident: %s (%d) taken by %d persistent kernels, the first %s",
+			e.Call, e.Launching, e.Limit, e.LimitValue, e.Holders, kernel)
+	default:
+		what := e.Call + " (" + e.Class.String() + ")"
+		if e.HeldBy != "" {
+			what = fmt.Sprintf("%s held back by %s (%s)", e.Call, e.HeldBy, CallBarrier)
+		}
+		s = fmt.Sprintf("hostsim: %s while %s runs", what, kernel)
 	}
-	s := fmt.Sprintf("hostsim: %s while persistent kernel %s (launch %d, stream %#x, control block %#x) runs", what,
-		e.Kernel, e.Launch, e.Stream, e.Control)
 	if e.Waited > 0 {
 		return s + fmt.Sprintf(": still waiting after %v (the watchdog gave up; on a GPU it waits forever)", e.Waited)
 	}
 	return s + ": on a GPU it would wait forever"
 }
 
-// Is matches ErrHazard.
-func (e *HazardError) Is(target error) bool { return target == ErrHazard }
+// Is matches ErrHazard, and ErrResidency or ErrFalseDependency by Limit.
+func (e *HazardError) Is(target error) bool {
+	switch target {
+	case ErrHazard:
+		return true
+	case ErrResidency:
+		return e.Limit != LimitNone && e.Limit != LimitHardwareQueue
+	case ErrFalseDependency:
+		return e.Limit == LimitHardwareQueue
+	}
+	return false
+}
 
 // Tracked is one launch in flight, from [Hazards.Begin] to [Hazards.End].
 type Tracked struct {
@@ -166,6 +201,10 @@ type Tracked struct {
 	entry      string
 	persistent bool
 	control    uint64 // control block address of a persistent launch, or 0
+	grid       Grid   // its shape, for residency
+	resident   bool   // dispatched: it holds its grid slot and blocks
+	placed     []int  // the SM of each resident block
+	superseded bool   // a later launch took its control block: it has exited
 }
 
 // Hazards tracks the launches in flight on a simulated device and
@@ -182,6 +221,13 @@ type Hazards struct {
 	changed    chan struct{}     // closed and replaced whenever a launch ends
 	calls      map[string]int
 	raised     []*HazardError
+
+	limits  Limits            // the hardware limits (limits.go)
+	res     *residency        // the resident grids' use of the device
+	tseq    uint64            // tickets issued (queues.go)
+	queues  map[uint64]int    // live stream -> its hardware queue
+	nstream int               // streams created, for the round robin
+	pending map[int][]*Ticket // hardware queue -> its commands not yet dispatched, in order
 }
 
 // DefaultWatchdog bounds a wait of the hazard model.
@@ -192,7 +238,8 @@ const DefaultWatchdog = 2 * time.Second
 // simulated device does so for every ring program it loads).
 func NewHazards() *Hazards {
 	return &Hazards{watchdog: DefaultWatchdog, inflight: map[uint64]*Tracked{}, fence: map[uint64]string{},
-		persistent: map[string]int{}, changed: make(chan struct{}), calls: map[string]int{}}
+		persistent: map[string]int{}, changed: make(chan struct{}), calls: map[string]int{}, res: newResidency(Limits{}),
+		queues: map[uint64]int{}, pending: map[int][]*Ticket{}}
 }
 
 // SetMode sets the mode and the watchdog (≤ 0 keeps the current one).
@@ -246,6 +293,9 @@ var (
 // exiting reports whether a persistent launch was asked to exit (or has
 // acknowledged): a wait for it is bounded.
 func (l *Tracked) exiting() bool {
+	if l.superseded {
+		return true
+	}
 	if l.control == 0 {
 		return false
 	}
@@ -362,21 +412,50 @@ func (h *Hazards) enqueue(call string, stream uint64) error {
 
 // Begin applies Enqueue's rule to a launch of entry on stream and then
 // records it as in flight; args are its parameter slots. End it when the
-// kernel has finished.
+// kernel has finished. Its grid counts as one block of one thread: see
+// BeginGrid.
 func (h *Hazards) Begin(stream uint64, entry string, args []uint64) (*Tracked, error) {
+	return h.BeginGrid(stream, entry, Grid{Blocks: 1, Threads: 1}, args)
+}
+
+// BeginGrid is Begin of a launch of shape g. Beside the rules of Enqueue,
+// in strict mode a launch that cannot become resident beside the
+// persistent kernels in flight that never exit (the model's Limits) fails
+// at once with a residency hazard: one-shot kernels need a grid slot and
+// room for one block, a persistent grid room for all of its blocks. A
+// block larger than an empty SM is ErrOutOfResources in either mode.
+// The launch becomes resident when its stream reaches it (Dispatch).
+func (h *Hazards) BeginGrid(stream uint64, entry string, g Grid, args []uint64) (*Tracked, error) {
+	g = g.norm()
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if err := h.enqueue("cuLaunchKernel", stream); err != nil {
 		return nil, err
 	}
-	h.seq++
-	l := &Tracked{id: h.seq, stream: stream, entry: entry}
+	if l := h.res.tooBig(g); l != LimitNone {
+		return nil, fmt.Errorf("%w: %s: a block of %d threads and %d bytes of shared memory exceeds %s (%d)",
+			ErrOutOfResources, entry, g.Threads, g.SharedMem, l, h.limits.value(l))
+	}
+	l := &Tracked{id: h.seq + 1, stream: stream, entry: entry, grid: g}
 	if arg, ok := h.persistent[entry]; ok {
 		l.persistent = true
 		if arg >= 0 && arg < len(args) {
 			l.control = args[arg]
 		}
 	}
+	if l.persistent && l.control != 0 {
+		for _, o := range h.inflight {
+			if o.persistent && o.control == l.control {
+				o.superseded = true // a relaunch on the same control block: the old loop has exited
+			}
+		}
+	}
+	if h.mode == HazardStrict {
+		if limit, holders := h.neverFits(g, l.persistent, false, nil); limit != LimitNone {
+			return nil, h.residencyHazard("cuLaunchKernel", l, limit, holders, 0)
+		}
+	}
+	h.seq++
 	h.inflight[l.id] = l
 	return l, nil
 }
@@ -388,8 +467,17 @@ func (h *Hazards) End(l *Tracked) {
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	if l.resident {
+		h.res.remove(l.grid, l.placed)
+		l.resident, l.placed = false, nil
+	}
 	delete(h.inflight, l.id)
 	delete(h.fence, l.id)
+	h.notify()
+}
+
+// notify wakes every wait of the model (h.mu held).
+func (h *Hazards) notify() {
 	close(h.changed)
 	h.changed = make(chan struct{})
 }
