@@ -38,8 +38,9 @@ const (
 	// than mailboxes with work only poll the doorbell).
 	gridBlocksPerSM = 2
 	// residentGridsH100 is the resident grids per device of compute
-	// capability 7.0 and 7.5–9.0 (CUDA programming guide; no attribute);
-	// gridReserve of them are left to one-shot kernels and epochs.
+	// capability 7.0 and 7.5–9.0 (CUDA programming guide; no attribute),
+	// used when the device's profile has none; gridReserve of them are
+	// left to one-shot kernels and epochs.
 	residentGridsH100 = 128
 	gridReserve       = 8
 )
@@ -172,13 +173,16 @@ func (b *Backend) grid(p *RingProgram, threads int) (*ringGrid, error) {
 			return nil
 		}
 		limit := residentGridsH100 - gridReserve
+		if r := d.profile.MaxResidentGrids; r > 0 {
+			limit = max(1, r-gridReserve) // the device profile's resident grids (profile.go)
+		}
 		if b.gridLimit > 0 {
 			limit = b.gridLimit
 		}
 		if n := len(d.grids); n >= limit {
 			return &gpu.DeviceError{Kind: gpu.DeviceCapacity, Backend: b.name, Device: d.ordinal,
 				Reason: fmt.Sprintf("%d ring program grids run: the device keeps %d grids resident and %d are left to one-shot kernels and epochs",
-					n, residentGridsH100, gridReserve)}
+					n, limit+gridReserve, gridReserve)}
 		}
 		var err error
 		g, err = d.startGrid(p, threads, b.mailboxes)
