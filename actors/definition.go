@@ -83,6 +83,7 @@ type KernelDef[Req, Resp any] struct {
 	yields     int            // a waiting requester's yields before it parks (WithRequesterYields)
 	device     ringmsg.Op     // a built-in device ring handler (NewDeviceKernel); 0: none
 	prog       *deviceProgram // a user's device ring program (NewDeviceRingKernel); nil: none
+	onCapacity OnDeviceCapacity
 }
 
 // KernelOption configures a KernelDef.
@@ -96,6 +97,7 @@ type kernelOptions struct {
 	decider                    supervision.Decider
 	wait                       ring.WaitStrategy
 	yields                     int
+	onCapacity                 OnDeviceCapacity
 }
 
 // WithCapacity sets the input ring's capacity, a power of two (default 1024).
@@ -162,7 +164,7 @@ func NewKernel[Req, Resp any](id string, newHandler func() Handler[Req, Resp], o
 	return &KernelDef[Req, Resp]{
 		id: id, newHandler: newHandler, capacity: o.capacity, overflow: o.overflow, outCap: o.outCap,
 		policy: o.policy, drain: o.drain, downstream: o.downstream, decider: o.decider, wait: o.wait,
-		yields: o.yields,
+		yields: o.yields, onCapacity: o.onCapacity,
 	}
 }
 

@@ -38,7 +38,10 @@ type DeviceSource struct {
 	// as a restarted Go fallback starts from a fresh state.
 	State any
 	// Threads is the block size of the kernel (default: 32 on a GPU, 4 on
-	// the simulated device, where every thread is a host thread).
+	// the simulated device, where every thread is a host thread). Kernels
+	// of one program and block size share one persistent grid, whose
+	// blocks serve them as mailboxes; another block size starts another
+	// grid (a device keeps at most 120 of them for ring programs).
 	Threads int
 	// Types are values of further fixed-layout struct types Code uses
 	// (e.g. a helper struct), declared in C after Req, Resp and State.
@@ -172,6 +175,11 @@ func (p *deviceProgram) prepare(rt *Runtime) error {
 		if err == nil {
 			prog, err = p.load(ctx, rt, cb)
 		}
+		if err == nil {
+			// The program's persistent grid starts now, once: its kernels
+			// are mailboxes of it, never launches.
+			err = cb.StartRingGrid(prog, p.threads)
+		}
 		if errors.Is(err, gpu.ErrCompilation) {
 			return err
 		}
@@ -207,26 +215,16 @@ func (p *deviceProgram) load(ctx context.Context, rt *Runtime, cb *cuda.Backend)
 	return prog, nil
 }
 
-// expected is where launch will start the program: the name of the first
-// backend of rt it is loaded on that has not failed, or PlacementCPU.
-func (p *deviceProgram) expected(rt *Runtime) string {
-	for _, b := range rt.selector.Backends() {
-		cb, ok := b.(*cuda.Backend)
-		if !ok {
-			continue
-		}
-		p.mu.Lock()
-		prog := p.loaded[cb]
-		p.mu.Unlock()
-		if prog != nil && cb.Failed() == nil {
-			return cb.Name()
-		}
-	}
-	return PlacementCPU
+// deviceLaunch is a device ring kernel's mailbox opened for an
+// incarnation, or why it has none.
+type deviceLaunch struct {
+	ring    *cuda.RingKernel
+	backend *cuda.Backend
+	why     error
 }
 
-// launch starts the program on the first backend of rt it is loaded on, or
-// says why it runs nowhere.
+// launch opens a mailbox of the program's grid on the first backend of rt
+// it is loaded on, or says why it runs nowhere.
 func (p *deviceProgram) launch(rt *Runtime) (*cuda.RingKernel, *cuda.Backend, error) {
 	var why error = errors.New("the runtime has no CUDA backend")
 	for _, b := range rt.selector.Backends() {
@@ -247,7 +245,7 @@ func (p *deviceProgram) launch(rt *Runtime) (*cuda.RingKernel, *cuda.Backend, er
 			why = err
 			continue
 		}
-		k, err := cb.LaunchRingProgram(prog, cuda.RingConfig{Threads: p.threads})
+		k, err := cb.OpenMailbox(prog, cuda.RingConfig{Threads: p.threads})
 		if err != nil {
 			why = fmt.Errorf("%s: %w", cb.Name(), err)
 			continue

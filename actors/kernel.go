@@ -2,6 +2,7 @@ package actors
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"reflect"
 	"sync"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
+	"github.com/ringactor/ringactor/gpu"
 	"github.com/ringactor/ringactor/gpu/ring"
 	"github.com/ringactor/ringactor/lifecycle"
 	"github.com/ringactor/ringactor/messages"
@@ -139,6 +141,9 @@ type kernel[Req, Resp any] struct {
 	// firstHandler is the handler launch built for the first incarnation
 	// (nil for a device kernel); the actor takes it at its first start.
 	firstHandler Handler[Req, Resp]
+	// firstDevice is the device mailbox launch opened for the first
+	// incarnation of a device ring kernel (nil: none, or it fell back).
+	firstDevice *deviceLaunch
 
 	// owned by the actor goroutine
 	loopRunning bool
@@ -232,18 +237,37 @@ func (k *kernel[Req, Resp]) launch(ctx context.Context) error {
 			return kernelErr(k.def.id, err)
 		}
 	}
-	k.in, k.out, k.down, k.term, k.firstHandler = in, make(chan output[Resp], k.def.outCap), down, term, first
+	var dev *deviceLaunch
 	if k.def.prog != nil {
+		// The first incarnation's mailbox is opened now, so a device without
+		// room for it is an error of Launch when the kernel asks for that.
+		r, b, err := k.def.prog.launch(k.rt)
+		switch {
+		case err == nil:
+			dev = &deviceLaunch{ring: r, backend: b}
+		case k.def.onCapacity == CapacityError && errors.Is(err, gpu.ErrDeviceCapacity):
+			return kernelErr(k.def.id, err)
+		default:
+			dev = &deviceLaunch{why: err}
+		}
 		// Where the first incarnation will run, known now: Placement says
 		// so from Launch on, not only once the actor has started.
-		where := k.def.prog.expected(k.rt)
+		where := PlacementCPU
+		if dev.ring != nil {
+			where = dev.backend.Name()
+		}
 		k.placement.Store(&where)
 	}
+	k.in, k.out, k.down, k.term, k.firstHandler, k.firstDevice = in, make(chan output[Resp], k.def.outCap), down, term, first, dev
 	k.setState(next)
 	// Spawning runs no code of this kernel's actor synchronously (Started is
 	// delivered on the actor's own goroutine), so it may happen under mu.
 	pid, err := k.rt.orch.spawn(ctx, k.def.id, k.props())
 	if err != nil {
+		if dev != nil && dev.ring != nil {
+			_ = dev.ring.Close(ctx)
+		}
+		k.firstDevice = nil
 		k.setState(lifecycle.Created)
 		return kernelErr(k.def.id, err)
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
+	"github.com/ringactor/ringactor/gpu/cuda"
 	"github.com/ringactor/ringactor/gpu/ring"
 	"github.com/ringactor/ringactor/lifecycle"
 	"github.com/ringactor/ringactor/supervision"
@@ -106,7 +107,15 @@ func (k *kernel[Req, Resp]) onStarted(c actor.Context) {
 // factory runs here, so a panicking factory fails the actor like a handler.
 func (k *kernel[Req, Resp]) startLoop(c actor.Context) {
 	if k.def.prog != nil {
-		ring, backend, err := k.def.prog.launch(k.rt)
+		var ring *cuda.RingKernel
+		var backend *cuda.Backend
+		var err error
+		if dev := k.firstDevice; dev != nil {
+			k.firstDevice = nil
+			ring, backend, err = dev.ring, dev.backend, dev.why
+		} else {
+			ring, backend, err = k.def.prog.launch(k.rt)
+		}
 		if err == nil {
 			k.startDeviceLoop(c, ring, backend)
 			return

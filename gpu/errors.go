@@ -12,7 +12,8 @@ import (
 //	├── ErrCompilation      (*CompilationError)
 //	├── ErrDevice           (*DeviceError)
 //	│   ├── ErrOutOfMemory
-//	│   └── ErrDeviceNotAvailable
+//	│   ├── ErrDeviceNotAvailable
+//	│   └── ErrDeviceCapacity
 //	├── ErrMemory           (*MemoryError)
 //	└── ErrExecution        (*ExecutionError)
 var (
@@ -21,8 +22,12 @@ var (
 	ErrDevice             = errors.New("device error")
 	ErrOutOfMemory        = errors.New("out of device memory")
 	ErrDeviceNotAvailable = errors.New("device not available")
-	ErrMemory             = errors.New("memory error")
-	ErrExecution          = errors.New("execution error")
+	// ErrDeviceCapacity: the device holds no more of what was asked for —
+	// its mailbox table is full, or its resident grids are used up — and
+	// waiting would not help (on a GPU such a launch would wait forever).
+	ErrDeviceCapacity = errors.New("device capacity reached")
+	ErrMemory         = errors.New("memory error")
+	ErrExecution      = errors.New("execution error")
 )
 
 // IsTransient reports whether err (or an error it wraps) says that retrying
@@ -64,6 +69,7 @@ const (
 	DeviceOutOfMemory                     // an allocation did not fit
 	DeviceUnavailable                     // no usable device: no driver, no device, or disabled
 	DeviceBusyTransient                   // a transient condition (busy, not ready); retry may succeed
+	DeviceCapacity                        // a limit of the device is reached (mailbox table, resident grids); matches ErrDeviceCapacity
 )
 
 // DeviceError reports a failure of a device or its driver.
@@ -82,6 +88,7 @@ func (e *DeviceError) Error() string {
 		DeviceOutOfMemory:   "out of device memory",
 		DeviceUnavailable:   "device not available",
 		DeviceBusyTransient: "device busy",
+		DeviceCapacity:      "device capacity reached",
 	}[e.Kind]
 	s := fmt.Sprintf("%s: %s device %d", what, e.Backend, e.Device)
 	if e.Kind == DeviceUnavailable { // about the backend as a whole
@@ -99,8 +106,8 @@ func (e *DeviceError) Error() string {
 // Unwrap returns the cause.
 func (e *DeviceError) Unwrap() error { return e.Err }
 
-// Is matches ErrDevice, ErrCompute and, by kind, ErrOutOfMemory or
-// ErrDeviceNotAvailable.
+// Is matches ErrDevice, ErrCompute and, by kind, ErrOutOfMemory,
+// ErrDeviceNotAvailable or ErrDeviceCapacity.
 func (e *DeviceError) Is(target error) bool {
 	switch target {
 	case ErrDevice, ErrCompute:
@@ -109,6 +116,8 @@ func (e *DeviceError) Is(target error) bool {
 		return e.Kind == DeviceOutOfMemory
 	case ErrDeviceNotAvailable:
 		return e.Kind == DeviceUnavailable
+	case ErrDeviceCapacity:
+		return e.Kind == DeviceCapacity
 	}
 	return false
 }

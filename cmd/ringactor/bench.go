@@ -12,7 +12,7 @@ import (
 
 // Help text of the bench command.
 const (
-	benchSynopsis    = "[-json] [-quick] [-cluster] [-v]"
+	benchSynopsis    = "[-json] [-quick] [-cluster] [--device[=sim]] [-v]"
 	benchDescription = `Measure ringactor's message paths in one process, against baselines taken in
 the same run:
 
@@ -77,6 +77,17 @@ cluster_server_allocs_per_request, protoactor_cluster_server_allocs_per_request
 protoactor_cluster_client_cpu_ns_per_request, cluster_server_cpu_ns_per_request,
 protoactor_cluster_server_cpu_ns_per_request (CPU time per request of each
 process, throughput runs).
+
+--device adds the device measures on the machine's GPU, --device=sim on the
+simulated device: 10,000 device ring kernels of one program (one persistent
+grid serves them as mailboxes); one kernel's round trip alone and among the
+others idle, the aggregate rate of 1, 16 and 1024 busy kernels (4 requests in
+flight each), and what a kernel costs. Its JSON keys (device_sim_* for either
+mode): device_sim_kernels, device_sim_grids, device_sim_rtt_p50_alone_ns,
+device_sim_rtt_p50_one_of_many_ns, device_sim_pipelined_msgs_per_s_1,
+device_sim_pipelined_msgs_per_s_16, device_sim_pipelined_msgs_per_s_1024,
+device_sim_host_bytes_per_mailbox (Go heap), device_sim_pinned_bytes_per_mailbox,
+device_sim_state_link_bytes_per_msg (0: the State is in device memory).
 `
 )
 
@@ -94,6 +105,8 @@ func runBenchCommand(ctx context.Context, args []string, stdout, stderr io.Write
 	quick := fs.Bool("quick", false, "run the quick configuration (under a minute on two cores) instead of the full one")
 	withCluster := fs.Bool("cluster", false, "also measure cluster requests to a member in another process")
 	verbose := fs.Bool("v", false, "log at debug level")
+	var device deviceFlag
+	fs.Var(&device, "device", "also measure device ring kernels on the GPU; `=sim` on the simulated device")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
@@ -111,7 +124,13 @@ func runBenchCommand(ctx context.Context, args []string, stdout, stderr io.Write
 		"rtt_samples", cfg.RTTSamples, "pipelined_msgs", cfg.PipelinedMsgs,
 		"in_flight", cfg.InFlight, "warmup", cfg.WarmupRequests, "exec_samples", cfg.ExecSamples,
 		"elementwise_samples", cfg.ElementwiseSamples, "matmul_samples", cfg.MatMulSamples)
-	if err := runBench(ctx, stdout, cfg, label, *asJSON, clusterRun); err != nil {
+	var deviceRun func(context.Context) (*bench.DeviceResult, error)
+	if device.mode != "" {
+		deviceRun = func(ctx context.Context) (*bench.DeviceResult, error) {
+			return benchDevice(ctx, device.mode, *quick, log)
+		}
+	}
+	if err := runBench(ctx, stdout, cfg, label, *asJSON, clusterRun, deviceRun); err != nil {
 		return failure(stderr, "bench", err)
 	}
 	return exitOK
@@ -121,7 +140,8 @@ func runBenchCommand(ctx context.Context, args []string, stdout, stderr io.Write
 // given) and writes its result to w: one JSON object (and its newline) when
 // asJSON, else a table headed with label (the configuration's name). Nothing
 // is written when the run fails.
-func runBench(ctx context.Context, w io.Writer, cfg bench.Config, label string, asJSON bool, clusterRun func(context.Context) (*bench.ClusterResult, error)) error {
+func runBench(ctx context.Context, w io.Writer, cfg bench.Config, label string, asJSON bool, clusterRun func(context.Context) (*bench.ClusterResult, error),
+	deviceRun func(context.Context) (*bench.DeviceResult, error)) error {
 	res, err := bench.Run(ctx, cfg)
 	if err != nil {
 		return fmt.Errorf("bench: %w", err)
@@ -129,6 +149,11 @@ func runBench(ctx context.Context, w io.Writer, cfg bench.Config, label string, 
 	if clusterRun != nil {
 		if res.ClusterResult, err = clusterRun(ctx); err != nil {
 			return fmt.Errorf("bench: cluster: %w", err)
+		}
+	}
+	if deviceRun != nil {
+		if res.DeviceResult, err = deviceRun(ctx); err != nil {
+			return fmt.Errorf("bench: device: %w", err)
 		}
 	}
 	if err := ctx.Err(); err != nil {
@@ -172,6 +197,10 @@ func benchTable(res bench.Result, cfg bench.Config, label string) string {
 		fmt.Fprintf(&b, row, fmt.Sprintf("%d in flight (msg/s)", c.ClusterInFlight), count(c.ClusterMsgsPerS), count(c.ProtoActorClusterMsgsPS), "")
 		fmt.Fprintf(&b, row, "requester allocs / request", fmt.Sprintf("%.1f", c.ClusterClientAllocs), fmt.Sprintf("%.1f", c.ProtoActorClusterClientAllocs), "")
 		fmt.Fprintf(&b, ratio, "ring / Proto.Actor cluster p50", c.ClusterRTTRatio, "(below 1: ring kernel faster)")
+	}
+	if d := res.DeviceResult; d != nil {
+		b.WriteString("\n")
+		deviceTable(&b, d)
 	}
 	return b.String()
 }

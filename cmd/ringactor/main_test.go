@@ -149,7 +149,7 @@ func TestDemoInterrupted(t *testing.T) {
 // checks that stdout is one JSON object with every required key above zero.
 func TestBenchJSON(t *testing.T) {
 	var out bytes.Buffer
-	if err := runBench(testCtx(t), &out, tinyBench, "tiny", true, nil); err != nil {
+	if err := runBench(testCtx(t), &out, tinyBench, "tiny", true, nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	dec := json.NewDecoder(bytes.NewReader(out.Bytes()))
@@ -193,7 +193,7 @@ func TestBenchJSON(t *testing.T) {
 // TestBenchTable checks the table's rows and ratios.
 func TestBenchTable(t *testing.T) {
 	var out bytes.Buffer
-	if err := runBench(testCtx(t), &out, tinyBench, "tiny", false, nil); err != nil {
+	if err := runBench(testCtx(t), &out, tinyBench, "tiny", false, nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"ringactor bench (tiny:", "round trip p50 (ns)", "round trip p99 (ns)",

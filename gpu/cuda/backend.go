@@ -42,6 +42,8 @@ type Backend struct {
 	name    string // "cuda:0"; "cuda:sim" for a simulated device
 
 	arenaBytes   uintptr        // pinned arena reserved at open (0: DefaultArenaBytes)
+	mailboxes    int            // mailbox table size of each ring program grid (0: DefaultMailboxes)
+	gridLimit    int            // ring program grids a device may run (0: resident grids less the reserve; tests lower it)
 	parkTimeout  time.Duration  // a device epoch's wait for each ring's ack (0: DefaultParkTimeout)
 	epochSpacing time.Duration  // the least time between two device epochs (WithEpochSpacing)
 	sim          any            // the simulated device of NewSimulatedBackend (simhazard.go)

@@ -92,8 +92,9 @@ type device struct {
 	batch   *batch
 	ptx     map[[32]byte]*ptxModule
 	closed  bool
-	mem     memState   // memory pool and pinned arena (device_alloc.go, arena.go)
-	ep      epochState // live rings and the device epoch (epoch.go)
+	mem     memState              // memory pool and pinned arena (device_alloc.go, arena.go)
+	ep      epochState            // live rings and the device epoch (epoch.go)
+	grids   map[gridKey]*ringGrid // ring program grids (ring_grid.go)
 }
 
 // Staging: host → device copies go through pinned buffers, since the

@@ -386,6 +386,17 @@ func (d *Driver) MemFreeAsync(p DevicePtr, s Stream) error {
 	return d.check("cuMemFreeAsync", C.rc_cuMemFreeAsync(d.api, C.CUdeviceptr(p), C.CUstream(s.p)))
 }
 
+// OccupancyMaxActiveBlocksPerMultiprocessor returns how many blocks of f
+// (block threads, smem bytes of dynamic shared memory) an SM keeps
+// resident at once (cuOccupancyMaxActiveBlocksPerMultiprocessor). It sizes
+// a ring program's persistent grid.
+func (d *Driver) OccupancyMaxActiveBlocksPerMultiprocessor(f Function, block int, smem uint32) (int, error) {
+	var n C.int
+	err := d.check("cuOccupancyMaxActiveBlocksPerMultiprocessor",
+		C.rc_cuOccupancyMaxActiveBlocksPerMultiprocessor(d.api, &n, C.CUfunction(f.p), C.int(block), C.size_t(smem)))
+	return int(n), err
+}
+
 // optionalSymbolNames lists the optional entry points, in table order.
 func optionalSymbolNames() []string {
 	n := int(C.rc_cuda_optional_count())

@@ -72,6 +72,7 @@ static const rc_symbol rc_optional[] = {
 	RC_SYM(cuMemPoolSetAttribute, "cuMemPoolSetAttribute"),
 	RC_SYM(cuMemAllocFromPoolAsync, "cuMemAllocFromPoolAsync"),
 	RC_SYM(cuMemFreeAsync, "cuMemFreeAsync"),
+	RC_SYM(cuOccupancyMaxActiveBlocksPerMultiprocessor, "cuOccupancyMaxActiveBlocksPerMultiprocessor"),
 };
 
 #define RC_NOPTIONAL ((int)(sizeof(rc_optional) / sizeof(rc_optional[0])))
@@ -273,6 +274,13 @@ CUresult rc_cuMemAllocFromPoolAsync(rc_cuda_api *a, CUdeviceptr *d, size_t bytes
 		return RC_CUDA_ERROR_NOT_SUPPORTED;
 	}
 	return a->cuMemAllocFromPoolAsync(d, bytes, p, s);
+}
+
+CUresult rc_cuOccupancyMaxActiveBlocksPerMultiprocessor(rc_cuda_api *a, int *n, CUfunction f, int block, size_t smem) {
+	if (a->cuOccupancyMaxActiveBlocksPerMultiprocessor == NULL) {
+		return RC_CUDA_ERROR_NOT_SUPPORTED;
+	}
+	return a->cuOccupancyMaxActiveBlocksPerMultiprocessor(n, f, block, smem);
 }
 
 CUresult rc_cuMemFreeAsync(rc_cuda_api *a, CUdeviceptr d, CUstream s) {

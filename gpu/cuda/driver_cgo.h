@@ -65,6 +65,8 @@ typedef struct rc_cuda_api {
 	CUresult (*cuMemPoolSetAttribute)(CUmemoryPool, CUmemPool_attribute, void *);
 	CUresult (*cuMemAllocFromPoolAsync)(CUdeviceptr *, size_t, CUmemoryPool, CUstream);
 	CUresult (*cuMemFreeAsync)(CUdeviceptr, CUstream);
+	// Optional too: the occupancy calculator that sizes a ring program's grid.
+	CUresult (*cuOccupancyMaxActiveBlocksPerMultiprocessor)(int *, CUfunction, int, size_t);
 } rc_cuda_api;
 
 // Stages at which rc_cuda_open can fail.
@@ -133,6 +135,7 @@ CUresult rc_cuDeviceGetDefaultMemPool(rc_cuda_api *a, CUmemoryPool *p, CUdevice 
 CUresult rc_cuMemPoolSetReleaseThreshold(rc_cuda_api *a, CUmemoryPool p, unsigned long long bytes);
 CUresult rc_cuMemAllocFromPoolAsync(rc_cuda_api *a, CUdeviceptr *d, size_t bytes, CUmemoryPool p, CUstream s);
 CUresult rc_cuMemFreeAsync(rc_cuda_api *a, CUdeviceptr d, CUstream s);
+CUresult rc_cuOccupancyMaxActiveBlocksPerMultiprocessor(rc_cuda_api *a, int *n, CUfunction f, int block, size_t smem);
 // rc_cuGetErrorName and rc_cuGetErrorString return NULL for a code the
 // driver does not know.
 const char *rc_cuGetErrorName(rc_cuda_api *a, CUresult r);

@@ -162,7 +162,7 @@ func TestWrappersWithoutDevice(t *testing.T) {
 	if !drv.HasStreamOrderedAlloc() {
 		t.Errorf("%s lacks the stream-ordered allocator (optional symbols %v)", drv.Path(), optionalSymbolNames())
 	}
-	if got := optionalSymbolNames(); len(got) != 4 || got[2] != "cuMemAllocFromPoolAsync" {
+	if got := optionalSymbolNames(); len(got) != 5 || got[2] != "cuMemAllocFromPoolAsync" {
 		t.Errorf("optional symbols %v", got)
 	}
 	for call, fn := range calls {

@@ -236,6 +236,12 @@ func (d *Driver) MemAllocFromPoolAsync(bytes uint64, pool MemPool, s Stream) (De
 	return 0, d.err("cuMemAllocFromPoolAsync")
 }
 
+// OccupancyMaxActiveBlocksPerMultiprocessor returns how many blocks of f
+// an SM keeps resident at once; without cgo it always fails.
+func (d *Driver) OccupancyMaxActiveBlocksPerMultiprocessor(f Function, block int, smem uint32) (int, error) {
+	return 0, d.err("cuOccupancyMaxActiveBlocksPerMultiprocessor")
+}
+
 // MemFreeAsync frees p back to its pool once the work enqueued on s before
 // it has finished. It does not synchronise with other streams.
 func (d *Driver) MemFreeAsync(p DevicePtr, s Stream) error {

@@ -76,6 +76,8 @@ type ringPark struct {
 	id        uint64
 	fn        Function
 	threads   uint32
+	blocks    uint32 // the grid's blocks (1 for a kernel's own loop)
+	resumed   func() // called after a relaunch (a grid rings its mailboxes again)
 	args      []uint64
 	smem      uint32 // dynamic shared memory of the launch
 	parked    bool
@@ -243,6 +245,9 @@ func (d *device) settle(ctx context.Context) error {
 // now, its gate is closed (and it does not drain), or its output ring is
 // full (its replies wait for the host).
 func (k *RingKernel) settled() bool {
+	if k.serves != nil {
+		return k.serves.settled() // a grid: each of its mailboxes
+	}
 	if k.in == nil || k.cb.TerminatedAck.Load() != 0 || k.in.Header().Head.Load() >= k.park.backlog {
 		return true
 	}
@@ -274,6 +279,9 @@ func (d *device) parkAll(ctx context.Context) ([]*RingKernel, error) {
 	w := ring.Waiter{Strategy: terminateWait, Done: ctx.Done()}
 	for _, k := range parked {
 		for k.cb.TerminatedAck.Load() == 0 {
+			if k.serves != nil && d.gridFaulted(k) {
+				break // a faulted grid never acknowledges: it is gone
+			}
 			if ctx.Err() != nil {
 				return parked, fmt.Errorf("%w: ring %d (processed %d): %w", ErrEpochTimeout, k.park.id,
 					k.cb.Processed.Load(), ctx.Err())
@@ -319,12 +327,15 @@ func (d *device) resume(k *RingKernel) error {
 	if k.in != nil {
 		k.park.backlog = k.in.Header().Tail.Load() // settle waits for these before the next park
 	}
-	err := d.api.LaunchKernel(k.park.fn, Dim3{X: 1}, Dim3{X: k.park.threads}, k.park.smem, k.stream, k.park.args...)
+	err := d.api.LaunchKernel(k.park.fn, Dim3{X: max(1, k.park.blocks)}, Dim3{X: k.park.threads}, k.park.smem, k.stream, k.park.args...)
 	if err != nil {
 		// The ring is gone: its owner's Wait reports why.
 		k.park.launchErr = fmt.Errorf("cuda: relaunching ring %d after a device epoch: %w", k.park.id, err)
 		k.cb.TerminatedAck.Store(ring.Terminated)
 		return k.park.launchErr
+	}
+	if k.park.resumed != nil {
+		k.park.resumed()
 	}
 	return nil
 }
@@ -380,7 +391,7 @@ func (k *RingKernel) keepReplies() {
 		return
 	}
 	k.waited = true
-	for {
+	for k.out != nil { // a grid's own launch has no rings
 		h, p, ok := k.TryPoll()
 		if !ok {
 			return

@@ -30,6 +30,23 @@ static const rc_layout_row rc_layout_rows[] = {
 	RC_FIELD(rc_control_block, latency_sum, "LatencySum"),
 	RC_FIELD(rc_control_block, latency_count, "LatencyCount"),
 	RC_FIELD(rc_control_block, restarts, "Restarts"),
+	RC_SIZE(rc_grid_header),
+	RC_FIELD(rc_grid_header, capacity, "Capacity"),
+	RC_FIELD(rc_grid_header, bell_capacity, "BellCapacity"),
+	RC_FIELD(rc_grid_header, state_stride, "StateStride"),
+	RC_SIZE(rc_mailbox_entry),
+	RC_FIELD(rc_mailbox_entry, gen, "Gen"),
+	RC_FIELD(rc_mailbox_entry, control, "Control"),
+	RC_FIELD(rc_mailbox_entry, in, "In"),
+	RC_FIELD(rc_mailbox_entry, out, "Out"),
+	RC_FIELD(rc_mailbox_entry, queued, "Queued"),
+	RC_FIELD(rc_mailbox_entry, out_wait, "OutWait"),
+	RC_SIZE(rc_doorbell_slot),
+	RC_FIELD(rc_doorbell_slot, seq, "Seq"),
+	RC_FIELD(rc_doorbell_slot, mailbox, "Mailbox"),
+	RC_SIZE(rc_grid_words),
+	RC_FIELD(rc_grid_words, bell_head, "BellHead"),
+	RC_FIELD(rc_grid_words, exited, "Exited"),
 };
 
 static int rc_layout_count(void) { return sizeof(rc_layout_rows) / sizeof(rc_layout_rows[0]); }

@@ -22,6 +22,10 @@ func TestSharedStructLayouts(t *testing.T) {
 		goType reflect.Type
 	}{
 		{"rc_control_block", reflect.TypeFor[ring.ControlBlock]()},
+		{"rc_grid_header", reflect.TypeFor[ring.GridHeader]()},
+		{"rc_mailbox_entry", reflect.TypeFor[ring.MailboxEntry]()},
+		{"rc_doorbell_slot", reflect.TypeFor[ring.DoorbellSlot]()},
+		{"rc_grid_words", reflect.TypeFor[ring.GridWords]()},
 	} {
 		cl, ok := c[pair.c]
 		if !ok {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -64,6 +65,9 @@ type RingKernel struct {
 	leaked  bool        // the kernel never acknowledged: memory is kept
 	left    []ringReply // replies still in the output ring when it was released
 	park    ringPark    // the device epoch's part (epoch.go)
+	grid    *ringGrid   // a mailbox's grid (nil for a kernel with a loop of its own)
+	box     uint32      // a mailbox's index in its grid's table
+	serves  *ringGrid   // set on a grid's own launch
 }
 
 type ringReply struct {
@@ -114,7 +118,18 @@ func (k *RingKernel) PayloadMax() int { return k.in.PayloadMax() }
 func (k *RingKernel) Control() *ring.ControlBlock { return k.cb }
 
 // Activate opens the gate: the kernel consumes its input ring.
-func (k *RingKernel) Activate() { k.cb.Open() }
+func (k *RingKernel) Activate() {
+	k.cb.Open()
+	k.bell()
+}
+
+// bell rings a mailbox's doorbell (nothing for a kernel with a loop of its
+// own).
+func (k *RingKernel) bell() {
+	if k.grid != nil {
+		k.grid.ring(k.box)
+	}
+}
 
 // Deactivate closes the gate: messages queue, nothing is lost.
 func (k *RingKernel) Deactivate() { k.cb.Close() }
@@ -129,8 +144,21 @@ func (k *RingKernel) TrySubmit(typeID uint32, correlationID uint64, payload []by
 	if len(payload) > k.PayloadMax() {
 		return false, fmt.Errorf("cuda: payload of %d bytes exceeds the slot's %d: %w", len(payload), k.PayloadMax(), gpu.ErrArgument)
 	}
+	if k.grid == nil {
+		ok := k.in.TryPushRaw(ring.SlotHeader{TypeID: typeID, CorrelationID: correlationID,
+			TimestampNS: uint64(time.Now().UnixNano())}, payload)
+		return ok, nil
+	}
+	// A mailbox: ring when the ring was empty before this request (the
+	// block serving it otherwise sees the request when it looks at the
+	// tail after storing the previous one's head: grid_loop.cuh).
+	hdr := k.in.Header()
+	tail := hdr.Tail.Load()
 	ok := k.in.TryPushRaw(ring.SlotHeader{TypeID: typeID, CorrelationID: correlationID,
 		TimestampNS: uint64(time.Now().UnixNano())}, payload)
+	if ok && hdr.Head.Load() == tail {
+		k.grid.ring(k.box)
+	}
 	return ok, nil
 }
 
@@ -146,7 +174,23 @@ func (k *RingKernel) TryPoll() (h ring.SlotHeader, payload []byte, ok bool) {
 		k.left = k.left[1:]
 		return r.h, r.payload, true
 	}
-	return k.out.TryPop()
+	h, p, ok := k.out.TryPop()
+	if ok {
+		k.freed()
+	}
+	return h, p, ok
+}
+
+// freed rings a mailbox whose block let it go for want of room in its
+// output ring, after the host freed a slot there.
+func (k *RingKernel) freed() {
+	if k.grid != nil {
+		e := &k.grid.entries[k.box]
+		if atomic.LoadUint64(&e.OutWait) != 0 {
+			atomic.StoreUint64(&e.OutWait, 0)
+			k.grid.ring(k.box)
+		}
+	}
 }
 
 // TryPollInto is TryPoll copying the payload into dst (of at least
@@ -157,14 +201,21 @@ func (k *RingKernel) TryPollInto(dst []byte) (h ring.SlotHeader, n int, ok bool)
 		h, p, ok := k.TryPoll()
 		return h, copy(dst, p), ok
 	}
-	return k.out.TryPopInto(dst)
+	h, n, ok = k.out.TryPopInto(dst)
+	if ok {
+		k.freed()
+	}
+	return h, n, ok
 }
 
 // Terminate asks the kernel to exit: ring.TerminateDrain handles what is
 // queued first, ring.TerminateNow stops after the message in hand.
 // During a device epoch the request is kept and applied when the ring is
 // relaunched.
-func (k *RingKernel) Terminate(mode ring.TerminateMode) { k.terminate(mode) }
+func (k *RingKernel) Terminate(mode ring.TerminateMode) {
+	k.terminate(mode)
+	k.bell()
+}
 
 // Wait waits until the kernel acknowledges termination (call Terminate
 // first), then synchronises its stream and frees its stream and memory.
@@ -230,6 +281,12 @@ func (k *RingKernel) release() error {
 		k.stream = Stream{}
 	}
 	delete(k.d.ep.live, k)
+	if k.serves != nil {
+		errs = append(errs, k.serves.close())
+	}
+	if k.grid != nil {
+		k.grid.remove(k)
+	}
 	if k.mem != nil {
 		errs = append(errs, k.d.unpinned(k.mem))
 		k.park.mu.Lock()

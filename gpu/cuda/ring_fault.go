@@ -21,11 +21,21 @@ import (
 // there: poll it when idle or at a modest rate, not per message. A closed
 // backend is no fault (nil). Consumer side.
 func (k *RingKernel) Fault() error {
-	if k.mem == nil || k.stream.IsDefault() {
+	if k.mem == nil || (k.stream.IsDefault() && k.grid == nil) {
 		return nil
 	}
 	var q error
-	if err := k.d.do(func() error { q = k.d.api.StreamQuery(k.stream); return nil }); err != nil {
+	err := k.d.do(func() error {
+		s := k.stream
+		if k.grid != nil { // a mailbox: its grid's launch
+			s = k.grid.k.stream
+		}
+		if !s.IsDefault() {
+			q = k.d.api.StreamQuery(s)
+		}
+		return nil
+	})
+	if err != nil {
 		return nil
 	}
 	return launchFault(q, k.d.ordinal)

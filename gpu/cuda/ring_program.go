@@ -26,17 +26,19 @@ const simRingThreads = 4
 type hostProgramLoader interface {
 	loadHostProgram(ctx context.Context, src *RingProgramSource) (Function, error)
 	attachHostProgram(fn Function) error
+	hostGrid(fn Function) (Function, error)
 }
 
 // RingProgram is a device ring program loaded on one backend: compiled by
 // NVRTC, its module loaded and its entry resolved (on the simulated device:
 // built for the host and loaded), ready for LaunchRingProgram.
 type RingProgram struct {
-	src *RingProgramSource
-	ptx []byte
-	fn  Function
-	d   *device
-	sim bool
+	src    *RingProgramSource
+	ptx    []byte
+	fn     Function
+	gridFn Function // the persistent grid's entry, resolved at its first start (on the device's thread)
+	d      *device
+	sim    bool
 }
 
 // Source returns the program's generated source.
@@ -283,7 +285,7 @@ func (b *Backend) LaunchRingProgram(p *RingProgram, cfg RingConfig) (*RingKernel
 		}
 		// The launch is kept for a device epoch's relaunch (epoch.go): the
 		// loop resumes from its rings' indices and keeps its State.
-		k.park.fn, k.park.threads = p.fn, uint32(cfg.Threads)
+		k.park.fn, k.park.threads, k.park.blocks = p.fn, uint32(cfg.Threads), 1
 		k.park.smem = p.src.SharedBytes + 8*uint32(cfg.Threads) // the loop's, then the handler's reduction scratch
 		k.park.args = []uint64{ArgPtr(base), ArgPtr(base + DevicePtr(inOff)), ArgPtr(base + DevicePtr(outOff)), ArgPtr(base + DevicePtr(stateOff))}
 		if err := d.api.LaunchKernel(p.fn, Dim3{X: 1}, Dim3{X: k.park.threads}, k.park.smem, k.stream, k.park.args...); err != nil {

@@ -73,7 +73,8 @@ func TestRingProgramSourceCompiles(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !strings.Contains(string(c.PTX), ".entry rc_ring_saxpy(") || !strings.Contains(string(c.PTX), "ld.acquire.sys") {
+		if !strings.Contains(string(c.PTX), ".entry rc_ring_saxpy(") || !strings.Contains(string(c.PTX), ".entry rc_grid_saxpy(") ||
+			!strings.Contains(string(c.PTX), "ld.acquire.sys") || !strings.Contains(string(c.PTX), "atom.global.cas") {
 			t.Fatalf("PTX lacks the entry or the system-scope acquire:\n%.2000s", c.PTX)
 		}
 		if strings.Contains(string(c.PTX), "fma.rn") {

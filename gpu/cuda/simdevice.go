@@ -42,6 +42,7 @@ type fakeModule struct{ image []byte }
 type fakeFunc struct {
 	name string
 	prog *hostsim.Program // a user's ring program (simdevice_program.go); nil for the built-in kernels
+	grid bool             // prog's persistent grid of mailboxes
 }
 type fakeEvent struct {
 	s    *fakeStream
@@ -263,6 +264,14 @@ func (f *fakeDevice) LaunchKernel(fn Function, grid, block Dim3, smem uint32, s 
 		if prog != nil {
 			launch = func() error {
 				return f.sim.LaunchProgram(prog, [3]uint32{g.X, g.Y, g.Z}, [3]uint32{b.X, b.Y, b.Z}, smem, a)
+			}
+			if (*fakeFunc)(fn.p).grid {
+				launch = func() error {
+					if g.Y*g.Z != 1 {
+						return fmt.Errorf("%w: grid %v", hostsim.ErrBadLaunch, g)
+					}
+					return f.sim.LaunchGrid(prog, g.X, [3]uint32{b.X, b.Y, b.Z}, smem, a)
+				}
 			}
 		}
 		if err := launch(); err != nil {

@@ -32,7 +32,11 @@ func (f *fakeDevice) attachHostProgram(fn Function) error {
 	if err := f.hz.Call("cuModuleLoadDataEx"); err != nil {
 		return err
 	}
-	f.hz.MarkPersistent((*fakeFunc)(fn.p).name, 0)
+	ff := (*fakeFunc)(fn.p)
+	f.hz.MarkPersistent(ff.name, 0)
+	if ff.prog.GridEntry() != "" {
+		f.hz.MarkPersistent(ff.prog.GridEntry(), 0) // the grid's own control block
+	}
 	return nil
 }
 
@@ -40,4 +44,14 @@ func (f *fakeDevice) attachHostProgram(fn Function) error {
 // the host build of src is cached and whether it is built.
 func (f *fakeDevice) programCache(src *RingProgramSource) (string, bool) {
 	return hostsim.CachedProgram(src.Host)
+}
+
+// hostGrid returns the function of the persistent grid of a program
+// loadHostProgram built (an error when its library has none).
+func (f *fakeDevice) hostGrid(fn Function) (Function, error) {
+	p := (*fakeFunc)(fn.p).prog
+	if p == nil || p.GridEntry() == "" {
+		return Function{}, fakeErr("cuModuleGetFunction", ErrNotFound, "CUDA_ERROR_NOT_FOUND", "the program has no grid entry")
+	}
+	return Function{unsafe.Pointer(&fakeFunc{name: p.GridEntry(), prog: p, grid: true})}, nil
 }

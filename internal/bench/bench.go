@@ -112,6 +112,7 @@ type Result struct {
 
 	// The cluster measures (RunCluster), when they were taken.
 	*ClusterResult
+	*DeviceResult
 }
 
 // Run measures everything in one process.

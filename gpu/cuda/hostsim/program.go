@@ -71,10 +71,16 @@ var ErrKernelFault = errors.New("hostsim: the kernel trapped (a device fault)")
 // library, loaded once per process and never unloaded, whose entry the
 // simulated device launches like a kernel (see Device.LaunchProgram).
 type Program struct {
-	entry  string
-	path   string
-	launch unsafe.Pointer
+	entry     string
+	path      string
+	launch    unsafe.Pointer
+	gridEntry string         // the program's persistent grid of mailboxes ("" when the library has none)
+	grid      unsafe.Pointer // its launch
 }
+
+// GridEntry is the __global__ entry of the program's persistent grid of
+// mailboxes ("" when the library has none).
+func (p *Program) GridEntry() string { return p.gridEntry }
 
 // Entry is the program's __global__ entry name.
 func (p *Program) Entry() string { return p.entry }
@@ -222,7 +228,40 @@ func load(lib string) (*Program, error) {
 	if launch == nil || entry == nil {
 		return nil, fmt.Errorf("hostsim: %s lacks rc_hs_program_launch or rc_hs_program_entry: %w", lib, ErrUnknownKernel)
 	}
-	return &Program{entry: C.GoString(C.rc_hs_call_entry(entry)), path: lib, launch: launch}, nil
+	p := &Program{entry: C.GoString(C.rc_hs_call_entry(entry)), path: lib, launch: launch}
+	if grid, gentry := sym("rc_hs_grid_launch"), sym("rc_hs_grid_entry"); grid != nil && gentry != nil {
+		p.grid, p.gridEntry = grid, C.GoString(C.rc_hs_call_entry(gentry))
+	}
+	return p, nil
+}
+
+// LaunchGrid runs program p's persistent grid of mailboxes: blocks
+// blocks of block threads, all at once (they wait for each other, as the
+// blocks of a resident grid may), with smem bytes of dynamic shared
+// memory per block. It returns when every block has left the loop.
+func (d *Device) LaunchGrid(p *Program, blocks uint32, block [3]uint32, smem uint32, args []uint64) error {
+	if p == nil || p.grid == nil {
+		return fmt.Errorf("%w: no grid program", ErrUnknownKernel)
+	}
+	if blocks == 0 || block[0]*block[1]*block[2] == 0 || uint64(block[0])*uint64(block[1])*uint64(block[2]) > 1024 {
+		return fmt.Errorf("%w: %q grid %d block %v", ErrBadLaunch, p.gridEntry, blocks, block)
+	}
+	var ap *C.uint64_t
+	if len(args) > 0 {
+		ap = (*C.uint64_t)(unsafe.Pointer(&args[0]))
+	}
+	d.mu.Lock()
+	d.launches[p.gridEntry]++
+	d.mu.Unlock()
+	rc := C.rc_hs_call_program(p.grid, C.uint(blocks), 1, 1,
+		C.uint(block[0]), C.uint(block[1]), C.uint(block[2]), C.size_t(smem), ap, C.int(len(args)))
+	switch rc {
+	case 0:
+		return nil
+	case -5:
+		return fmt.Errorf("%w: %q", ErrKernelFault, p.gridEntry)
+	}
+	return fmt.Errorf("%w: %q with %d parameters (status %d)", ErrBadLaunch, p.gridEntry, len(args), int(rc))
 }
 
 // LaunchProgram runs program p over grid × block (one 8-byte slot per

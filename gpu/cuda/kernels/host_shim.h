@@ -47,6 +47,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -130,6 +131,50 @@ inline bool launch_smem(dim3 grid, dim3 block, size_t smem, const std::function<
 		dyn_smem = nullptr;
 		trap_flag = nullptr;
 	});
+	return trapped.load();
+}
+
+// launch_grid is launch_smem for a persistent grid: every block of grid
+// runs at once (each with its own barrier and dynamic shared memory), as
+// the blocks of a resident grid do on a GPU, so they may wait for each
+// other. It returns whether a thread called __trap().
+inline bool launch_grid(unsigned blocks, dim3 block, size_t smem, const std::function<void()> &body) {
+	const unsigned n = block.x * block.y * block.z;
+	if (n == 0 || blocks == 0) {
+		return false;
+	}
+	const size_t bytes = ((smem + 63) & ~(size_t)63) + 64;
+	std::vector<std::vector<unsigned char>> bufs(blocks, std::vector<unsigned char>(bytes));
+	std::vector<std::unique_ptr<std::barrier<>>> bars;
+	for (unsigned b = 0; b < blocks; b++) {
+		bars.emplace_back(new std::barrier<>((std::ptrdiff_t)n));
+	}
+	std::atomic<bool> trapped{false};
+	std::vector<std::thread> threads;
+	threads.reserve((size_t)blocks * n);
+	for (unsigned b = 0; b < blocks; b++) {
+		unsigned char *raw = bufs[b].data();
+		unsigned char *base = raw + ((64 - (reinterpret_cast<uintptr_t>(raw) & 63)) & 63);
+		std::barrier<> *bar = bars[b].get();
+		for (unsigned t = 0; t < n; t++) {
+			threads.emplace_back([&, b, t, base, bar] {
+				thread_idx = dim3(t % block.x, (t / block.x) % block.y, t / (block.x * block.y));
+				block_idx = dim3(b, 0, 0);
+				block_dim = block;
+				grid_dim = dim3(blocks, 1, 1);
+				block_barrier = bar;
+				dyn_smem = base;
+				trap_flag = &trapped;
+				body();
+				block_barrier = nullptr;
+				dyn_smem = nullptr;
+				trap_flag = nullptr;
+			});
+		}
+	}
+	for (auto &th : threads) {
+		th.join();
+	}
 	return trapped.load();
 }
 

@@ -55,6 +55,10 @@ typedef unsigned long long uint64_t;
 #define RC_STATUS_BAD_LENGTH 2u // ring.StatusBadLength: the length is not the payload struct's size, or it does not fit the slot.
 #define RC_STATUS_BAD_ARGS 3u // ring.StatusBadArgs: the payload's arguments are out of range.
 
+#define RC_CLAIM_FREE 0u // ring.ClaimFree: no block serves the mailbox.
+#define RC_CLAIM_OWNED 1u // ring.ClaimOwned: one block serves it.
+#define RC_CLAIM_AGAIN 2u // ring.ClaimAgain: one block serves it and another took a doorbell for it meanwhile: the owner looks at it once more before letting it go.
+
 // Word is a 64-bit atomic word alone on its cache line (rc_padded_u64 in
 // C). Every index and control word shared between a producer and a
 // consumer, on the host or across PCIe, is a Word.
@@ -153,5 +157,70 @@ RC_ASSERT_OFFSET(offsetof(rc_slot_header, correlation_id) == 8, "rc_slot_header.
 RC_ASSERT_OFFSET(offsetof(rc_slot_header, length) == 16, "rc_slot_header.length: offset differs from Go's ring.SlotHeader");
 RC_ASSERT_OFFSET(offsetof(rc_slot_header, status) == 20, "rc_slot_header.status: offset differs from Go's ring.SlotHeader");
 RC_ASSERT_OFFSET(offsetof(rc_slot_header, timestamp_ns) == 24, "rc_slot_header.timestamp_ns: offset differs from Go's ring.SlotHeader");
+
+// GridHeader starts a grid's mailbox table (rc_grid_header), written
+// before the grid's first launch and read-only afterwards.
+// (ring.GridHeader)
+typedef struct rc_grid_header {
+	uint64_t capacity; // mailbox entries in the table
+	uint64_t bell_capacity; // doorbell slots, a power of two of at least 2 × Capacity
+	uint64_t state_stride; // bytes between two State slots of the device slab
+	uint8_t pad[40];
+} rc_grid_header;
+RC_STATIC_ASSERT(sizeof(rc_grid_header) == 64, "sizeof rc_grid_header != Go's ring.GridHeader");
+RC_ASSERT_OFFSET(offsetof(rc_grid_header, capacity) == 0, "rc_grid_header.capacity: offset differs from Go's ring.GridHeader");
+RC_ASSERT_OFFSET(offsetof(rc_grid_header, bell_capacity) == 8, "rc_grid_header.bell_capacity: offset differs from Go's ring.GridHeader");
+RC_ASSERT_OFFSET(offsetof(rc_grid_header, state_stride) == 16, "rc_grid_header.state_stride: offset differs from Go's ring.GridHeader");
+RC_ASSERT_OFFSET(offsetof(rc_grid_header, pad) == 24, "rc_grid_header.pad: offset differs from Go's ring.GridHeader");
+
+// MailboxEntry is one mailbox of a grid's table (rc_mailbox_entry).
+// The host writes Gen 0, then the addresses, then the new Gen (a release
+// store); the device reads Gen, the addresses, and Gen again, and serves
+// the mailbox only when both reads agree and are not 0.
+// (ring.MailboxEntry)
+typedef struct rc_mailbox_entry {
+	uint64_t gen; // 0: empty; else the mailbox's generation (never reused: the grid zeroes the State slot when it sees a new one)
+	uint64_t control; // device address of the mailbox's ControlBlock
+	uint64_t in; // device address of its input ring (RingHeader)
+	uint64_t out; // device address of its output ring
+	uint64_t queued; // 1 while a doorbell slot names this mailbox: the host stores 1 when it rings, the device 0 when it takes the slot
+	uint64_t out_wait; // 1 while the device waits for room in the output ring: the device stores 1, the host 0 when it rings after freeing a slot
+	uint8_t pad[16];
+} rc_mailbox_entry;
+RC_STATIC_ASSERT(sizeof(rc_mailbox_entry) == 64, "sizeof rc_mailbox_entry != Go's ring.MailboxEntry");
+RC_ASSERT_OFFSET(offsetof(rc_mailbox_entry, gen) == 0, "rc_mailbox_entry.gen: offset differs from Go's ring.MailboxEntry");
+RC_ASSERT_OFFSET(offsetof(rc_mailbox_entry, control) == 8, "rc_mailbox_entry.control: offset differs from Go's ring.MailboxEntry");
+RC_ASSERT_OFFSET(offsetof(rc_mailbox_entry, in) == 16, "rc_mailbox_entry.in: offset differs from Go's ring.MailboxEntry");
+RC_ASSERT_OFFSET(offsetof(rc_mailbox_entry, out) == 24, "rc_mailbox_entry.out: offset differs from Go's ring.MailboxEntry");
+RC_ASSERT_OFFSET(offsetof(rc_mailbox_entry, queued) == 32, "rc_mailbox_entry.queued: offset differs from Go's ring.MailboxEntry");
+RC_ASSERT_OFFSET(offsetof(rc_mailbox_entry, out_wait) == 40, "rc_mailbox_entry.out_wait: offset differs from Go's ring.MailboxEntry");
+RC_ASSERT_OFFSET(offsetof(rc_mailbox_entry, pad) == 48, "rc_mailbox_entry.pad: offset differs from Go's ring.MailboxEntry");
+
+// DoorbellSlot is one slot of a grid's doorbell queue (rc_doorbell_slot).
+// Slot i of lap L is free for the host when Seq == i + L·BellCapacity,
+// holds a mailbox index for the device when Seq == that + 1.
+// (ring.DoorbellSlot)
+typedef struct rc_doorbell_slot {
+	uint64_t seq; // the slot's sequence number (host and device plain stores)
+	uint32_t mailbox; // the index of the mailbox that has work
+	uint32_t pad;
+} rc_doorbell_slot;
+RC_STATIC_ASSERT(sizeof(rc_doorbell_slot) == 16, "sizeof rc_doorbell_slot != Go's ring.DoorbellSlot");
+RC_ASSERT_OFFSET(offsetof(rc_doorbell_slot, seq) == 0, "rc_doorbell_slot.seq: offset differs from Go's ring.DoorbellSlot");
+RC_ASSERT_OFFSET(offsetof(rc_doorbell_slot, mailbox) == 8, "rc_doorbell_slot.mailbox: offset differs from Go's ring.DoorbellSlot");
+RC_ASSERT_OFFSET(offsetof(rc_doorbell_slot, pad) == 12, "rc_doorbell_slot.pad: offset differs from Go's ring.DoorbellSlot");
+
+// GridWords starts a grid's device memory (rc_grid_words): words only the
+// device's blocks update, with device-scope atomics.
+// (ring.GridWords)
+typedef struct rc_grid_words {
+	uint64_t bell_head; // the next doorbell position a block takes
+	uint64_t exited; // blocks that left the loop, summed over the grid's launches
+	uint8_t pad[48];
+} rc_grid_words;
+RC_STATIC_ASSERT(sizeof(rc_grid_words) == 64, "sizeof rc_grid_words != Go's ring.GridWords");
+RC_ASSERT_OFFSET(offsetof(rc_grid_words, bell_head) == 0, "rc_grid_words.bell_head: offset differs from Go's ring.GridWords");
+RC_ASSERT_OFFSET(offsetof(rc_grid_words, exited) == 8, "rc_grid_words.exited: offset differs from Go's ring.GridWords");
+RC_ASSERT_OFFSET(offsetof(rc_grid_words, pad) == 16, "rc_grid_words.pad: offset differs from Go's ring.GridWords");
 
 #endif

@@ -38,6 +38,10 @@ var structs = []struct {
 	{"rc_control_block", reflect.TypeFor[ring.ControlBlock]()},
 	{"rc_ring_header", reflect.TypeFor[ring.RingHeader]()},
 	{"rc_slot_header", reflect.TypeFor[ring.SlotHeader]()},
+	{"rc_grid_header", reflect.TypeFor[ring.GridHeader]()},
+	{"rc_mailbox_entry", reflect.TypeFor[ring.MailboxEntry]()},
+	{"rc_doorbell_slot", reflect.TypeFor[ring.DoorbellSlot]()},
+	{"rc_grid_words", reflect.TypeFor[ring.GridWords]()},
 }
 
 // constant is one generated macro: its C name, the Go constant it mirrors
@@ -66,6 +70,11 @@ var constants = [][]constant{
 		{"RC_STATUS_UNKNOWN_TYPE", "StatusUnknownType", uint64(ring.StatusUnknownType)},
 		{"RC_STATUS_BAD_LENGTH", "StatusBadLength", uint64(ring.StatusBadLength)},
 		{"RC_STATUS_BAD_ARGS", "StatusBadArgs", uint64(ring.StatusBadArgs)},
+	},
+	{
+		{"RC_CLAIM_FREE", "ClaimFree", uint64(ring.ClaimFree)},
+		{"RC_CLAIM_OWNED", "ClaimOwned", uint64(ring.ClaimOwned)},
+		{"RC_CLAIM_AGAIN", "ClaimAgain", uint64(ring.ClaimAgain)},
 	},
 }
 

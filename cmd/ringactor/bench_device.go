@@ -1,0 +1,56 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+
+	"github.com/ringactor/ringactor/gpu/cuda"
+	"github.com/ringactor/ringactor/internal/bench"
+)
+
+// benchDevice runs the device measures of --device[=sim] on the machine's
+// GPU ("auto") or the simulated device ("sim").
+func benchDevice(ctx context.Context, mode string, quick bool, log *slog.Logger) (*bench.DeviceResult, error) {
+	var b *cuda.Backend
+	if mode == "sim" {
+		cb, err := simulatedBackend()
+		if err != nil {
+			return nil, err
+		}
+		sb, ok := cb.(*cuda.Backend)
+		if !ok {
+			_ = cb.Close()
+			return nil, errors.New("--device=sim: no simulated CUDA backend")
+		}
+		b = sb
+	} else {
+		b = cuda.NewBackend()
+		if err := b.Available(); err != nil {
+			_ = b.Close()
+			return nil, fmt.Errorf("--device: %w", err)
+		}
+	}
+	defer b.Close()
+	cfg := bench.FullDevice
+	if quick {
+		cfg = bench.QuickDevice
+	}
+	return bench.RunDevice(ctx, b, cfg, log.Info)
+}
+
+// deviceTable formats the device measures.
+func deviceTable(b *strings.Builder, d *bench.DeviceResult) {
+	const row = "%-44s %14s\n"
+	fmt.Fprintf(b, row, fmt.Sprintf("device (%d kernels, %d grid)", d.Kernels, d.Grids), "")
+	fmt.Fprintf(b, row, "round trip p50, one kernel alone (ns)", count(float64(d.RTTAloneP50)))
+	fmt.Fprintf(b, row, "round trip p50, one of many idle (ns)", count(float64(d.RTTOneOfManyP50)))
+	fmt.Fprintf(b, row, "pipelined, 1 busy kernel (msg/s)", count(d.Pipelined1))
+	fmt.Fprintf(b, row, "pipelined, 16 busy kernels (msg/s)", count(d.Pipelined16))
+	fmt.Fprintf(b, row, "pipelined, 1024 busy kernels (msg/s)", count(d.Pipelined1024))
+	fmt.Fprintf(b, row, "Go heap per kernel (bytes)", count(d.HostBytesPerBox))
+	fmt.Fprintf(b, row, "pinned per mailbox (bytes)", count(d.PinnedBytesPerBx))
+	fmt.Fprintf(b, row, "State bytes over the host link per message", count(d.StateLinkBytes))
+}

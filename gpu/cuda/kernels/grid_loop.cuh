@@ -1,0 +1,429 @@
+// The persistent grid of a device ring program: ONE grid per loaded
+// program serves many device ring kernels, each a mailbox (its control
+// block and its input and output slot rings in mapped pinned host memory,
+// and a State slot in a slab of device memory) in a table the host writes
+// while the grid runs. Blocks find work through a doorbell, a bounded
+// queue of mailbox indices the host fills when a mailbox gets work (a
+// published request on an empty ring, an opened gate, a terminate, room in
+// a full output ring), so an idle mailbox costs the grid nothing.
+//
+// Needs ring_abi_gen.h and ring_loop.cuh first (host_shim.h on the host).
+//
+// Per block (thread 0 decides, the block follows through shared memory):
+//   1. without a mailbox in hand, take a doorbell slot (the queue's head
+//      is a device-memory word, claimed with a compare-and-swap; the slot
+//      is handed back to the host with a release store of its sequence),
+//      clear the mailbox's Queued flag, and claim the mailbox (its claim
+//      word in device memory: FREE -> OWNED; a mailbox another block owns
+//      is marked AGAIN instead, and its owner looks once more before it
+//      lets go), so one block at a time serves a mailbox: order is kept;
+//   2. read the table entry (generation, addresses, generation again) and
+//      skip an empty, changing or finished one; a generation the grid has
+//      not seen zeroes the State slot first (the restart of a kernel);
+//   3. serve it as rc_ring_loop_t serves its ring (gate, terminate drain or
+//      now, output backpressure, one message at a time, every thread calls
+//      the handler) while it has work; then let it go (OWNED -> FREE, or
+//      AGAIN -> OWNED and look again);
+//   4. a finished mailbox (terminate) gets its dead generation recorded in
+//      device memory, its claim freed and then its terminated ack.
+// The grid exits when its own control block's terminate word is set (a
+// device epoch parks it; the host relaunches it on the same memory and
+// rings every mailbox again); the last block out acknowledges.
+//
+// Lost wake-ups: the host stores a request's tail, then reads the ring's
+// head, and rings when the ring was empty before; the owning block stores
+// the head, fences (system scope, sequentially consistent), then reads the
+// tail: one of the two sees the other. The same holds for the Queued flag
+// (device: store 0, fence, then read the words) and for OutWait.
+
+#ifndef RINGACTOR_GRID_LOOP_CUH
+#define RINGACTOR_GRID_LOOP_CUH
+
+#define RC_GRID_IDLE 0u
+#define RC_GRID_HANDLE 1u
+#define RC_GRID_EXIT 2u
+#define RC_GRID_ZERO 3u
+#define RC_GRID_NONE 0xffffffffu
+
+// Idle blocks back off up to this between looks at the doorbell. On the
+// simulated device every block is a host thread: a longer cap keeps idle
+// grids from eating the host's cores.
+#if defined(RC_HOST_SIM)
+#define RC_GRID_BACKOFF_MAX_NS 200000u
+#else
+#define RC_GRID_BACKOFF_MAX_NS RC_LOOP_BACKOFF_MAX_NS
+#endif
+
+// Device-scope atomics on device memory.
+__device__ __forceinline__ uint32_t rc_dev_cas32(uint32_t *p, uint32_t cmp, uint32_t val) {
+#if defined(__CUDA_ARCH__)
+	return atomicCAS((unsigned int *)p, (unsigned int)cmp, (unsigned int)val);
+#else
+	std::atomic_ref<uint32_t>(*p).compare_exchange_strong(cmp, val);
+	return cmp;
+#endif
+}
+
+__device__ __forceinline__ uint32_t rc_dev_exch32(uint32_t *p, uint32_t val) {
+#if defined(__CUDA_ARCH__)
+	return atomicExch((unsigned int *)p, (unsigned int)val);
+#else
+	return std::atomic_ref<uint32_t>(*p).exchange(val);
+#endif
+}
+
+__device__ __forceinline__ uint64_t rc_dev_cas64(uint64_t *p, uint64_t cmp, uint64_t val) {
+#if defined(__CUDA_ARCH__)
+	return atomicCAS((unsigned long long *)p, (unsigned long long)cmp, (unsigned long long)val);
+#else
+	std::atomic_ref<uint64_t>(*p).compare_exchange_strong(cmp, val);
+	return cmp;
+#endif
+}
+
+__device__ __forceinline__ uint64_t rc_dev_add64(uint64_t *p, uint64_t v) {
+#if defined(__CUDA_ARCH__)
+	return atomicAdd((unsigned long long *)p, (unsigned long long)v);
+#else
+	return std::atomic_ref<uint64_t>(*p).fetch_add(v);
+#endif
+}
+
+__device__ __forceinline__ uint64_t rc_dev_load64(const uint64_t *p) {
+#if defined(__CUDA_ARCH__)
+	return *(const volatile uint64_t *)p;
+#else
+	return std::atomic_ref<uint64_t>(*const_cast<uint64_t *>(p)).load(std::memory_order_acquire);
+#endif
+}
+
+__device__ __forceinline__ void rc_dev_store64(uint64_t *p, uint64_t v) {
+#if defined(__CUDA_ARCH__)
+	*(volatile uint64_t *)p = v;
+#else
+	std::atomic_ref<uint64_t>(*p).store(v, std::memory_order_release);
+#endif
+}
+
+__device__ __forceinline__ void rc_fence_device() {
+#if defined(__CUDA_ARCH__)
+	__threadfence();
+#else
+	std::atomic_thread_fence(std::memory_order_seq_cst);
+#endif
+}
+
+// rc_grid_view is where a grid's arrays start.
+typedef struct rc_grid_view {
+	rc_mailbox_entry *entries;
+	rc_doorbell_slot *bells;
+	uint32_t *claims;
+	uint64_t *seen;
+	uint64_t *dead;
+	uint64_t capacity;
+	uint64_t bell_mask;
+	uint64_t stride;
+} rc_grid_view;
+
+// rc_grid_claims_bytes is the device bytes of the claim words (rounded to 16).
+__host__ __device__ constexpr uint64_t rc_grid_claims_bytes(uint64_t capacity) { return rc_align16(capacity * 4u); }
+
+// rc_grid_claim makes the calling block the owner of mailbox i; false when
+// another block owns it (it is then marked AGAIN for its owner).
+__device__ __forceinline__ bool rc_grid_claim(const rc_grid_view &g, uint32_t i) {
+	for (;;) {
+		uint32_t c = rc_dev_cas32(&g.claims[i], RC_CLAIM_FREE, RC_CLAIM_OWNED);
+		if (c == RC_CLAIM_FREE) {
+			rc_fence_device();
+			return true;
+		}
+		if (c == RC_CLAIM_AGAIN) {
+			return false;
+		}
+		c = rc_dev_cas32(&g.claims[i], RC_CLAIM_OWNED, RC_CLAIM_AGAIN);
+		if (c != RC_CLAIM_FREE) {
+			return false;
+		}
+	}
+}
+
+// rc_grid_release lets mailbox i go; false when another block asked for it
+// meanwhile (AGAIN): the caller still owns it and looks again.
+__device__ __forceinline__ bool rc_grid_release(const rc_grid_view &g, uint32_t i) {
+	rc_fence_device();
+	if (rc_dev_cas32(&g.claims[i], RC_CLAIM_OWNED, RC_CLAIM_FREE) == RC_CLAIM_AGAIN) {
+		rc_dev_exch32(&g.claims[i], RC_CLAIM_OWNED);
+		rc_fence_device();
+		return false;
+	}
+	return true;
+}
+
+// rc_grid_take takes the next doorbell slot and claims its mailbox; it
+// returns the mailbox's index, or RC_GRID_NONE when the doorbell is empty.
+__device__ __forceinline__ uint32_t rc_grid_take(const rc_grid_view &g, rc_grid_words *w, bool *empty) {
+	for (;;) {
+		const uint64_t h = rc_dev_load64(&w->bell_head);
+		rc_doorbell_slot *s = &g.bells[h & g.bell_mask];
+		const uint64_t seq = rc_sys_load_acquire(&s->seq);
+		if (seq != h + 1u) {
+			if ((int64_t)(seq - (h + 1u)) < 0) {
+				*empty = true;
+				return RC_GRID_NONE; // nothing rung
+			}
+			continue; // another block took it: h is stale
+		}
+		if (rc_dev_cas64(&w->bell_head, h, h + 1u) != h) {
+			continue;
+		}
+		const uint32_t i = *(volatile uint32_t *)&s->mailbox;
+		rc_sys_store_release(&s->seq, h + g.bell_mask + 1u); // the slot is the host's again
+		if (i >= g.capacity) {
+			continue;
+		}
+		rc_sys_store_relaxed(&g.entries[i].queued, 0u);
+		__threadfence_system(); // Queued = 0 before any look at the mailbox's words
+		if (rc_grid_claim(g, i)) {
+			return i;
+		}
+	}
+}
+
+// rc_grid_loop_t is the loop of a device ring program's persistent grid.
+// gcb is the grid's own control block (terminate, ack; mapped), tab the
+// mailbox table (mapped), w the grid's device words, slab the State slots
+// (device memory); smem as for rc_ring_loop_t.
+template <class Req, class Resp, class State, uint32_t (*Handler)(const rc_ctx *, const Req *, Resp *, State *)>
+__device__ void rc_grid_loop_t(rc_control_block *gcb, rc_grid_header *tab, rc_grid_words *w, unsigned char *slab,
+			       unsigned char *smem) {
+	constexpr bool staged = rc_loop_staged(sizeof(Req), sizeof(Resp));
+	const unsigned tid = threadIdx.x;
+	const unsigned nt = blockDim.x;
+	if (gridDim.y * gridDim.z != 1 || blockDim.y * blockDim.z != 1 || nt > RC_LOOP_MAX_BLOCK) {
+		if (tid == 0 && blockIdx.x + blockIdx.y + blockIdx.z == 0) {
+			rc_sys_store_release(&gcb->terminated_ack.v, RC_TERMINATED_BAD_LAUNCH);
+		}
+		return;
+	}
+	volatile uint64_t *bc = (volatile uint64_t *)smem; // cmd, in index, out index, status, cb, in, out, state
+	Req *sreq = (Req *)(smem + RC_LOOP_SMEM_HEADER);
+	Resp *sresp = (Resp *)(smem + RC_LOOP_SMEM_HEADER + rc_align16(sizeof(Req)));
+
+	rc_grid_view g;
+	g.capacity = rc_sys_load_relaxed(&tab->capacity);
+	g.bell_mask = rc_sys_load_relaxed(&tab->bell_capacity) - 1u;
+	g.stride = rc_sys_load_relaxed(&tab->state_stride);
+	g.entries = (rc_mailbox_entry *)(tab + 1);
+	g.bells = (rc_doorbell_slot *)(g.entries + g.capacity);
+	g.claims = (uint32_t *)(w + 1);
+	g.seen = (uint64_t *)((unsigned char *)g.claims + rc_grid_claims_bytes(g.capacity));
+	g.dead = g.seen + g.capacity;
+
+	// Thread 0's mailbox in hand and its private copies of the words it
+	// alone writes while it owns the mailbox.
+	uint32_t cur = RC_GRID_NONE;
+	uint64_t gen = 0;
+	rc_control_block *cb = 0;
+	rc_ring_header *in = 0, *out = 0;
+	uint64_t in_head = 0, out_tail = 0, processed = 0, errors = 0;
+	uint64_t lat_min = 0, lat_max = 0, lat_sum = 0, lat_count = 0;
+	unsigned backoff = RC_LOOP_BACKOFF_MIN_NS;
+	bool trapped = false;
+
+	for (;;) {
+		if (tid == 0) {
+			uint64_t cmd = RC_GRID_IDLE;
+			bool idle = false;
+#if !defined(__CUDA_ARCH__) && defined(RC_HOST_SIM)
+			trapped = ::rc_host::trapped(); // another block faulted: the launch is dead
+#endif
+			if (trapped || rc_sys_load_acquire(&gcb->terminate.v) != RC_TERMINATE_NONE) {
+				if (cur != RC_GRID_NONE) {
+					rc_fence_device();
+					rc_dev_exch32(&g.claims[cur], RC_CLAIM_FREE); // the host rings every mailbox after a relaunch
+					cur = RC_GRID_NONE;
+				}
+				cmd = RC_GRID_EXIT;
+			} else if (cur == RC_GRID_NONE) {
+				const uint32_t i = rc_grid_take(g, w, &idle);
+				while (i != RC_GRID_NONE) {
+					rc_mailbox_entry *e = &g.entries[i];
+					const uint64_t g1 = rc_sys_load_acquire(&e->gen);
+					const uint64_t c = rc_sys_load_relaxed(&e->control), ip = rc_sys_load_relaxed(&e->in),
+						       op = rc_sys_load_relaxed(&e->out);
+					const uint64_t g2 = rc_sys_load_acquire(&e->gen);
+					if (g1 == 0 || g1 != g2 || rc_dev_load64(&g.dead[i]) == g1) {
+						if (rc_grid_release(g, i)) {
+							break; // nothing to serve
+						}
+						continue; // rung again meanwhile: read the entry again
+					} else {
+						cur = i;
+						gen = g1;
+						cb = (rc_control_block *)(unsigned long long)c;
+						in = (rc_ring_header *)(unsigned long long)ip;
+						out = (rc_ring_header *)(unsigned long long)op;
+						in_head = rc_sys_load_relaxed(&in->head.v);
+						out_tail = rc_sys_load_relaxed(&out->tail.v);
+						processed = rc_sys_load_relaxed(&cb->processed.v);
+						errors = rc_sys_load_relaxed(&cb->errors.v);
+						lat_min = rc_sys_load_relaxed(&cb->latency_min.v);
+						lat_max = rc_sys_load_relaxed(&cb->latency_max.v);
+						lat_sum = rc_sys_load_relaxed(&cb->latency_sum.v);
+						lat_count = rc_sys_load_relaxed(&cb->latency_count.v);
+						if (rc_dev_load64(&g.seen[i]) != gen) {
+							cmd = RC_GRID_ZERO; // a new generation: its State starts zeroed
+						}
+						break;
+					}
+				}
+			}
+			if (cmd == RC_GRID_IDLE && cur != RC_GRID_NONE) {
+				const uint64_t term = rc_sys_load_acquire(&cb->terminate.v);
+				const uint64_t gate = rc_sys_load_acquire(&cb->gate.v);
+				const bool pending = rc_sys_load_acquire(&in->tail.v) != in_head; // acquire: the slot's bytes
+				if (term == RC_TERMINATE_NOW || (term != RC_TERMINATE_NONE && !pending)) {
+					// Finished: record the dead generation, let go, then acknowledge.
+					rc_dev_store64(&g.dead[cur], gen);
+					rc_fence_device();
+					rc_dev_exch32(&g.claims[cur], RC_CLAIM_FREE);
+					rc_sys_store_relaxed(&cb->heartbeat.v, rc_loop_now_ns());
+					rc_sys_store_release(&cb->terminated_ack.v, RC_TERMINATED);
+					cur = RC_GRID_NONE;
+				} else if (pending && (gate != 0 || term == RC_TERMINATE_DRAIN)) {
+					// Backpressure: no room in the output ring: ask the host to ring
+					// when it frees a slot, and let the mailbox go; never drop.
+					bool room = out_tail - rc_sys_load_acquire(&out->head.v) < out->capacity;
+					if (!room) {
+						rc_sys_store_relaxed(&g.entries[cur].out_wait, 1u);
+						__threadfence_system();
+						room = out_tail - rc_sys_load_acquire(&out->head.v) < out->capacity;
+					}
+					if (room) {
+						cmd = RC_GRID_HANDLE;
+					} else if (rc_grid_release(g, cur)) {
+						cur = RC_GRID_NONE;
+					}
+				} else if (rc_grid_release(g, cur)) {
+					cur = RC_GRID_NONE; // no work (or gated): the host rings when that changes
+				}
+			}
+			bc[0] = cmd;
+			bc[1] = in_head;
+			bc[2] = out_tail;
+			bc[4] = (uint64_t)(unsigned long long)cb;
+			bc[5] = (uint64_t)(unsigned long long)in;
+			bc[6] = (uint64_t)(unsigned long long)out;
+			bc[7] = cur == RC_GRID_NONE ? 0u : (uint64_t)(unsigned long long)(slab + (uint64_t)cur * g.stride);
+			if (cmd == RC_GRID_IDLE && idle) {
+				__nanosleep(backoff);
+				backoff = backoff * 2 > RC_GRID_BACKOFF_MAX_NS ? RC_GRID_BACKOFF_MAX_NS : backoff * 2;
+			} else if (cmd != RC_GRID_IDLE) {
+				backoff = RC_LOOP_BACKOFF_MIN_NS;
+			}
+		}
+		__syncthreads();
+		const uint64_t cmd = bc[0];
+		if (cmd == RC_GRID_EXIT) {
+			break;
+		}
+		State *state = (State *)(unsigned long long)bc[7];
+		if (cmd == RC_GRID_ZERO) {
+			rc_block_zero(state, sizeof(State));
+			rc_fence_device();
+			__syncthreads();
+			if (tid == 0) {
+				rc_dev_store64(&g.seen[cur], gen);
+			}
+		} else if (cmd == RC_GRID_HANDLE) {
+			rc_ring_header *bin = (rc_ring_header *)(unsigned long long)bc[5];
+			rc_ring_header *bout = (rc_ring_header *)(unsigned long long)bc[6];
+			const uint64_t in_index = bc[1];
+			const rc_slot_header *req = rc_loop_slot(bin, in_index);
+			rc_slot_header *rep = rc_loop_slot(bout, bc[2]);
+			const void *payload = (const void *)(req + 1);
+			void *reply = (void *)(rep + 1);
+			uint32_t status = RC_STATUS_BAD_LENGTH;
+			if (req->length == sizeof(Req) && sizeof(rc_slot_header) + sizeof(Req) <= bin->slot_size &&
+			    sizeof(rc_slot_header) + sizeof(Resp) <= bout->slot_size) {
+				const Req *r = (const Req *)payload;
+				Resp *wr = (Resp *)reply;
+				if (staged) {
+					rc_block_copy(sreq, payload, sizeof(Req));
+					rc_block_zero(sresp, sizeof(Resp));
+					r = sreq;
+					wr = sresp;
+				} else {
+					rc_block_zero(reply, sizeof(Resp));
+				}
+				rc_ctx ctx;
+				ctx.thread = tid;
+				ctx.threads = nt;
+				ctx.type_id = req->type_id;
+				ctx.reserved = 0;
+				ctx.correlation_id = req->correlation_id;
+				ctx.sequence = in_index;
+				ctx.scratch = (double *)(smem + rc_loop_smem(sizeof(Req), sizeof(Resp)));
+				__syncthreads();
+				const uint32_t st = Handler(&ctx, r, wr, state);
+				rc_fence_device(); // the State's writes before the mailbox can pass to another block
+				__syncthreads();
+#if !defined(__CUDA_ARCH__) && defined(RC_HOST_SIM)
+				if (::rc_host::trapped()) {
+					return; // the simulated device fault: the grid dies here, no ack, no reply
+				}
+#endif
+				if (tid == 0) {
+					bc[3] = st;
+				}
+				__syncthreads();
+				status = (uint32_t)bc[3];
+				if (staged && status == RC_STATUS_OK) {
+					rc_block_copy(reply, sresp, sizeof(Resp));
+				}
+			}
+			__syncthreads();
+			if (tid == 0) {
+				const uint64_t stamp = req->timestamp_ns;
+				rep->type_id = req->type_id;
+				rep->flags = RC_FLAG_REPLY | (status != RC_STATUS_OK ? RC_FLAG_ERROR : 0u);
+				rep->correlation_id = req->correlation_id;
+				rep->length = status == RC_STATUS_OK ? (uint32_t)sizeof(Resp) : 0u;
+				rep->status = status;
+				rep->timestamp_ns = stamp;
+				rc_sys_store_release(&out->tail.v, ++out_tail); // publish the reply
+				rc_sys_store_release(&in->head.v, ++in_head);   // hand the request slot back
+				const uint64_t now = rc_loop_now_ns();
+				rc_sys_store_relaxed(&cb->processed.v, ++processed);
+				if (status != RC_STATUS_OK) {
+					rc_sys_store_relaxed(&cb->errors.v, ++errors);
+				}
+				if (stamp != 0 && now >= stamp) {
+					const uint64_t lat = now - stamp;
+					if (lat < lat_min) {
+						lat_min = lat;
+						rc_sys_store_relaxed(&cb->latency_min.v, lat_min);
+					}
+					if (lat > lat_max) {
+						lat_max = lat;
+						rc_sys_store_relaxed(&cb->latency_max.v, lat_max);
+					}
+					rc_sys_store_relaxed(&cb->latency_sum.v, lat_sum += lat);
+					rc_sys_store_relaxed(&cb->latency_count.v, ++lat_count);
+				}
+				rc_sys_store_relaxed(&cb->heartbeat.v, now);
+				__threadfence_system(); // the head before the next look at the tail (see the top)
+			}
+		}
+		__syncthreads(); // bc is rewritten by thread 0 next iteration
+	}
+	if (tid == 0 && !trapped) {
+		const uint64_t n = rc_dev_add64(&w->exited, 1u) + 1u;
+		if (n % gridDim.x == 0) {
+			rc_sys_store_relaxed(&gcb->heartbeat.v, rc_loop_now_ns());
+			rc_sys_store_release(&gcb->terminated_ack.v, RC_TERMINATED);
+		}
+	}
+}
+
+#endif

@@ -1,0 +1,591 @@
+package cuda
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/ringactor/ringactor/gpu"
+	"github.com/ringactor/ringactor/gpu/ring"
+)
+
+// One persistent grid per (device, program, block size) serves every
+// device ring kernel of that program as a mailbox (kernels/grid_loop.cuh,
+// gpu/ring/mailbox.go): the grid is launched once (StartRingGrid) and a
+// kernel is a table entry written while it runs (OpenMailbox), never a
+// launch. Its control block and rings come from the pinned arena as
+// before; its State is a slot of the grid's slab of device memory.
+
+// Grid limits.
+const (
+	// DefaultMailboxes is a grid's mailbox table size unless
+	// WithMailboxes sets another (the State slab may make it smaller: see
+	// StartRingGrid).
+	DefaultMailboxes = 16384
+	// MailboxPinnedMax is what an idle mailbox at the default capacity
+	// pins at most: its control block and its two rings.
+	MailboxPinnedMax = 64 << 10
+	// mailboxCapacity is a mailbox's default ring capacity (smaller when
+	// its slots are large, so that MailboxPinnedMax holds).
+	mailboxCapacity = 16
+	// simGridBlocks is the block count of a grid on the simulated device,
+	// where every thread is a host thread.
+	simGridBlocks = 2
+	// gridBlocksPerSM caps a grid's blocks per SM on a GPU (more blocks
+	// than mailboxes with work only poll the doorbell).
+	gridBlocksPerSM = 2
+	// residentGridsH100 is the resident grids per device of compute
+	// capability 7.0 and 7.5–9.0 (CUDA programming guide; no attribute),
+	// used when the device's profile has none; gridReserve of them are
+	// left to one-shot kernels and epochs.
+	residentGridsH100 = 128
+	gridReserve       = 8
+)
+
+// WithMailboxes sets the mailbox table size of each ring program's grid
+// (default DefaultMailboxes): how many device ring kernels of one program
+// can exist at once on the device. Each entry pins 96 bytes and takes 20
+// bytes of device memory plus a State slot.
+func WithMailboxes(n int) BackendOption {
+	return func(b *Backend) {
+		if n > 0 {
+			b.mailboxes = n
+		}
+	}
+}
+
+type gridKey struct {
+	hash    [32]byte
+	threads int
+}
+
+// ringGrid is the host side of one program's persistent grid.
+type ringGrid struct {
+	d       *device
+	key     gridKey
+	name    string
+	k       *RingKernel // the grid's own launch: parked and relaunched by device epochs like a ring
+	hdr     *ring.GridHeader
+	entries []ring.MailboxEntry
+	bells   []ring.DoorbellSlot
+	tail    atomic.Uint64 // the host's next doorbell position
+	stopped atomic.Bool
+	words   DevicePtr
+	slab    DevicePtr
+	blocks  int
+	threads int
+	smem    uint32
+	src     *RingProgramSource
+
+	mu    sync.Mutex
+	free  []uint32 // indices ready for reuse
+	drain []uint32 // indices a doorbell slot may still name
+	next  uint32   // indices from here on were never used
+	gen   uint64
+	boxes map[uint32]*RingKernel
+}
+
+// gridWordsBytes is the device memory of a grid's words (rc_grid_words,
+// claims, seen and dead generations).
+func gridWordsBytes(capacity int) uintptr {
+	claims := uintptr(align16(capacity * 4))
+	return unsafe.Sizeof(ring.GridWords{}) + claims + 16*uintptr(capacity)
+}
+
+// bellCapacity is the doorbell's size: a power of two of at least twice
+// the table (a mailbox has at most one slot outstanding).
+func bellCapacity(capacity int) int {
+	n := 2
+	for n < 2*capacity {
+		n *= 2
+	}
+	return n
+}
+
+// occupancyAPI is the occupancy calculator of the driver.
+type occupancyAPI interface {
+	OccupancyMaxActiveBlocksPerMultiprocessor(f Function, block int, smem uint32) (int, error)
+}
+
+// gridBlocks sizes a grid (inside Do): a modest block count on the
+// simulated device; on a GPU the SMs less an eighth (left to one-shot
+// kernels and epochs) times the blocks of fn an SM keeps resident
+// (cuOccupancyMaxActiveBlocksPerMultiprocessor), at most gridBlocksPerSM,
+// so that every block is resident and none waits for another to finish.
+func (d *device) gridBlocks(sim bool, fn Function, threads int, smem uint32) int {
+	if sim {
+		return simGridBlocks
+	}
+	sms := max(1, d.attrs.SMs-d.attrs.SMs/8)
+	perSM := 1
+	if o, ok := d.api.(occupancyAPI); ok {
+		if n, err := o.OccupancyMaxActiveBlocksPerMultiprocessor(fn, threads, smem); err == nil && n > 0 {
+			perSM = min(n, gridBlocksPerSM)
+		}
+	}
+	return sms * perSM
+}
+
+// StartRingGrid launches p's persistent grid of mailboxes with blocks of
+// threads threads (0: the default, as for LaunchRingProgram), unless it
+// runs: once per (program, block size), when the program is loaded, never
+// per kernel. The table holds WithMailboxes entries (fewer when their
+// State slots would take more than an eighth of the device's memory). A
+// device whose resident grids the programs have used up (128 less 8 left
+// to one-shot kernels and epochs) is a *gpu.DeviceError matching
+// gpu.ErrDeviceCapacity.
+func (b *Backend) StartRingGrid(p *RingProgram, threads int) error {
+	_, err := b.grid(p, threads)
+	return err
+}
+
+// grid returns p's grid for threads, launching it first if need be.
+func (b *Backend) grid(p *RingProgram, threads int) (*ringGrid, error) {
+	if p == nil {
+		return nil, fmt.Errorf("cuda: no ring program: %w", gpu.ErrArgument)
+	}
+	if err := b.CheckPersistent(); err != nil {
+		return nil, err
+	}
+	d, err := b.device()
+	if err != nil {
+		return nil, err
+	}
+	if d != p.d {
+		return nil, fmt.Errorf("cuda: ring program %s was loaded on another device: %w", p.src.Name, gpu.ErrArgument)
+	}
+	if threads == 0 {
+		threads = 32
+		if p.sim {
+			threads = simRingThreads
+		}
+	}
+	if threads < 1 || threads > 1024 || threads > d.attrs.MaxThreadsPerBlock {
+		return nil, fmt.Errorf("cuda: %d ring kernel threads: want 1 to %d: %w", threads, min(1024, d.attrs.MaxThreadsPerBlock), gpu.ErrArgument)
+	}
+	key := gridKey{p.src.Hash, threads}
+	var g *ringGrid
+	err = d.do(func() error {
+		if g = d.grids[key]; g != nil {
+			return nil
+		}
+		limit := residentGridsH100 - gridReserve
+		if r := d.profile.MaxResidentGrids; r > 0 {
+			limit = max(1, r-gridReserve) // the device profile's resident grids (profile.go)
+		}
+		if b.gridLimit > 0 {
+			limit = b.gridLimit
+		}
+		if n := len(d.grids); n >= limit {
+			return &gpu.DeviceError{Kind: gpu.DeviceCapacity, Backend: b.name, Device: d.ordinal,
+				Reason: fmt.Sprintf("%d ring program grids run: the device keeps %d grids resident and %d are left to one-shot kernels and epochs",
+					n, limit+gridReserve, gridReserve)}
+		}
+		var err error
+		g, err = d.startGrid(p, threads, b.mailboxes)
+		return err
+	})
+	if err != nil {
+		return nil, deviceErr(d.ordinal, err)
+	}
+	return g, nil
+}
+
+// startGrid allocates and launches a grid (inside Do).
+func (d *device) startGrid(p *RingProgram, threads, capacity int) (*ringGrid, error) {
+	fn, err := d.gridFunction(p)
+	if err != nil {
+		return nil, err
+	}
+	if capacity <= 0 {
+		capacity = DefaultMailboxes
+	}
+	stride := uintptr(align16(p.src.StateBytes))
+	if _, total, err := d.api.MemGetInfo(); err == nil && total > 0 {
+		capacity = max(64, min(capacity, int(total/8/uint64(stride))))
+	}
+	bells := bellCapacity(capacity)
+	cbSize := align64(unsafe.Sizeof(ring.ControlBlock{}))
+	tabOff := cbSize
+	entOff := tabOff + unsafe.Sizeof(ring.GridHeader{})
+	bellOff := entOff + uintptr(capacity)*unsafe.Sizeof(ring.MailboxEntry{})
+	zeroOff := align64(bellOff + uintptr(bells)*unsafe.Sizeof(ring.DoorbellSlot{}))
+	wordsBytes := gridWordsBytes(capacity)
+	size := zeroOff + wordsBytes
+	mem, base, err := d.pinned(size)
+	if err != nil {
+		return nil, err
+	}
+	clear(unsafe.Slice((*byte)(mem), size))
+	g := &ringGrid{d: d, key: gridKey{p.src.Hash, threads}, name: p.src.Name, src: p.src, threads: threads,
+		boxes: map[uint32]*RingKernel{}}
+	g.smem = p.src.SharedBytes + 8*uint32(threads)
+	g.blocks = d.gridBlocks(p.sim, fn, threads, g.smem)
+	k := &RingKernel{d: d, mem: mem, serves: g}
+	g.k = k
+	k.cb = (*ring.ControlBlock)(mem)
+	k.cb.LatencyMin.Store(^uint64(0))
+	g.hdr = (*ring.GridHeader)(unsafe.Add(mem, tabOff))
+	g.hdr.Capacity, g.hdr.BellCapacity, g.hdr.StateStride = uint64(capacity), uint64(bells), uint64(stride)
+	g.entries = unsafe.Slice((*ring.MailboxEntry)(unsafe.Add(mem, entOff)), capacity)
+	g.bells = unsafe.Slice((*ring.DoorbellSlot)(unsafe.Add(mem, bellOff)), bells)
+	for i := range g.bells {
+		atomic.StoreUint64(&g.bells[i].Seq, uint64(i))
+	}
+	fail := func(err error) (*ringGrid, error) {
+		if g.words != 0 {
+			err = errors.Join(err, d.devFree(g.words))
+		}
+		if g.slab != 0 {
+			err = errors.Join(err, d.devFree(g.slab))
+		}
+		if !k.stream.IsDefault() {
+			err = errors.Join(err, d.api.StreamDestroy(k.stream))
+		}
+		return nil, errors.Join(err, d.unpinned(mem))
+	}
+	// Device memory from the stream-ordered pool on the backend's stream,
+	// the words zeroed by a copy there (a memset is a launch barrier); the
+	// stream's own synchronisation orders both before the grid's launch.
+	if g.words, err = d.devAlloc(uint64(wordsBytes)); err != nil {
+		return fail(err)
+	}
+	if g.slab, err = d.devAlloc(uint64(capacity) * uint64(stride)); err != nil {
+		return fail(err)
+	}
+	if err := d.api.MemcpyHtoDAsync(g.words, unsafe.Add(mem, zeroOff), uint64(wordsBytes), d.stream); err != nil {
+		return fail(err)
+	}
+	if err := d.api.StreamSynchronize(d.stream); err != nil {
+		return fail(err)
+	}
+	if k.stream, err = d.api.StreamCreate(StreamNonBlocking); err != nil {
+		return fail(err)
+	}
+	k.park.fn, k.park.threads, k.park.blocks, k.park.smem = fn, uint32(threads), uint32(g.blocks), g.smem
+	k.park.args = []uint64{ArgPtr(base), ArgPtr(base + DevicePtr(tabOff)), ArgPtr(g.words), ArgPtr(g.slab)}
+	k.park.resumed = g.ringAll
+	if err := d.api.LaunchKernel(fn, Dim3{X: k.park.blocks}, Dim3{X: k.park.threads}, k.park.smem, k.stream, k.park.args...); err != nil {
+		return fail(err)
+	}
+	d.addLive(k)
+	if d.grids == nil {
+		d.grids = map[gridKey]*ringGrid{}
+	}
+	d.grids[g.key] = g
+	return g, nil
+}
+
+// gridFunction resolves p's grid entry (inside Do).
+func (d *device) gridFunction(p *RingProgram) (Function, error) {
+	if p.gridFn.p != nil {
+		return p.gridFn, nil
+	}
+	var f Function
+	var err error
+	if loader, ok := d.api.(hostProgramLoader); ok && p.sim {
+		f, err = loader.hostGrid(p.fn)
+	} else if m, ok := d.ptx[p.src.Hash]; ok {
+		if f, ok = m.fns[p.src.GridEntry]; !ok {
+			if f, err = d.api.ModuleGetFunction(m.mod, p.src.GridEntry); err == nil {
+				m.fns[p.src.GridEntry] = f
+			}
+		}
+	} else {
+		err = fmt.Errorf("cuda: ring program %s is not loaded: %w", p.src.Name, gpu.ErrArgument)
+	}
+	if err != nil {
+		return Function{}, err
+	}
+	p.gridFn = f
+	return f, nil
+}
+
+// ring tells the grid that mailbox i has work: unless a doorbell slot
+// names it already, it takes the doorbell's next position, waits for the
+// slot to be free (at most one slot per mailbox is outstanding and the
+// doorbell holds twice the table, so it is, but for the instant between a
+// block taking the slot and handing it back) and publishes the index.
+// Safe from any goroutine; no driver call.
+func (g *ringGrid) ring(i uint32) {
+	if g.stopped.Load() || !atomic.CompareAndSwapUint64(&g.entries[i].Queued, 0, 1) {
+		return
+	}
+	pos := g.tail.Add(1) - 1
+	s := &g.bells[pos&uint64(len(g.bells)-1)]
+	for n := 0; atomic.LoadUint64(&s.Seq) != pos; n++ {
+		if g.stopped.Load() {
+			return
+		}
+		if n > 64 {
+			runtime.Gosched()
+		}
+	}
+	atomic.StoreUint32(&s.Mailbox, i)
+	atomic.StoreUint64(&s.Seq, pos+1)
+}
+
+// ringAll rings every mailbox after a relaunch (the parked grid let go of
+// the mailboxes it held, and of requests to look at them again), and
+// notes each one's backlog: the next epoch waits for the grid to handle
+// it (settled), so epochs back to back never starve a mailbox (inside Do).
+func (g *ringGrid) ringAll() {
+	g.mu.Lock()
+	idx := make([]uint32, 0, len(g.boxes))
+	for i, k := range g.boxes {
+		idx = append(idx, i)
+		k.park.backlog = k.in.Header().Tail.Load()
+	}
+	g.mu.Unlock()
+	for _, i := range idx {
+		g.ring(i)
+	}
+}
+
+// settled reports whether every mailbox of the grid has handled what was
+// queued before the grid's last relaunch, or cannot go on now (see
+// RingKernel.settled; inside Do).
+func (g *ringGrid) settled() bool {
+	if g.stopped.Load() {
+		return true
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for _, k := range g.boxes {
+		if !k.settled() {
+			return false
+		}
+	}
+	return true
+}
+
+// add writes k's mailbox into the table (inside Do): a fresh generation,
+// so the grid zeroes its State slot when it first serves it. A full table
+// is a *gpu.DeviceError matching gpu.ErrDeviceCapacity.
+func (g *ringGrid) add(k *RingKernel, cb, in, out DevicePtr) error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	keep := g.drain[:0]
+	for _, i := range g.drain {
+		if atomic.LoadUint64(&g.entries[i].Queued) == 0 {
+			g.free = append(g.free, i)
+		} else {
+			keep = append(keep, i)
+		}
+	}
+	g.drain = keep
+	var i uint32
+	switch {
+	case len(g.free) > 0:
+		i, g.free = g.free[len(g.free)-1], g.free[:len(g.free)-1]
+	case int(g.next) < len(g.entries):
+		i = g.next
+		g.next++
+	default:
+		return &gpu.DeviceError{Kind: gpu.DeviceCapacity, Backend: BackendName, Device: g.d.ordinal,
+			Reason: fmt.Sprintf("the mailbox table of ring program %s is full (%d kernels; WithMailboxes sets its size)", g.name, len(g.entries))}
+	}
+	g.gen++
+	e := &g.entries[i]
+	atomic.StoreUint64(&e.Gen, 0)
+	atomic.StoreUint64(&e.Control, uint64(cb))
+	atomic.StoreUint64(&e.In, uint64(in))
+	atomic.StoreUint64(&e.Out, uint64(out))
+	atomic.StoreUint64(&e.OutWait, 0)
+	atomic.StoreUint64(&e.Gen, g.gen)
+	k.grid, k.box = g, i
+	g.boxes[i] = k
+	return nil
+}
+
+// remove takes k's mailbox out of the table (its memory is released
+// after): the grid acknowledged it, or is gone.
+func (g *ringGrid) remove(k *RingKernel) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.boxes[k.box] != k {
+		return
+	}
+	delete(g.boxes, k.box)
+	e := &g.entries[k.box]
+	atomic.StoreUint64(&e.Gen, 0)
+	atomic.StoreUint64(&e.Control, 0)
+	atomic.StoreUint64(&e.In, 0)
+	atomic.StoreUint64(&e.Out, 0)
+	g.drain = append(g.drain, k.box)
+}
+
+// Mailboxes says how many mailboxes the grid holds and how many it can.
+func (g *ringGrid) mailboxes() (n, capacity int) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return len(g.boxes), len(g.entries)
+}
+
+// pinnedBytes is what the grid's mailboxes pin: each one's control block
+// and rings, its table entry and its two doorbell slots.
+func (g *ringGrid) pinnedBytes() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	per := int(unsafe.Sizeof(ring.MailboxEntry{}) + 2*unsafe.Sizeof(ring.DoorbellSlot{}))
+	n := 0
+	for _, k := range g.boxes {
+		n += k.PinnedBytes() + per
+	}
+	return n
+}
+
+// close releases what the grid holds once its launch has stopped for good
+// (inside Do, from its RingKernel's release): each mailbox keeps its
+// unread replies and gives its memory back (its owner's Wait then returns
+// at once), then the device memory goes back to the pool.
+func (g *ringGrid) close() error {
+	g.stopped.Store(true)
+	g.mu.Lock()
+	boxes := make([]*RingKernel, 0, len(g.boxes))
+	for _, k := range g.boxes {
+		boxes = append(boxes, k)
+	}
+	g.mu.Unlock()
+	var errs []error
+	for _, k := range boxes {
+		k.keepReplies()
+		errs = append(errs, k.release())
+	}
+	if g.d.grids[g.key] == g {
+		delete(g.d.grids, g.key)
+	}
+	if g.words != 0 {
+		errs = append(errs, g.d.devFree(g.words))
+		g.words = 0
+	}
+	if g.slab != 0 {
+		errs = append(errs, g.d.devFree(g.slab))
+		g.slab = 0
+	}
+	return errors.Join(errs...)
+}
+
+// mailboxGeometry returns a mailbox's ring capacity and slot size: the
+// smallest slot that holds p's messages, and cfg's capacity or the
+// largest power of two up to mailboxCapacity whose rings and control
+// block fit MailboxPinnedMax (at least 2).
+func mailboxGeometry(src *RingProgramSource, cfg RingConfig) (capacity, slot int) {
+	slot = cfg.SlotSize
+	if slot == 0 {
+		slot = align16(int(unsafe.Sizeof(ring.SlotHeader{})) + max(src.ReqBytes, src.RespBytes))
+	}
+	capacity = cfg.Capacity
+	if capacity == 0 {
+		capacity = mailboxCapacity
+		for capacity > 2 {
+			_, _, size := ringLayout(capacity, slot)
+			if size <= MailboxPinnedMax {
+				break
+			}
+			capacity /= 2
+		}
+	}
+	return capacity, slot
+}
+
+// OpenMailbox makes a device ring kernel of p as a mailbox of the
+// program's persistent grid (started first if it is not running; see
+// StartRingGrid), with its gate closed: its control block and rings come
+// from the pinned arena, its State is a slot of the grid's device memory,
+// zeroed by the grid before its first message. No launch, no driver call
+// beside the running grids (but an arena growth, in a device epoch). The
+// returned RingKernel is driven as one from LaunchRingProgram.
+//
+// cfg.Capacity defaults to 16 slots (fewer for large messages, so that
+// an idle mailbox pins at most MailboxPinnedMax), cfg.SlotSize to the
+// smallest slot that holds the program's messages, cfg.Threads to the
+// grid's default block size. A full mailbox table, or no grid left to
+// start, is a *gpu.DeviceError matching gpu.ErrDeviceCapacity, at once.
+func (b *Backend) OpenMailbox(p *RingProgram, cfg RingConfig) (*RingKernel, error) {
+	g, err := b.grid(p, cfg.Threads)
+	if err != nil {
+		return nil, err
+	}
+	d := g.d
+	capacity, slot := mailboxGeometry(p.src, cfg)
+	switch {
+	case !ring.ValidCapacity(capacity):
+		return nil, &ring.CapacityError{Capacity: capacity}
+	case !ring.ValidSlotSize(slot) || slot < int(unsafe.Sizeof(ring.SlotHeader{}))+max(p.src.ReqBytes, p.src.RespBytes):
+		return nil, fmt.Errorf("cuda: slot size %d: want a multiple of 16 that holds %s's messages: %w", slot, p.src.Name, gpu.ErrArgument)
+	}
+	inOff, outOff, size := ringLayout(capacity, slot)
+	k := &RingKernel{d: d}
+	err = d.do(func() error {
+		if g.stopped.Load() {
+			return unavailable("the ring program's grid stopped")
+		}
+		mem, base, err := d.pinned(size)
+		if err != nil {
+			return err
+		}
+		k.mem = mem
+		clear(unsafe.Slice((*byte)(mem), size))
+		k.cb = (*ring.ControlBlock)(mem)
+		k.cb.LatencyMin.Store(^uint64(0))
+		k.cb.Close()
+		k.in = ring.NewSlotRing(unsafe.Add(mem, inOff), capacity, slot)
+		k.out = ring.NewSlotRing(unsafe.Add(mem, outOff), capacity, slot)
+		if err := g.add(k, base, base+DevicePtr(inOff), base+DevicePtr(outOff)); err != nil {
+			k.cb = nil
+			k.mem = nil
+			return errors.Join(err, d.unpinned(mem))
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, deviceErr(d.ordinal, err)
+	}
+	return k, nil
+}
+
+// MailboxStats says how the mailboxes of a backend's ring program grids
+// are used.
+type MailboxStats struct {
+	Grids     int // persistent grids running (one per program and block size)
+	Mailboxes int // device ring kernels in their tables
+	Capacity  int // mailboxes the tables hold, summed
+	// PinnedBytes is the pinned memory of the mailboxes: their control
+	// blocks and rings, and their table entries and doorbell slots.
+	PinnedBytes int
+}
+
+// MailboxStats returns how many grids run and how full their tables are.
+func (b *Backend) MailboxStats() MailboxStats {
+	d, err := b.device()
+	if err != nil || d == nil {
+		return MailboxStats{}
+	}
+	var s MailboxStats
+	_ = d.do(func() error {
+		for _, g := range d.grids {
+			n, c := g.mailboxes()
+			s.Grids++
+			s.Mailboxes += n
+			s.Capacity += c
+			s.PinnedBytes += g.pinnedBytes()
+		}
+		return nil
+	})
+	return s
+}
+
+// PinnedBytes is the pinned memory the kernel's control block and rings
+// take (for a mailbox: all it pins but its table entry and doorbell
+// slots, 96 bytes).
+func (k *RingKernel) PinnedBytes() int {
+	if k.in == nil {
+		return 0
+	}
+	_, _, size := ringLayout(k.in.Cap(), k.in.PayloadMax()+int(unsafe.Sizeof(ring.SlotHeader{})))
+	return int(size)
+}

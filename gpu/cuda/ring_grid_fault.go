@@ -1,0 +1,21 @@
+package cuda
+
+import "github.com/ringactor/ringactor/gpu/ring"
+
+// gridFaulted reports whether a grid's launch ended in a device fault (a
+// trap in any mailbox's handler kills the whole grid, as it does the
+// context on a GPU), inside Do. A faulted grid is marked stopped for good:
+// acknowledged (its loop is gone), not to be relaunched by an epoch, its
+// owner's request recorded as TerminateNow; the device's close then
+// releases it and its mailboxes.
+func (d *device) gridFaulted(k *RingKernel) bool {
+	if k.stream.IsDefault() || launchFault(d.api.StreamQuery(k.stream), d.ordinal) == nil {
+		return false
+	}
+	k.serves.stopped.Store(true)
+	k.park.mu.Lock()
+	k.park.want = ring.TerminateNow
+	k.park.mu.Unlock()
+	k.cb.TerminatedAck.Store(ring.Terminated)
+	return true
+}
