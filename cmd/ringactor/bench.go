@@ -106,7 +106,7 @@ func runBenchCommand(ctx context.Context, args []string, stdout, stderr io.Write
 	withCluster := fs.Bool("cluster", false, "also measure cluster requests to a member in another process")
 	verbose := fs.Bool("v", false, "log at debug level")
 	var device deviceFlag
-	fs.Var(&device, "device", "also measure device ring kernels on the GPU; `=sim` on the simulated device")
+	fs.Var(&device, "device", "also measure device ring kernels on the GPU; --device=sim on the simulated device")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
