@@ -52,7 +52,11 @@ func TestDeviceKindManyIdentities(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	m, err := cluster.Start(ctx, "devmany", ptest.NewTestProvider(ptest.NewInMemAgent()), []*cluster.Kind{kind.Kind()},
-		cluster.WithLogger(actors.DiscardLogger()), cluster.WithRuntimeOptions(actors.WithBackends(sim)))
+		cluster.WithLogger(actors.DiscardLogger()), cluster.WithRuntimeOptions(actors.WithBackends(sim)),
+		// Thousands of launches go through one orchestrator: on a loaded
+		// machine one can wait longer than the default 5 s (seen under two
+		// busy loops); the test's own deadline is the hang guard.
+		cluster.WithActivationTimeout(5*time.Minute))
 	if err != nil {
 		t.Fatal(err)
 	}

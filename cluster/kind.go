@@ -21,9 +21,9 @@ const (
 	// DefaultHandlerTimeout bounds one message's handling by an activation's
 	// kernel.
 	DefaultHandlerTimeout = 5 * time.Second
-	// activationTimeout bounds launching, activating and terminating an
-	// activation's kernel.
-	activationTimeout = 5 * time.Second
+	// DefaultActivationTimeout bounds launching, activating and terminating
+	// an activation's kernel (WithActivationTimeout).
+	DefaultActivationTimeout = 5 * time.Second
 )
 
 // activationWait is the idle strategy of an activation's kernel unless the
@@ -188,7 +188,7 @@ func (g *grain[Req, Resp]) activate(c actor.Context) {
 	g.spanOpts = g.member.handleSpanOptions(g.kind.name, g.kernelID)
 	newHandler, snapshot, err := g.start(g.identity, g.state)
 	if err == nil {
-		ctx, cancel := context.WithTimeout(context.Background(), activationTimeout)
+		ctx, cancel := context.WithTimeout(context.Background(), g.member.activationTimeout)
 		defer cancel()
 		var def *actors.KernelDef[Req, Resp]
 		if g.newDef != nil {
@@ -233,7 +233,7 @@ func (g *grain[Req, Resp]) passivate() {
 	if g.kernel == nil {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), activationTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), g.member.activationTimeout)
 	defer cancel()
 	if err := g.kernel.Terminate(ctx); err != nil {
 		g.member.logger.Warn("ringactor/cluster: kernel termination failed", slog.String("kernel", g.kernelID), slog.Any("error", err))

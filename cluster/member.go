@@ -33,10 +33,11 @@ const DefaultAddress = "127.0.0.1:0"
 type Option func(*memberConfig)
 
 type memberConfig struct {
-	address        string
-	logger         *slog.Logger
-	requestTimeout time.Duration
-	maxPayload     int
+	address           string
+	logger            *slog.Logger
+	requestTimeout    time.Duration
+	activationTimeout time.Duration
+	maxPayload        int
 	// remoteOptions are added to the member's Proto.Actor remote
 	// configuration (TLS credentials, gRPC options).
 	remoteOptions  []remote.ConfigOption
@@ -88,6 +89,18 @@ func WithAdvertise(hostPort string) Option { return func(c *memberConfig) { c.ad
 // (default slog.Default()).
 func WithLogger(l *slog.Logger) Option { return func(c *memberConfig) { c.logger = l } }
 
+// WithActivationTimeout bounds launching, activating and terminating an
+// activation's kernel (default DefaultActivationTimeout). A member that
+// activates thousands of identities at once on a busy host may need more:
+// the launches go through the runtime's orchestrator one after another.
+func WithActivationTimeout(d time.Duration) Option {
+	return func(c *memberConfig) {
+		if d > 0 {
+			c.activationTimeout = d
+		}
+	}
+}
+
 // WithRequestTimeout sets the deadline of requests whose context has none
 // (default DefaultRequestTimeout).
 func WithRequestTimeout(d time.Duration) Option {
@@ -111,18 +124,19 @@ var lifecycleMu sync.Mutex
 // its kinds that it owns by its topology, and sends requests to any
 // identity of the cluster.
 type Member struct {
-	name           string
-	sys            *actor.ActorSystem
-	cluster        *pcluster.Cluster
-	rt             *actors.Runtime
-	logger         *slog.Logger
-	tel            *memberTelemetry // tracer and request histogram; nil without WithTelemetry
-	requestTimeout time.Duration
-	maxPayload     int
-	sub            *eventstream.Subscription
-	provider       pcluster.ClusterProvider
-	owned          bool // the member started (and stops) the cluster and actor system
-	client         bool // started with AsClient
+	name              string
+	sys               *actor.ActorSystem
+	cluster           *pcluster.Cluster
+	rt                *actors.Runtime
+	logger            *slog.Logger
+	tel               *memberTelemetry // tracer and request histogram; nil without WithTelemetry
+	requestTimeout    time.Duration
+	activationTimeout time.Duration
+	maxPayload        int
+	sub               *eventstream.Subscription
+	provider          pcluster.ClusterProvider
+	owned             bool // the member started (and stops) the cluster and actor system
+	client            bool // started with AsClient
 
 	kinds          map[string]*Kind // the member's kinds, by name
 	activations    atomic.Int64     // live activations on this member
@@ -316,7 +330,7 @@ func singleConnectAttempt(rc *remote.Config) { rc.MaxRetryCount = 1 }
 // configure applies opts and checks kinds.
 func configure(kinds []*Kind, opts []Option) (cfg memberConfig, host string, port int, err error) {
 	cfg = memberConfig{address: DefaultAddress, logger: slog.Default(), requestTimeout: DefaultRequestTimeout,
-		maxPayload: messages.MaxPayloadSize, handoffTimeout: DefaultHandoffTimeout}
+		activationTimeout: DefaultActivationTimeout, maxPayload: messages.MaxPayloadSize, handoffTimeout: DefaultHandoffTimeout}
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -354,7 +368,7 @@ func newMember(sys *actor.ActorSystem, name string, kinds []*Kind, cfg memberCon
 	}
 	m := &Member{
 		name: name, sys: sys, rt: rt, logger: cfg.logger, tel: newMemberTelemetry(cfg.providers),
-		requestTimeout: cfg.requestTimeout, maxPayload: cfg.maxPayload,
+		requestTimeout: cfg.requestTimeout, activationTimeout: cfg.activationTimeout, maxPayload: cfg.maxPayload,
 		topoKinds: map[string]int{}, topoCh: make(chan struct{}), closed: make(chan struct{}),
 		addrs: map[string]bool{}, departed: map[string]chan struct{}{},
 		kinds: make(map[string]*Kind, len(kinds)), handoffTimeout: cfg.handoffTimeout,
