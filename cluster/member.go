@@ -361,6 +361,20 @@ func configure(kinds []*Kind, opts []Option) (cfg memberConfig, host string, por
 // newMember makes the member's runtime on sys, its Proto.Actor kinds and its
 // topology subscription.
 func newMember(sys *actor.ActorSystem, name string, kinds []*Kind, cfg memberConfig) (*Member, []*pcluster.Kind, error) {
+	// A zero bound would fail every activation at once (a context that is
+	// already done): members built without Start's defaults get them here.
+	if cfg.activationTimeout <= 0 {
+		cfg.activationTimeout = DefaultActivationTimeout
+	}
+	if cfg.requestTimeout <= 0 {
+		cfg.requestTimeout = DefaultRequestTimeout
+	}
+	if cfg.handoffTimeout <= 0 {
+		cfg.handoffTimeout = DefaultHandoffTimeout
+	}
+	if cfg.maxPayload <= 0 {
+		cfg.maxPayload = messages.MaxPayloadSize
+	}
 	rt, err := actors.NewRuntime(append([]actors.Option{actors.WithActorSystem(sys), actors.WithName("ringactor-cluster-" + name),
 		actors.WithLogger(cfg.logger)}, cfg.runtimeOptions...)...)
 	if err != nil {

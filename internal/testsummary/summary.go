@@ -33,6 +33,10 @@ type Skip struct {
 type Result struct {
 	Passed, Failed, Skipped int
 	Skips                   []Skip
+	// Unfinished names ("package Test") the tests that were running when
+	// their test binary ended (a panic, go test's -timeout); each counts as
+	// failed.
+	Unfinished []string
 	// PackagesFailed counts packages whose result was FAIL (a build error or
 	// a failing test).
 	PackagesFailed int
@@ -77,6 +81,24 @@ func Summarize(r io.Reader, w io.Writer) (Result, error) {
 		case "fail":
 			if ev.Test == "" {
 				res.PackagesFailed++
+				// Tests of a failed package that never ended: the binary
+				// panicked or hit -timeout while they ran. Their output
+				// holds the panic; a goroutine dump is cut to its start.
+				var open []string
+				for k := range output {
+					if k.pkg == ev.Package {
+						open = append(open, k.test)
+					}
+				}
+				sort.Strings(open)
+				for _, name := range open {
+					k := key{ev.Package, name}
+					res.Failed++
+					res.Unfinished = append(res.Unfinished, ev.Package+" "+name)
+					fmt.Fprintf(w, "--- UNFINISHED: %s (%s): the test binary ended while it ran\n", name, ev.Package)
+					writeCut(w, output[k], unfinishedLines)
+					delete(output, k)
+				}
 				continue
 			}
 			res.Failed++
@@ -109,6 +131,12 @@ func Summarize(r io.Reader, w io.Writer) (Result, error) {
 			fmt.Fprintf(w, "  %s %s: %s\n", s.Package, s.Test, s.Reason)
 		}
 	}
+	if len(res.Unfinished) > 0 {
+		fmt.Fprintf(w, "\nunfinished (%d): panicked or ran past go test's -timeout:\n", len(res.Unfinished))
+		for _, u := range res.Unfinished {
+			fmt.Fprintf(w, "  %s\n", u)
+		}
+	}
 	fmt.Fprintf(w, "%d passed, %d failed, %d skipped\n", res.Passed, res.Failed, res.Skipped)
 	return res, nil
 }
@@ -128,4 +156,19 @@ func skipReason(lines []string) string {
 		return "(no reason given)"
 	}
 	return strings.Join(reason, " ")
+}
+
+// unfinishedLines bounds what is printed of a test that never ended: enough
+// for the panic and the test's own goroutine, not a dump of thousands.
+const unfinishedLines = 80
+
+// writeCut writes at most max lines of out, then how many it left out.
+func writeCut(w io.Writer, out []string, max int) {
+	for i, l := range out {
+		if i == max {
+			fmt.Fprintf(w, "... (%d more lines)\n", len(out)-max)
+			return
+		}
+		fmt.Fprint(w, l)
+	}
 }

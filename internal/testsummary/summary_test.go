@@ -57,3 +57,34 @@ func TestSummarize(t *testing.T) {
 		t.Errorf("a passing test's output was printed:\n%s", got)
 	}
 }
+
+// A test binary that hits -timeout ends without a fail event for the test
+// that was running: the report names it, prints its panic and counts it.
+func TestSummarizeUnfinished(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{"Action":"run","Package":"p/c","Test":"TestHangs"}` + "\n")
+	b.WriteString(`{"Action":"output","Package":"p/c","Test":"TestHangs","Output":"=== RUN   TestHangs\n"}` + "\n")
+	b.WriteString(`{"Action":"output","Package":"p/c","Test":"TestHangs","Output":"panic: test timed out after 10m0s\n"}` + "\n")
+	for range 500 {
+		b.WriteString(`{"Action":"output","Package":"p/c","Test":"TestHangs","Output":"goroutine 7 [chan receive]:\n"}` + "\n")
+	}
+	b.WriteString(`{"Action":"output","Package":"p/c","Output":"FAIL\tp/c\t600.01s\n"}` + "\n")
+	b.WriteString(`{"Action":"fail","Package":"p/c"}` + "\n")
+	var out bytes.Buffer
+	res, err := Summarize(strings.NewReader(b.String()), &out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Failed != 1 || len(res.Unfinished) != 1 || res.Unfinished[0] != "p/c TestHangs" {
+		t.Fatalf("result %+v: want TestHangs counted as failed and unfinished", res)
+	}
+	got := out.String()
+	for _, want := range []string{"--- UNFINISHED: TestHangs (p/c)", "panic: test timed out after 10m0s", "more lines)", "unfinished (1)", "0 passed, 1 failed, 0 skipped"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+	if n := strings.Count(got, "goroutine 7"); n >= 500 {
+		t.Errorf("the goroutine dump was printed whole (%d lines)", n)
+	}
+}
