@@ -57,8 +57,9 @@
 //	       --device (device 0) or --device=sim, --quick, --only STEP,...,
 //	       --json FILE. Exits 3 when there is no usable CUDA device.
 //	version
-//	       print the module version ("(devel)" for a work tree build) and
-//	       the Go version; "ringactor --version" is the same.
+//	       print the release (CHANGELOG.md's latest), the module version
+//	       ("(devel)" for a work tree build) and the Go version;
+//	       "ringactor --version" is the same.
 //	help   print the usage, or a command's usage and flags.
 //
 // Every command takes --log-level (debug, info, warn, error) and
@@ -99,6 +100,8 @@ import (
 	"strings"
 	"syscall"
 	"unicode/utf8"
+
+	"github.com/ringactor/ringactor/internal/version"
 )
 
 // Exit statuses of the command.
@@ -389,13 +392,13 @@ func oneLine(msg string) string {
 // same.
 var versionCommand = command{
 	name:    "version",
-	summary: "print ringactor's module version and the Go version it was built with",
+	summary: "print ringactor's release, module version and the Go version it was built with",
 	run:     runVersionCommand,
 }
 
 // runVersionCommand prints versionString on stdout.
 func runVersionCommand(_ context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("version", "", "Print ringactor's module version (\"(devel)\" for a build from a work tree)\nand the Go version it was built with, on one line.\n", stderr)
+	fs := newFlagSet("version", "", "Print ringactor's release (CHANGELOG.md's latest), its module version\n(\"(devel)\" for a build from a work tree) and the Go version it was built\nwith, on one line: ringactor RELEASE module=VERSION GOVERSION.\n", stderr)
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
@@ -403,14 +406,15 @@ func runVersionCommand(_ context.Context, args []string, stdout, stderr io.Write
 	return exitOK
 }
 
-// versionString is "ringactor VERSION GOVERSION": the main module's version
-// from the build information, or "(devel)" when it has none.
+// versionString is "ringactor RELEASE module=VERSION GOVERSION": the
+// release constant (version.Version), the main module's version from the
+// build information ("(devel)" when it has none) and the Go version.
 func versionString() string {
 	v := "(devel)"
 	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
 		v = bi.Main.Version
 	}
-	return fmt.Sprintf("ringactor %s %s", v, runtime.Version())
+	return fmt.Sprintf("ringactor %s module=%s %s", version.Version, v, runtime.Version())
 }
 
 // quoteClip quotes s as %q does, at most its first 80 bytes (cut back to

@@ -20,6 +20,7 @@ import (
 	"github.com/ringactor/ringactor/actors"
 	"github.com/ringactor/ringactor/internal/bench"
 	"github.com/ringactor/ringactor/internal/testproc"
+	"github.com/ringactor/ringactor/internal/version"
 )
 
 // TestMain fails the package when a test leaves goroutines behind.
@@ -330,14 +331,14 @@ func TestEtcdUnreachable(t *testing.T) {
 }
 
 // TestVersion checks "ringactor version" and "ringactor --version": one line
-// on stdout with the module version ("(devel)" in a test binary) and the Go
-// version.
+// on stdout with the release (version.Version), the module version
+// ("(devel)" in a test binary) and the Go version.
 func TestVersion(t *testing.T) {
 	for _, args := range [][]string{{"version"}, {"--version"}, {"-version"}} {
 		code, stdout, stderr := runCLI(t, args...)
-		want := "ringactor (devel) " + runtime.Version() + "\n"
+		want := "ringactor " + version.Version + " module=(devel) " + runtime.Version() + "\n"
 		if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
-			want = "ringactor " + bi.Main.Version + " " + runtime.Version() + "\n"
+			want = "ringactor " + version.Version + " module=" + bi.Main.Version + " " + runtime.Version() + "\n"
 		}
 		if code != exitOK || stdout != want || stderr != "" {
 			t.Errorf("%q: exit %d, stdout %q (want %q), stderr %q", args, code, stdout, want, stderr)
