@@ -11,7 +11,7 @@
 set -uo pipefail
 cd "$(dirname "$0")"
 
-summary() { go run ./internal/testsummary/cmd/testsummary; }
+summary() { go run ./internal/testutil/testsummary/cmd/testsummary; }
 
 status=0
 step() { # step TITLE go-test-args...

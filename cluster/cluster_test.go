@@ -26,7 +26,7 @@ import (
 	"github.com/ringactor/ringactor/actors"
 	"github.com/ringactor/ringactor/cluster"
 	"github.com/ringactor/ringactor/gpu"
-	"github.com/ringactor/ringactor/internal/testproc"
+	"github.com/ringactor/ringactor/internal/testutil/testproc"
 	"github.com/ringactor/ringactor/messages"
 )
 

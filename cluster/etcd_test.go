@@ -19,7 +19,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/ringactor/ringactor/cluster"
-	"github.com/ringactor/ringactor/internal/testproc"
+	"github.com/ringactor/ringactor/internal/testutil/testproc"
 )
 
 // freeLoopbackPort returns a loopback TCP port that was free a moment ago.

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ringactor/ringactor/internal/otlptest"
+	"github.com/ringactor/ringactor/internal/testutil/otlptest"
 )
 
 // clearOTelEnv unsets the OTEL_* variables Setup reads, for the test.

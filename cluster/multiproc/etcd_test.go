@@ -3,7 +3,7 @@ package multiproc
 import (
 	"testing"
 
-	"github.com/ringactor/ringactor/internal/testproc"
+	"github.com/ringactor/ringactor/internal/testutil/testproc"
 )
 
 // startEtcd starts a single-node etcd (testproc.StartEtcd) and returns its

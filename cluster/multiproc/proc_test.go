@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ringactor/ringactor/internal/racecheck"
-	"github.com/ringactor/ringactor/internal/testproc"
+	"github.com/ringactor/ringactor/internal/testutil/racecheck"
+	"github.com/ringactor/ringactor/internal/testutil/testproc"
 )
 
 // TestMain runs a child's part when this test binary is started as one.

@@ -16,7 +16,7 @@ import (
 	"github.com/ringactor/ringactor/admin"
 	"github.com/ringactor/ringactor/cluster"
 	"github.com/ringactor/ringactor/internal/demo"
-	"github.com/ringactor/ringactor/internal/testproc"
+	"github.com/ringactor/ringactor/internal/testutil/testproc"
 )
 
 // startServeAdmin runs `ringactor serve --admin 127.0.0.1:0 --log-format

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ringactor/ringactor/internal/racecheck"
-	"github.com/ringactor/ringactor/internal/testproc"
+	"github.com/ringactor/ringactor/internal/testutil/racecheck"
+	"github.com/ringactor/ringactor/internal/testutil/testproc"
 )
 
 // mainEnv makes this test binary run the command line after "--" as the

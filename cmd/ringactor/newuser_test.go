@@ -20,7 +20,7 @@ import (
 	"github.com/ringactor/ringactor/actors"
 	"github.com/ringactor/ringactor/cluster"
 	"github.com/ringactor/ringactor/internal/demo"
-	"github.com/ringactor/ringactor/internal/testproc"
+	"github.com/ringactor/ringactor/internal/testutil/testproc"
 )
 
 // writeFile writes content to a file of the test's and returns its path.

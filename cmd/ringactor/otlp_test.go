@@ -9,8 +9,8 @@ import (
 
 	"github.com/ringactor/ringactor/actors"
 	"github.com/ringactor/ringactor/cluster"
-	"github.com/ringactor/ringactor/internal/otlptest"
-	"github.com/ringactor/ringactor/internal/racecheck"
+	"github.com/ringactor/ringactor/internal/testutil/otlptest"
+	"github.com/ringactor/ringactor/internal/testutil/racecheck"
 	"github.com/ringactor/ringactor/telemetry"
 )
 

@@ -10,7 +10,7 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/ringactor/ringactor/internal/testproc"
+	"github.com/ringactor/ringactor/internal/testutil/testproc"
 )
 
 func TestMain(m *testing.M) {

@@ -8,7 +8,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/ringactor/ringactor/internal/testsummary"
+	"github.com/ringactor/ringactor/internal/testutil/testsummary"
 )
 
 func main() {

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ringactor/ringactor/internal/racecheck"
+	"github.com/ringactor/ringactor/internal/testutil/racecheck"
 )
 
 // ChildEnv, set in a test binary's environment, makes its TestMain run the

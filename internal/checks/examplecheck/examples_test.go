@@ -24,7 +24,7 @@ var mustCheck = map[string]bool{
 // result, or a call of a method in mustCheck whose result is thrown away
 // (a statement or a defer).
 func TestExamplesHandleEveryError(t *testing.T) {
-	root, err := filepath.Abs("../..")
+	root, err := filepath.Abs("../../..")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,7 +14,7 @@ import (
 )
 
 // root is the repository's root, relative to this package.
-const root = "../.."
+const root = "../../.."
 
 // fragmentMark, on the line before a ```go fence, marks a block that shows
 // part of a program (it is not compiled).
