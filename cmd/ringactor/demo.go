@@ -10,41 +10,13 @@ import (
 	"time"
 
 	"github.com/ringactor/ringactor/actors"
-	"github.com/ringactor/ringactor/messages"
+	"github.com/ringactor/ringactor/internal/demo"
+	"github.com/ringactor/ringactor/internal/demo/demomsg"
 	"github.com/ringactor/ringactor/telemetry"
 )
 
-// AddRequest is vector_add's message: two vectors of the same length.
-type AddRequest struct{ A, B []float32 }
-
-// AddResponse is vector_add's reply: the element-wise sum.
-type AddResponse struct{ Sum []float32 }
-
-// Value is running_sum's message: one number to add.
-type Value struct{ V float64 }
-
-// Sum is running_sum's reply: the total so far and how many values made it.
-type Sum struct {
-	Total float64
-	Count int
-}
-
-// Vector is the message of both stages of the scale → square_sum chain, and
-// scale's reply.
-type Vector struct{ X []float64 }
-
-// Scalar is square_sum's reply: the sum of the squares of a Vector.
-type Scalar struct{ V float64 }
-
 // init gives the demo's message types their stable type ids.
-func init() {
-	messages.MustRegister[AddRequest]("ringactor.demo.AddRequest")
-	messages.MustRegister[AddResponse]("ringactor.demo.AddResponse")
-	messages.MustRegister[Value]("ringactor.demo.Value")
-	messages.MustRegister[Sum]("ringactor.demo.Sum")
-	messages.MustRegister[Vector]("ringactor.demo.Vector")
-	messages.MustRegister[Scalar]("ringactor.demo.Scalar")
-}
+func init() { demo.Register() }
 
 // Kernel ids of the demo.
 const (
@@ -60,7 +32,7 @@ const (
 	demoDescription = `Launch four ring kernels in one runtime on the CPU backend, send them work
 and print the results and each kernel's telemetry:
 
-  vector_add   stateless, AddRequest{A, B} -> AddResponse{Sum}; a Send then
+  vector_add   stateless, AddRequest{A, B} -> AddReply{Sum}; a Send then
                Receive, a Request, a failing Request (length mismatch), and
                -n Requests and -n pipelined Sends for a throughput line
   running_sum  stateful (its factory holds the sum), Value -> Sum; receives
@@ -168,30 +140,17 @@ func launchActive[Req, Resp any](ctx context.Context, rt *actors.Runtime, def *a
 	return k, nil
 }
 
-// vectorAdd is vector_add's handler: the element-wise sum of two vectors of
-// the same length.
-func vectorAdd(_ context.Context, r AddRequest) (AddResponse, error) {
-	if len(r.A) != len(r.B) {
-		return AddResponse{}, fmt.Errorf("vector_add: length mismatch: %d vs %d", len(r.A), len(r.B))
-	}
-	sum := make([]float32, len(r.A))
-	for i := range r.A {
-		sum[i] = r.A[i] + r.B[i]
-	}
-	return AddResponse{Sum: sum}, nil
-}
-
 // demoVectorAdd launches vector_add, shows a Send+Receive, a Request and a
 // failing Request, then measures n sequential Requests and n pipelined
 // Sends.
-func demoVectorAdd(ctx context.Context, w io.Writer, rt *actors.Runtime, n int) (*actors.Kernel[AddRequest, AddResponse], error) {
-	k, err := launchActive(ctx, rt, actors.NewStatelessKernel(vectorAddID, vectorAdd))
+func demoVectorAdd(ctx context.Context, w io.Writer, rt *actors.Runtime, n int) (*actors.Kernel[demomsg.AddRequest, demomsg.AddReply], error) {
+	k, err := launchActive(ctx, rt, actors.NewStatelessKernel(vectorAddID, demomsg.Add))
 	if err != nil {
 		return nil, err
 	}
-	fmt.Fprintf(w, "\n%s (stateless: AddRequest -> AddResponse)\n", vectorAddID)
+	fmt.Fprintf(w, "\n%s (stateless: AddRequest -> AddReply)\n", vectorAddID)
 
-	req := AddRequest{A: []float32{1, 2, 3}, B: []float32{4, 5, 6}}
+	req := demomsg.AddRequest{A: []float64{1, 2, 3}, B: []float64{4, 5, 6}}
 	if _, err := k.Send(ctx, req); err != nil {
 		return nil, fmt.Errorf("demo: send to %s: %w", vectorAddID, err)
 	}
@@ -201,14 +160,14 @@ func demoVectorAdd(ctx context.Context, w io.Writer, rt *actors.Runtime, n int) 
 	}
 	fmt.Fprintf(w, "  Send    %v + %v, Receive -> %v\n", req.A, req.B, resp.Sum)
 
-	req = AddRequest{A: []float32{10, 20, 30, 40}, B: []float32{0.5, 1.5, 2.5, 3.5}}
-	resp, err = actors.Request[AddResponse](ctx, rt, vectorAddID, req)
+	req = demomsg.AddRequest{A: []float64{10, 20, 30, 40}, B: []float64{0.5, 1.5, 2.5, 3.5}}
+	resp, err = actors.Request[demomsg.AddReply](ctx, rt, vectorAddID, req)
 	if err != nil {
 		return nil, fmt.Errorf("demo: request to %s: %w", vectorAddID, err)
 	}
 	fmt.Fprintf(w, "  Request %v + %v -> %v\n", req.A, req.B, resp.Sum)
 
-	req = AddRequest{A: []float32{1, 2}, B: []float32{3}}
+	req = demomsg.AddRequest{A: []float64{1, 2}, B: []float64{3}}
 	_, err = k.Request(ctx, req)
 	switch {
 	case err == nil:
@@ -226,19 +185,19 @@ func demoVectorAdd(ctx context.Context, w io.Writer, rt *actors.Runtime, n int) 
 
 // addOperands returns the i-th throughput message: A[j] = i, B[j] = j, so
 // Sum[0] is i.
-func addOperands(i int) AddRequest {
+func addOperands(i int) demomsg.AddRequest {
 	const width = 16
-	a, b := make([]float32, width), make([]float32, width)
+	a, b := make([]float64, width), make([]float64, width)
 	for j := range a {
-		a[j], b[j] = float32(i), float32(j)
+		a[j], b[j] = float64(i), float64(j)
 	}
-	return AddRequest{A: a, B: b}
+	return demomsg.AddRequest{A: a, B: b}
 }
 
 // vectorAddThroughput times n sequential Requests, then n Sends with a
 // concurrent reader of the receive stream, and checks every reply.
-func vectorAddThroughput(ctx context.Context, w io.Writer, k *actors.Kernel[AddRequest, AddResponse], n int) error {
-	msgs := make([]AddRequest, n)
+func vectorAddThroughput(ctx context.Context, w io.Writer, k *actors.Kernel[demomsg.AddRequest, demomsg.AddReply], n int) error {
+	msgs := make([]demomsg.AddRequest, n)
 	for i := range msgs {
 		msgs[i] = addOperands(i)
 	}
@@ -251,7 +210,7 @@ func vectorAddThroughput(ctx context.Context, w io.Writer, k *actors.Kernel[AddR
 		if err != nil {
 			return fmt.Errorf("demo: request %d to %s: %w", i, vectorAddID, err)
 		}
-		got += float64(r.Sum[0])
+		got += r.Sum[0]
 	}
 	seq := time.Since(start)
 	if got != want {
@@ -275,7 +234,7 @@ func vectorAddThroughput(ctx context.Context, w io.Writer, k *actors.Kernel[AddR
 				recvErr = err
 				return
 			}
-			recvSum += float64(r.Sum[0])
+			recvSum += r.Sum[0]
 		}
 	})
 	var sendErr error
@@ -314,9 +273,9 @@ func rate(n int, d time.Duration) float64 {
 
 // newRunningSum is running_sum's factory: each (re)start of the kernel gets
 // a handler with a fresh total.
-func newRunningSum() actors.Handler[Value, Sum] {
-	var s Sum
-	return func(_ context.Context, v Value) (Sum, error) {
+func newRunningSum() actors.Handler[demomsg.Value, demomsg.Sum] {
+	var s demomsg.Sum
+	return func(_ context.Context, v demomsg.Value) (demomsg.Sum, error) {
 		s.Total += v.V
 		s.Count++
 		return s, nil
@@ -325,18 +284,18 @@ func newRunningSum() actors.Handler[Value, Sum] {
 
 // demoRunningSum launches the stateful running_sum, sends it 1..10 and
 // receives the running sums.
-func demoRunningSum(ctx context.Context, w io.Writer, rt *actors.Runtime) (*actors.Kernel[Value, Sum], error) {
+func demoRunningSum(ctx context.Context, w io.Writer, rt *actors.Runtime) (*actors.Kernel[demomsg.Value, demomsg.Sum], error) {
 	k, err := launchActive(ctx, rt, actors.NewKernel(runningSum, newRunningSum))
 	if err != nil {
 		return nil, err
 	}
 	fmt.Fprintf(w, "\n%s (stateful: Value -> Sum)\n", runningSum)
 	for i := 1; i <= 10; i++ {
-		if _, err := k.Send(ctx, Value{V: float64(i)}); err != nil {
+		if _, err := k.Send(ctx, demomsg.Value{V: float64(i)}); err != nil {
 			return nil, fmt.Errorf("demo: send to %s: %w", runningSum, err)
 		}
 	}
-	var last Sum
+	var last demomsg.Sum
 	fmt.Fprint(w, "  Send 1..10, Receive ->")
 	for range 10 {
 		if last, err = k.Receive(ctx); err != nil {
@@ -349,26 +308,26 @@ func demoRunningSum(ctx context.Context, w io.Writer, rt *actors.Runtime) (*acto
 }
 
 // scaleVector is scale's handler: every element times two.
-func scaleVector(_ context.Context, v Vector) (Vector, error) {
+func scaleVector(_ context.Context, v demomsg.Vector) (demomsg.Vector, error) {
 	out := make([]float64, len(v.X))
 	for i, x := range v.X {
 		out[i] = 2 * x
 	}
-	return Vector{X: out}, nil
+	return demomsg.Vector{X: out}, nil
 }
 
 // sumOfSquares is square_sum's handler.
-func sumOfSquares(_ context.Context, v Vector) (Scalar, error) {
+func sumOfSquares(_ context.Context, v demomsg.Vector) (demomsg.Scalar, error) {
 	s := 0.0
 	for _, x := range v.X {
 		s += x * x
 	}
-	return Scalar{V: s}, nil
+	return demomsg.Scalar{V: s}, nil
 }
 
 // demoChain launches square_sum, then scale routed into it, sends a Request
 // through the chain and a few Sends whose results it receives from the tail.
-func demoChain(ctx context.Context, w io.Writer, rt *actors.Runtime) (*actors.Kernel[Vector, Vector], *actors.Kernel[Vector, Scalar], error) {
+func demoChain(ctx context.Context, w io.Writer, rt *actors.Runtime) (*actors.Kernel[demomsg.Vector, demomsg.Vector], *actors.Kernel[demomsg.Vector, demomsg.Scalar], error) {
 	tail, err := launchActive(ctx, rt, actors.NewStatelessKernel(squareSumID, sumOfSquares))
 	if err != nil {
 		return nil, nil, err
@@ -379,14 +338,14 @@ func demoChain(ctx context.Context, w io.Writer, rt *actors.Runtime) (*actors.Ke
 	}
 	fmt.Fprintf(w, "\n%s -> %s (kernel-to-kernel chain: Vector -> x2 -> sum of squares)\n", scaleID, squareSumID)
 
-	v := Vector{X: []float64{1, 2, 3}}
-	s, err := actors.Request[Scalar](ctx, rt, scaleID, v)
+	v := demomsg.Vector{X: []float64{1, 2, 3}}
+	s, err := actors.Request[demomsg.Scalar](ctx, rt, scaleID, v)
 	if err != nil {
 		return nil, nil, fmt.Errorf("demo: request through %s: %w", scaleID, err)
 	}
 	fmt.Fprintf(w, "  Request %v to %s -> %s replies %g\n", v.X, scaleID, squareSumID, s.V)
 
-	sends := []Vector{{X: []float64{1, 1}}, {X: []float64{0.5, 1.5}}, {X: []float64{3, 4}}}
+	sends := []demomsg.Vector{{X: []float64{1, 1}}, {X: []float64{0.5, 1.5}}, {X: []float64{3, 4}}}
 	for _, v := range sends {
 		if _, err := head.Send(ctx, v); err != nil {
 			return nil, nil, fmt.Errorf("demo: send to %s: %w", scaleID, err)

@@ -83,7 +83,7 @@ func TestDemoPrintsResults(t *testing.T) {
 		"Send    [1 2 3] + [4 5 6], Receive -> [5 7 9]",
 		"Request [10 20 30 40] + [0.5 1.5 2.5 3.5] -> [10.5 21.5 32.5 43.5]",
 		"Request [1 2] + [3] -> error:",
-		"length mismatch: 2 vs 1",
+		"add: vectors of lengths 2 and 1",
 		"300 messages of 16-element vectors (checksums ok)",
 		"Send 1..10, Receive -> 1 3 6 10 15 21 28 36 45 55\n",
 		"final running sum: 55 after 10 values",

@@ -15,8 +15,8 @@ import (
 )
 
 // Register registers the demo kinds' message types and their JSON forms
-// (cluster.RegisterJSON, for `ringactor call`). It may be called any number
-// of times.
+// (cluster.RegisterJSON, for `ringactor call`), and those of `ringactor
+// demo`'s kernels. It may be called any number of times.
 func Register() {
 	messages.MustRegister[demomsg.Object](demomsg.ObjectName)
 	messages.MustRegister[demomsg.AddRequest](demomsg.AddRequestName)
@@ -26,6 +26,10 @@ func Register() {
 	messages.MustRegister[demomsg.CounterRequest](demomsg.CounterRequestName)
 	messages.MustRegister[demomsg.CounterReply](demomsg.CounterReplyName)
 	cluster.RegisterJSON[demomsg.CounterRequest, demomsg.CounterReply]("counter")
+	messages.MustRegister[demomsg.Value](demomsg.ValueName)
+	messages.MustRegister[demomsg.Sum](demomsg.SumName)
+	messages.MustRegister[demomsg.Vector](demomsg.VectorName)
+	messages.MustRegister[demomsg.Scalar](demomsg.ScalarName)
 }
 
 // Kinds registers the demo kinds (Register) and returns fresh declarations
