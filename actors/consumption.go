@@ -6,6 +6,7 @@ package actors
 // finishes its messages with the same functions.
 
 import (
+	"context"
 	"fmt"
 	"runtime/debug"
 
@@ -146,10 +147,11 @@ func (k *kernel[Req, Resp]) screen(s *slot[Req, Resp], draining bool) error {
 	return nil
 }
 
-// invoke calls the handler, turning an error or a panic into an ExecutionError.
-// A handler that returns skips recover (returned is set), which the loop
-// would otherwise call once per message.
-func (k *kernel[Req, Resp]) invoke(h Handler[Req, Resp], s *slot[Req, Resp]) (resp Resp, ee *gpu.ExecutionError) {
+// invoke calls the handler with ctx (the message's, or its handle span's),
+// turning an error or a panic into an ExecutionError. A handler that
+// returns skips recover (returned is set), which the loop would otherwise
+// call once per message.
+func (k *kernel[Req, Resp]) invoke(ctx context.Context, h Handler[Req, Resp], s *slot[Req, Resp]) (resp Resp, ee *gpu.ExecutionError) {
 	returned := false
 	defer func() {
 		if returned {
@@ -159,7 +161,7 @@ func (k *kernel[Req, Resp]) invoke(h Handler[Req, Resp], s *slot[Req, Resp]) (re
 			ee = &gpu.ExecutionError{Kernel: k.def.id, MessageID: s.id, Err: fmt.Errorf("panic: %v", p), Panic: p, Stack: debug.Stack()}
 		}
 	}()
-	resp, err := h(s.ctx, s.msg)
+	resp, err := h(ctx, s.msg)
 	returned = true
 	if err != nil {
 		return resp, &gpu.ExecutionError{Kernel: k.def.id, MessageID: s.id, Err: err}

@@ -2,8 +2,6 @@ package actors
 
 import (
 	"context"
-	"fmt"
-	"runtime/debug"
 
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
@@ -96,28 +94,14 @@ func endSpan(span trace.Span, err error) {
 // span; the handler's context is the span's.
 func (k *kernel[Req, Resp]) invokeSpan(h Handler[Req, Resp], s *slot[Req, Resp]) (Resp, *gpu.ExecutionError) {
 	if !k.rt.spans || !trace.SpanContextFromContext(s.ctx).IsSampled() {
-		return k.invoke(h, s)
+		return k.invoke(s.ctx, h, s)
 	}
 	ctx, span := k.rt.tracer.Start(s.ctx, SpanHandle, trace.WithAttributes(attribute.String(telemetry.AttrKernel, k.def.id)))
-	resp, ee := k.invokeCtx(ctx, h, s)
+	resp, ee := k.invoke(ctx, h, s)
 	if ee != nil {
 		endSpan(span, ee)
 	} else {
 		span.End()
 	}
 	return resp, ee
-}
-
-// invokeCtx is invoke with ctx as the handler's context.
-func (k *kernel[Req, Resp]) invokeCtx(ctx context.Context, h Handler[Req, Resp], s *slot[Req, Resp]) (resp Resp, ee *gpu.ExecutionError) {
-	defer func() {
-		if p := recover(); p != nil {
-			ee = &gpu.ExecutionError{Kernel: k.def.id, MessageID: s.id, Err: fmt.Errorf("panic: %v", p), Panic: p, Stack: debug.Stack()}
-		}
-	}()
-	resp, err := h(ctx, s.msg)
-	if err != nil {
-		return resp, &gpu.ExecutionError{Kernel: k.def.id, MessageID: s.id, Err: err}
-	}
-	return resp, nil
 }
