@@ -124,6 +124,33 @@ func spmvShape(in []gpu.Shape, _ []float64) (gpu.Shape, error) {
 	return gpu.Shape{in[2][0] - 1}, nil
 }
 
+// byDType holds a kernel's instantiation for each dtype, in the order of
+// allDTypes (unsigned 8-bit last).
+type byDType [6]gpu.KernelFunc
+
+// on returns the instantiation for dt: the one switch over dtypes.
+func (k byDType) on(dt gpu.DType) gpu.KernelFunc {
+	switch dt {
+	case gpu.F32:
+		return k[0]
+	case gpu.F64:
+		return k[1]
+	case gpu.S32:
+		return k[2]
+	case gpu.S64:
+		return k[3]
+	case gpu.U32:
+		return k[4]
+	default:
+		return k[5]
+	}
+}
+
+// run runs the instantiation of the output's dtype.
+func (k byDType) run(ctx context.Context, in []*gpu.UnifiedBuffer, out *gpu.UnifiedBuffer, sc []float64) error {
+	return k.on(out.DType())(ctx, in, out, sc)
+}
+
 // binaryFuncs are one elementwise binary kernel's instantiations.
 type binaryFuncs struct {
 	f32 func(context.Context, []float32, []float32, []float32) error
@@ -135,35 +162,24 @@ type binaryFuncs struct {
 }
 
 func binarySpec(name, desc string, f binaryFuncs) *gpu.KernelSpec {
+	k := byDType{binary(f.f32), binary(f.f64), binary(f.s32), binary(f.s64), binary(f.u32), binary(f.u8)}
 	return &gpu.KernelSpec{
 		Name: name, Description: desc, Inputs: 2, DTypes: allDTypes, Elementwise: true, Cost: 1, OutShape: equalShapes,
-		CPU: func(ctx context.Context, in []*gpu.UnifiedBuffer, out *gpu.UnifiedBuffer, _ []float64) error {
-			switch out.DType() {
-			case gpu.F32:
-				return binary(ctx, in, out, f.f32)
-			case gpu.F64:
-				return binary(ctx, in, out, f.f64)
-			case gpu.S32:
-				return binary(ctx, in, out, f.s32)
-			case gpu.S64:
-				return binary(ctx, in, out, f.s64)
-			case gpu.U32:
-				return binary(ctx, in, out, f.u32)
-			default:
-				return binary(ctx, in, out, f.u8)
-			}
-		},
+		CPU: k.run,
 	}
 }
 
-func binary[T gpu.Number](ctx context.Context, in []*gpu.UnifiedBuffer, out *gpu.UnifiedBuffer, f func(context.Context, []T, []T, []T) error) error {
-	a, b, dst, err := views2[T](in[0], in[1], out)
-	if err != nil {
+// binary is the kernel of an elementwise binary function of T.
+func binary[T gpu.Number](f func(context.Context, []T, []T, []T) error) gpu.KernelFunc {
+	return func(ctx context.Context, in []*gpu.UnifiedBuffer, out *gpu.UnifiedBuffer, _ []float64) error {
+		a, b, dst, err := views2[T](in[0], in[1], out)
+		if err != nil {
+			return err
+		}
+		err = f(ctx, dst, a, b)
+		out.MarkHostDirty()
 		return err
 	}
-	err = f(ctx, dst, a, b)
-	out.MarkHostDirty()
-	return err
 }
 
 // views2 returns the host views of two inputs and an output.
@@ -189,21 +205,14 @@ type unaryFuncs struct {
 }
 
 func unaryKernel(f unaryFuncs) gpu.KernelFunc {
+	k := byDType{unaryOf(f.f32), unaryOf(f.f64), unaryOf(f.s32), unaryOf(f.s64), unaryOf(f.u32), unaryOf(f.u8)}
+	return k.run
+}
+
+// unaryOf is the kernel of an elementwise unary function of T.
+func unaryOf[T gpu.Number](f func(context.Context, []T, []T) error) gpu.KernelFunc {
 	return func(ctx context.Context, in []*gpu.UnifiedBuffer, out *gpu.UnifiedBuffer, _ []float64) error {
-		switch out.DType() {
-		case gpu.F32:
-			return unary(ctx, in[0], out, f.f32)
-		case gpu.F64:
-			return unary(ctx, in[0], out, f.f64)
-		case gpu.S32:
-			return unary(ctx, in[0], out, f.s32)
-		case gpu.S64:
-			return unary(ctx, in[0], out, f.s64)
-		case gpu.U32:
-			return unary(ctx, in[0], out, f.u32)
-		default:
-			return unary(ctx, in[0], out, f.u8)
-		}
+		return unary(ctx, in[0], out, f)
 	}
 }
 
@@ -227,20 +236,21 @@ func scaleKernel(ctx context.Context, in []*gpu.UnifiedBuffer, out *gpu.UnifiedB
 	if !out.DType().IsFloat() && (s != math.Trunc(s) || math.IsInf(s, 0) || math.IsNaN(s)) {
 		return &gpu.ArgumentError{Kernel: "scale", Arg: "factor", Reason: fmt.Sprintf("%v is not integral, as %v needs", s, out.DType()), Err: gpu.ErrArgument}
 	}
-	switch out.DType() {
-	case gpu.F32:
-		return unary(ctx, in[0], out, func(ctx context.Context, d, a []float32) error { return Scale(ctx, d, a, float32(s)) })
-	case gpu.F64:
-		return unary(ctx, in[0], out, func(ctx context.Context, d, a []float64) error { return Scale(ctx, d, a, s) })
-	case gpu.S32:
-		return unary(ctx, in[0], out, func(ctx context.Context, d, a []int32) error { return Scale(ctx, d, a, int32(int64(s))) })
-	case gpu.S64:
-		return unary(ctx, in[0], out, func(ctx context.Context, d, a []int64) error { return Scale(ctx, d, a, int64(s)) })
-	case gpu.U32:
-		return unary(ctx, in[0], out, func(ctx context.Context, d, a []uint32) error { return Scale(ctx, d, a, uint32(int64(s))) })
-	default:
-		return unary(ctx, in[0], out, func(ctx context.Context, d, a []uint8) error { return Scale(ctx, d, a, uint8(int64(s))) })
+	return scaleKernels.run(ctx, in, out, sc)
+}
+
+var scaleKernels = byDType{scaleOf[float32], scaleOf[float64], scaleOf[int32], scaleOf[int64], scaleOf[uint32], scaleOf[uint8]}
+
+// scaleOf scales by sc[0], converted to T (through int64 for an integer
+// dtype, so that it wraps around).
+func scaleOf[T gpu.Number](ctx context.Context, in []*gpu.UnifiedBuffer, out *gpu.UnifiedBuffer, sc []float64) error {
+	var f T
+	if out.DType().IsFloat() {
+		f = T(sc[0])
+	} else {
+		f = T(int64(sc[0]))
 	}
+	return unary(ctx, in[0], out, func(ctx context.Context, d, a []T) error { return Scale(ctx, d, a, f) })
 }
 
 func leakyKernel(ctx context.Context, in []*gpu.UnifiedBuffer, out *gpu.UnifiedBuffer, sc []float64) error {
@@ -250,26 +260,11 @@ func leakyKernel(ctx context.Context, in []*gpu.UnifiedBuffer, out *gpu.UnifiedB
 	return unary(ctx, in[0], out, func(ctx context.Context, d, a []float64) error { return LeakyReLU(ctx, d, a, sc[0]) })
 }
 
-func matmulKernel(ctx context.Context, in []*gpu.UnifiedBuffer, out *gpu.UnifiedBuffer, _ []float64) error {
+var matmulKernel = byDType{matmul[float32], matmul[float64], matmul[int32], matmul[int64], matmul[uint32], matmul[uint8]}.run
+
+func matmul[T gpu.Number](ctx context.Context, in []*gpu.UnifiedBuffer, out *gpu.UnifiedBuffer, _ []float64) error {
 	as, bs := in[0].Shape(), in[1].Shape()
 	m, k, n := as[0], as[1], bs[1]
-	switch out.DType() {
-	case gpu.F32:
-		return matmul[float32](ctx, in, out, m, k, n)
-	case gpu.F64:
-		return matmul[float64](ctx, in, out, m, k, n)
-	case gpu.S32:
-		return matmul[int32](ctx, in, out, m, k, n)
-	case gpu.S64:
-		return matmul[int64](ctx, in, out, m, k, n)
-	case gpu.U32:
-		return matmul[uint32](ctx, in, out, m, k, n)
-	default:
-		return matmul[uint8](ctx, in, out, m, k, n)
-	}
-}
-
-func matmul[T gpu.Number](ctx context.Context, in []*gpu.UnifiedBuffer, out *gpu.UnifiedBuffer, m, k, n int) error {
 	a, b, dst, err := views2[T](in[0], in[1], out)
 	if err != nil {
 		return err
@@ -279,31 +274,16 @@ func matmul[T gpu.Number](ctx context.Context, in []*gpu.UnifiedBuffer, out *gpu
 	return err
 }
 
-func blurKernel(ctx context.Context, in []*gpu.UnifiedBuffer, out *gpu.UnifiedBuffer, sc []float64) error {
+var blurKernel = byDType{blurT[float32], blurT[float64], blurT[int32], blurT[int64], blurT[uint32], blurT[uint8]}.run
+
+func blurT[T gpu.Number](ctx context.Context, in []*gpu.UnifiedBuffer, out *gpu.UnifiedBuffer, sc []float64) error {
 	s := in[0].Shape()
 	h, w, c := s[0], s[1], 1
 	if len(s) == 3 {
 		c = s[2]
 	}
 	r, sigma := int(sc[0]), sc[1]
-	switch out.DType() {
-	case gpu.F32:
-		return blurT[float32](ctx, in[0], out, h, w, c, r, sigma)
-	case gpu.F64:
-		return blurT[float64](ctx, in[0], out, h, w, c, r, sigma)
-	case gpu.S32:
-		return blurT[int32](ctx, in[0], out, h, w, c, r, sigma)
-	case gpu.S64:
-		return blurT[int64](ctx, in[0], out, h, w, c, r, sigma)
-	case gpu.U32:
-		return blurT[uint32](ctx, in[0], out, h, w, c, r, sigma)
-	default:
-		return blurT[uint8](ctx, in[0], out, h, w, c, r, sigma)
-	}
-}
-
-func blurT[T gpu.Number](ctx context.Context, x, out *gpu.UnifiedBuffer, h, w, c, r int, sigma float64) error {
-	return unary(ctx, x, out, func(ctx context.Context, d, a []T) error { return GaussianBlur(ctx, d, a, h, w, c, r, sigma) })
+	return unary(ctx, in[0], out, func(ctx context.Context, d, a []T) error { return GaussianBlur(ctx, d, a, h, w, c, r, sigma) })
 }
 
 // reduceFuncs are one reduction's instantiations.
@@ -317,59 +297,45 @@ type reduceFuncs struct {
 }
 
 func reduceSpec(name, desc string, f reduceFuncs) *gpu.KernelSpec {
+	k := byDType{reduce(f.f32), reduce(f.f64), reduce(f.s32), reduce(f.s64), reduce(f.u32), reduce(f.u8)}
 	return &gpu.KernelSpec{
 		Name: name, Description: desc, Inputs: 1, DTypes: allDTypes, Cost: 1, OutShape: scalarShape,
-		CPU: func(ctx context.Context, in []*gpu.UnifiedBuffer, out *gpu.UnifiedBuffer, _ []float64) error {
-			switch out.DType() {
-			case gpu.F32:
-				return reduce(ctx, in[0], out, f.f32)
-			case gpu.F64:
-				return reduce(ctx, in[0], out, f.f64)
-			case gpu.S32:
-				return reduce(ctx, in[0], out, f.s32)
-			case gpu.S64:
-				return reduce(ctx, in[0], out, f.s64)
-			case gpu.U32:
-				return reduce(ctx, in[0], out, f.u32)
-			default:
-				return reduce(ctx, in[0], out, f.u8)
-			}
-		},
+		CPU: k.run,
 	}
 }
 
-func reduce[T gpu.Number](ctx context.Context, x, out *gpu.UnifiedBuffer, f func(context.Context, []T) (T, error)) error {
-	a, err := gpu.HostSlice[T](x)
-	if err != nil {
+// reduce is the kernel of a reduction of T to one element of T.
+func reduce[T gpu.Number](f func(context.Context, []T) (T, error)) gpu.KernelFunc {
+	return func(ctx context.Context, in []*gpu.UnifiedBuffer, out *gpu.UnifiedBuffer, _ []float64) error {
+		a, err := gpu.HostSlice[T](in[0])
+		if err != nil {
+			return err
+		}
+		dst, err := gpu.HostSlice[T](out)
+		if err != nil {
+			return err
+		}
+		v, err := f(ctx, a)
+		dst[0] = v
+		out.MarkHostDirty()
 		return err
 	}
-	dst, err := gpu.HostSlice[T](out)
-	if err != nil {
-		return err
-	}
-	v, err := f(ctx, a)
-	dst[0] = v
-	out.MarkHostDirty()
-	return err
 }
 
-func meanKernel(ctx context.Context, in []*gpu.UnifiedBuffer, out *gpu.UnifiedBuffer, _ []float64) error {
-	var v float64
-	var err error
-	switch in[0].DType() {
-	case gpu.F32:
-		v, err = meanOf[float32](ctx, in[0])
-	case gpu.F64:
-		v, err = meanOf[float64](ctx, in[0])
-	case gpu.S32:
-		v, err = meanOf[int32](ctx, in[0])
-	case gpu.S64:
-		v, err = meanOf[int64](ctx, in[0])
-	case gpu.U32:
-		v, err = meanOf[uint32](ctx, in[0])
-	default:
-		v, err = meanOf[uint8](ctx, in[0])
+// meanKernel picks the instantiation of the input's dtype (the output is
+// float64 for all).
+func meanKernel(ctx context.Context, in []*gpu.UnifiedBuffer, out *gpu.UnifiedBuffer, sc []float64) error {
+	return meanKernels.on(in[0].DType())(ctx, in, out, sc)
+}
+
+var meanKernels = byDType{meanOf[float32], meanOf[float64], meanOf[int32], meanOf[int64], meanOf[uint32], meanOf[uint8]}
+
+func meanOf[T gpu.Number](ctx context.Context, in []*gpu.UnifiedBuffer, out *gpu.UnifiedBuffer, _ []float64) error {
+	a, err := gpu.HostSlice[T](in[0])
+	if err != nil {
+		return err
 	}
+	v, err := Mean(ctx, a)
 	if err != nil {
 		return err
 	}
@@ -380,14 +346,6 @@ func meanKernel(ctx context.Context, in []*gpu.UnifiedBuffer, out *gpu.UnifiedBu
 	dst[0] = v
 	out.MarkHostDirty()
 	return nil
-}
-
-func meanOf[T gpu.Number](ctx context.Context, x *gpu.UnifiedBuffer) (float64, error) {
-	a, err := gpu.HostSlice[T](x)
-	if err != nil {
-		return 0, err
-	}
-	return Mean(ctx, a)
 }
 
 func spmvKernel(ctx context.Context, in []*gpu.UnifiedBuffer, out *gpu.UnifiedBuffer, _ []float64) error {
