@@ -262,85 +262,29 @@ func validateMsgpack(b []byte) error {
 
 // skimValue skips one msgpack value and returns what follows it.
 func skimValue(b []byte, depth int) ([]byte, error) {
-	if len(b) == 0 {
-		return nil, errTruncated
+	if len(b) > 0 {
+		if size := int(scalarSize[b[0]]); size != 0 {
+			if len(b) < size {
+				return nil, errTruncated
+			}
+			return b[size:], nil
+		}
 	}
-	c := b[0]
-	b = b[1:]
+	kind, n, b, err := mpHeader(b)
+	if err != nil {
+		return nil, err
+	}
 	var (
 		skip     uint64 // bytes of data to skip
 		children uint64 // values to skim
 	)
-	switch {
-	case c <= 0x7f || c >= 0xe0: // positive and negative fixint
-	case c <= 0x8f: // fixmap
-		children = 2 * uint64(c&0x0f)
-	case c <= 0x9f: // fixarray
-		children = uint64(c & 0x0f)
-	case c <= 0xbf: // fixstr
-		skip = uint64(c & 0x1f)
-	default:
-		var sizeLen int // bytes of the length prefix
-		switch c {
-		case 0xc0, 0xc2, 0xc3: // nil, false, true
-		case 0xc1:
-			return nil, errors.New("invalid msgpack code 0xc1")
-		case 0xc4, 0xd9: // bin8, str8
-			sizeLen = 1
-		case 0xc5, 0xda: // bin16, str16
-			sizeLen = 2
-		case 0xc6, 0xdb: // bin32, str32
-			sizeLen = 4
-		case 0xc7: // ext8
-			sizeLen, skip = 1, 1
-		case 0xc8: // ext16
-			sizeLen, skip = 2, 1
-		case 0xc9: // ext32
-			sizeLen, skip = 4, 1
-		case 0xca: // float32
-			skip = 4
-		case 0xcb: // float64
-			skip = 8
-		case 0xcc, 0xd0: // uint8, int8
-			skip = 1
-		case 0xcd, 0xd1: // uint16, int16
-			skip = 2
-		case 0xce, 0xd2: // uint32, int32
-			skip = 4
-		case 0xcf, 0xd3: // uint64, int64
-			skip = 8
-		case 0xd4, 0xd5, 0xd6, 0xd7, 0xd8: // fixext 1, 2, 4, 8, 16
-			skip = 1 + 1<<(c-0xd4)
-		case 0xdc, 0xdd, 0xde, 0xdf: // array16, array32, map16, map32
-			sizeLen = 2
-			if c == 0xdd || c == 0xdf {
-				sizeLen = 4
-			}
-			if len(b) < sizeLen {
-				return nil, errTruncated
-			}
-			var n uint64
-			for _, x := range b[:sizeLen] {
-				n = n<<8 | uint64(x)
-			}
-			b = b[sizeLen:]
-			sizeLen = 0
-			children = n
-			if c >= 0xde {
-				children = 2 * n
-			}
-		}
-		if sizeLen > 0 {
-			if len(b) < sizeLen {
-				return nil, errTruncated
-			}
-			var n uint64
-			for _, x := range b[:sizeLen] {
-				n = n<<8 | uint64(x)
-			}
-			b = b[sizeLen:]
-			skip += n
-		}
+	switch kind {
+	case hStr, hBin, hExt:
+		skip = n
+	case hArray:
+		children = n
+	case hMap:
+		children = 2 * n
 	}
 	if skip > uint64(len(b)) {
 		return nil, fmt.Errorf("length %d exceeds the %d bytes left: %w", skip, len(b), errTruncated)
@@ -355,7 +299,6 @@ func skimValue(b []byte, depth int) ([]byte, error) {
 	if depth >= maxNestingDepth {
 		return nil, errTooDeep
 	}
-	var err error
 	for range children {
 		if b, err = skimValue(b, depth+1); err != nil {
 			return nil, err
