@@ -13,7 +13,6 @@ import (
 // writes: kind, length and where the value's data starts; and that a
 // header cut short is errTruncated.
 func TestMpHeader(t *testing.T) {
-	type ext struct{}
 	for _, c := range []struct {
 		v    any
 		kind int
