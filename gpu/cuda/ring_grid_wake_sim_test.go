@@ -4,8 +4,10 @@ package cuda
 
 import (
 	"context"
+	"runtime"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/ringactor/ringactor/gpu/ring"
 	"github.com/ringactor/ringactor/messages"
@@ -54,6 +56,64 @@ func TestRelaunchRingsMailboxesWithWork(t *testing.T) {
 	}
 	for m := range reqs {
 		h, got := pollReply(t, k) // fails at the hang guard: the relaunch did not ring the mailbox
+		want := saxpyWant(reqs[m], uint64(m+1))
+		if h.CorrelationID != uint64(m) || h.Status != ring.StatusOK || string(got) != string(messages.FixedBytes(&want)) {
+			t.Fatalf("reply %d: %+v", m, h)
+		}
+	}
+	if err := k.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestFullOutputRingWokenByConsumer: a block that finds its mailbox's
+// output ring full sets OutWait and lets the mailbox go; the consumer that
+// then takes a reply out (TryPoll) rings it, and nothing else does here:
+// no request is published on an empty ring, no gate opens, no other
+// mailbox, poll or epoch runs. Every reply comes, in order. With the
+// consumer's ring (RingKernel.freed) switched off the test fails at its
+// hang guard.
+func TestFullOutputRingWokenByConsumer(t *testing.T) {
+	b, _ := newSimBackend(t, nil)
+	p := loadSaxpy(t, b)
+	k, err := b.OpenMailbox(p, RingConfig{Capacity: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	k.Activate()
+	e := &k.grid.entries[k.box]
+	reqs := make([]saxpyReq, 4)
+	submit := func(m int) {
+		t.Helper()
+		reqs[m] = saxpyReq{N: 2, A: float32(m + 1), X: [64]float32{1, 2}, Y: [64]float32{float32(m)}}
+		if ok, err := k.TrySubmit(1, uint64(m), messages.FixedBytes(&reqs[m])); !ok || err != nil {
+			t.Fatalf("submit %d: %v, %v", m, ok, err)
+		}
+	}
+	deadline := hangDeadline(t)
+	waitFor := func(what string, cond func() bool) {
+		t.Helper()
+		for !cond() {
+			if time.Now().After(deadline) {
+				t.Fatalf("hung waiting for %s (processed %d, out wait %d, queued %d)", what,
+					k.cb.Processed.Load(), atomic.LoadUint64(&e.OutWait), atomic.LoadUint64(&e.Queued))
+			}
+			runtime.Gosched()
+		}
+	}
+	submit(0)
+	submit(1)
+	waitFor("two replies filling the output ring", func() bool { return k.cb.Processed.Load() == 2 })
+	submit(2) // the input ring is empty again: this rings
+	submit(3)
+	waitFor("the block to give up on the full output ring", func() bool {
+		return atomic.LoadUint64(&e.OutWait) == 1 && atomic.LoadUint64(&e.Queued) == 0
+	})
+	if n := k.cb.Processed.Load(); n != 2 {
+		t.Fatalf("processed %d with a full output ring", n)
+	}
+	for m := range reqs {
+		h, got := pollReply(t, k) // each TryPoll frees a slot: the only wake-up here
 		want := saxpyWant(reqs[m], uint64(m+1))
 		if h.CorrelationID != uint64(m) || h.Status != ring.StatusOK || string(got) != string(messages.FixedBytes(&want)) {
 			t.Fatalf("reply %d: %+v", m, h)
