@@ -47,6 +47,7 @@ static const rc_layout_row rc_layout_rows[] = {
 	RC_SIZE(rc_grid_words),
 	RC_FIELD(rc_grid_words, bell_head, "BellHead"),
 	RC_FIELD(rc_grid_words, exited, "Exited"),
+	RC_FIELD(rc_grid_words, watcher, "Watcher"),
 };
 
 static int rc_layout_count(void) { return sizeof(rc_layout_rows) / sizeof(rc_layout_rows[0]); }

@@ -185,7 +185,7 @@ func (b *Backend) grid(p *RingProgram, threads int) (*ringGrid, error) {
 					n, limit+gridReserve, gridReserve)}
 		}
 		var err error
-		g, err = d.startGrid(p, threads, b.mailboxes)
+		g, err = d.startGrid(p, threads, b.mailboxes, b.simBlocks)
 		return err
 	})
 	if err != nil {
@@ -195,7 +195,7 @@ func (b *Backend) grid(p *RingProgram, threads int) (*ringGrid, error) {
 }
 
 // startGrid allocates and launches a grid (inside Do).
-func (d *device) startGrid(p *RingProgram, threads, capacity int) (*ringGrid, error) {
+func (d *device) startGrid(p *RingProgram, threads, capacity, simBlocks int) (*ringGrid, error) {
 	fn, err := d.gridFunction(p)
 	if err != nil {
 		return nil, err
@@ -224,6 +224,9 @@ func (d *device) startGrid(p *RingProgram, threads, capacity int) (*ringGrid, er
 		boxes: map[uint32]*RingKernel{}}
 	g.smem = p.src.SharedBytes + 8*uint32(threads)
 	g.blocks = d.gridBlocks(p.sim, fn, threads, g.smem)
+	if p.sim && simBlocks > 0 {
+		g.blocks = simBlocks
+	}
 	k := &RingKernel{d: d, mem: mem, serves: g}
 	g.k = k
 	k.cb = (*ring.ControlBlock)(mem)

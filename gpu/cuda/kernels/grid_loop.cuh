@@ -10,6 +10,10 @@
 // Needs ring_abi_gen.h and ring_loop.cuh first (host_shim.h on the host).
 //
 // Per block (thread 0 decides, the block follows through shared memory):
+//   0. an idle block polls mapped memory only while it is the grid's
+//      watcher (one block at a time, a role claimed in device memory and
+//      given up when the watcher takes work); the others poll device
+//      memory until the role is free or a block has left the loop;
 //   1. without a mailbox in hand, take a doorbell slot (the queue's head
 //      is a device-memory word, claimed with a compare-and-swap; the slot
 //      is handed back to the host with a release store of its sequence),
@@ -45,13 +49,17 @@
 #define RC_GRID_ZERO 3u
 #define RC_GRID_NONE 0xffffffffu
 
-// Idle blocks back off up to this between looks at the doorbell. On the
-// simulated device every block is a host thread: a longer cap keeps idle
+// The idle blocks' watcher backs off up to RC_GRID_BACKOFF_MAX_NS between
+// looks at the doorbell (mapped memory); the other idle blocks poll device
+// memory only, and back off up to RC_GRID_PEER_BACKOFF_MAX_NS. On the
+// simulated device every block is a host thread: longer caps keep idle
 // grids from eating the host's cores.
 #if defined(RC_HOST_SIM)
 #define RC_GRID_BACKOFF_MAX_NS 200000u
+#define RC_GRID_PEER_BACKOFF_MAX_NS 200000u
 #else
 #define RC_GRID_BACKOFF_MAX_NS RC_LOOP_BACKOFF_MAX_NS
+#define RC_GRID_PEER_BACKOFF_MAX_NS 2000u
 #endif
 
 // Device-scope atomics on device memory.
@@ -230,6 +238,22 @@ __device__ void rc_grid_loop_t(rc_control_block *gcb, rc_grid_header *tab, rc_gr
 	unsigned backoff = RC_LOOP_BACKOFF_MIN_NS;
 	bool trapped = false;
 
+	// The idle blocks' watcher: at most one block at a time (the one whose
+	// index + 1 is in w->watcher, device memory) polls the host's words
+	// (the grid's terminate word and the doorbell's head slot: mapped
+	// memory, a PCIe round trip each on a GPU) while it has no mailbox;
+	// the other idle blocks poll only device memory: the watcher word (a
+	// free role is taken with a compare-and-swap) and w->exited (a block
+	// that left the loop: look at the terminate word once). A watcher that
+	// takes a doorbell slot gives the role up before it serves it, so an
+	// idle block takes over within its backoff. A block that let a mailbox
+	// go, or took one, looks at the doorbell once more on its own (awake).
+	bool watching = false, awake = true;
+	uint64_t exited0 = 0;
+	if (tid == 0) {
+		exited0 = rc_dev_load64(&w->exited);
+	}
+
 	for (;;) {
 		if (tid == 0) {
 			uint64_t cmd = RC_GRID_IDLE;
@@ -237,15 +261,44 @@ __device__ void rc_grid_loop_t(rc_control_block *gcb, rc_grid_header *tab, rc_gr
 #if !defined(__CUDA_ARCH__) && defined(RC_HOST_SIM)
 			trapped = ::rc_host::trapped(); // another block faulted: the launch is dead
 #endif
-			if (trapped || rc_sys_load_acquire(&gcb->terminate.v) != RC_TERMINATE_NONE) {
+			bool look = trapped || cur != RC_GRID_NONE || watching || awake;
+			if (!look) {
+				// Idle and not the watcher: device memory only.
+				if (rc_dev_load64(&w->exited) != exited0) {
+					look = true; // a block left: the grid may be parking
+				} else if (rc_dev_load64(&w->watcher) == 0 &&
+					   rc_dev_cas64(&w->watcher, 0u, (uint64_t)blockIdx.x + 1u) == 0u) {
+					watching = true;
+					look = true;
+				} else {
+					idle = true;
+				}
+			}
+			if (!look) {
+				// nothing to read in mapped memory this time
+			} else if (trapped || rc_sys_load_acquire(&gcb->terminate.v) != RC_TERMINATE_NONE) {
 				if (cur != RC_GRID_NONE) {
 					rc_fence_device();
 					rc_dev_exch32(&g.claims[cur], RC_CLAIM_FREE); // the host rings every mailbox after a relaunch
 					cur = RC_GRID_NONE;
 				}
+				if (watching) {
+					rc_dev_store64(&w->watcher, 0u); // every block exits: the role is free at the relaunch
+					watching = false;
+				}
 				cmd = RC_GRID_EXIT;
 			} else if (cur == RC_GRID_NONE) {
 				const uint32_t i = rc_grid_take(g, w, &idle);
+				if (i != RC_GRID_NONE) {
+					awake = true;
+					if (watching) {
+						rc_fence_device();
+						rc_dev_store64(&w->watcher, 0u); // busy now: another idle block watches
+						watching = false;
+					}
+				} else if (!watching) {
+					awake = false; // nothing rung: wait on device memory
+				}
 				while (i != RC_GRID_NONE) {
 					rc_mailbox_entry *e = &g.entries[i];
 					const uint64_t g1 = rc_sys_load_acquire(&e->gen);
@@ -316,8 +369,12 @@ __device__ void rc_grid_loop_t(rc_control_block *gcb, rc_grid_header *tab, rc_gr
 			bc[6] = (uint64_t)(unsigned long long)out;
 			bc[7] = cur == RC_GRID_NONE ? 0u : (uint64_t)(unsigned long long)(slab + (uint64_t)cur * g.stride);
 			if (cmd == RC_GRID_IDLE && idle) {
+				// The watcher backs off between looks at mapped memory; the
+				// other idle blocks between looks at device memory (cheap on a
+				// GPU: a shorter cap keeps the role's hand-over quick).
+				const unsigned cap = watching ? RC_GRID_BACKOFF_MAX_NS : RC_GRID_PEER_BACKOFF_MAX_NS;
 				__nanosleep(backoff);
-				backoff = backoff * 2 > RC_GRID_BACKOFF_MAX_NS ? RC_GRID_BACKOFF_MAX_NS : backoff * 2;
+				backoff = backoff * 2 > cap ? cap : backoff * 2;
 			} else if (cmd != RC_GRID_IDLE) {
 				backoff = RC_LOOP_BACKOFF_MIN_NS;
 			}

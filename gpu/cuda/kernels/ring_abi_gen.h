@@ -216,11 +216,13 @@ RC_ASSERT_OFFSET(offsetof(rc_doorbell_slot, pad) == 12, "rc_doorbell_slot.pad: o
 typedef struct rc_grid_words {
 	uint64_t bell_head; // the next doorbell position a block takes
 	uint64_t exited; // blocks that left the loop, summed over the grid's launches
-	uint8_t pad[48];
+	uint64_t watcher; // 0, or 1 + the index of the block that watches the doorbell for the idle ones
+	uint8_t pad[40];
 } rc_grid_words;
 RC_STATIC_ASSERT(sizeof(rc_grid_words) == 64, "sizeof rc_grid_words != Go's ring.GridWords");
 RC_ASSERT_OFFSET(offsetof(rc_grid_words, bell_head) == 0, "rc_grid_words.bell_head: offset differs from Go's ring.GridWords");
 RC_ASSERT_OFFSET(offsetof(rc_grid_words, exited) == 8, "rc_grid_words.exited: offset differs from Go's ring.GridWords");
-RC_ASSERT_OFFSET(offsetof(rc_grid_words, pad) == 16, "rc_grid_words.pad: offset differs from Go's ring.GridWords");
+RC_ASSERT_OFFSET(offsetof(rc_grid_words, watcher) == 16, "rc_grid_words.watcher: offset differs from Go's ring.GridWords");
+RC_ASSERT_OFFSET(offsetof(rc_grid_words, pad) == 24, "rc_grid_words.pad: offset differs from Go's ring.GridWords");
 
 #endif

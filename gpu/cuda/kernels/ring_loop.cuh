@@ -70,6 +70,7 @@ __device__ __forceinline__ uint64_t rc_sys_load_acquire(const uint64_t *p) {
 	asm volatile("ld.acquire.sys.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
 	return v;
 #else
+	::rc_host::mapped_reads.fetch_add(1, std::memory_order_relaxed);
 	return std::atomic_ref<uint64_t>(*const_cast<uint64_t *>(p)).load(std::memory_order_acquire);
 #endif
 }
@@ -80,6 +81,7 @@ __device__ __forceinline__ uint64_t rc_sys_load_relaxed(const uint64_t *p) {
 	asm volatile("ld.relaxed.sys.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
 	return v;
 #else
+	::rc_host::mapped_reads.fetch_add(1, std::memory_order_relaxed);
 	return std::atomic_ref<uint64_t>(*const_cast<uint64_t *>(p)).load(std::memory_order_relaxed);
 #endif
 }
