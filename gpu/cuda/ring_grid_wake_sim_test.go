@@ -38,7 +38,7 @@ func TestRelaunchRingsMailboxesWithWork(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if q := atomic.LoadUint64(&k.grid.entries[k.box].Queued); q != 0 {
+	if q := atomic.LoadUint64(&k.grid.tab.entries[k.box].Queued); q != 0 {
 		t.Fatalf("a closed new mailbox is queued (%d)", q)
 	}
 	k.cb.Open() // not Activate: it would ring
@@ -81,7 +81,7 @@ func TestFullOutputRingWokenByConsumer(t *testing.T) {
 		t.Fatal(err)
 	}
 	k.Activate()
-	e := &k.grid.entries[k.box]
+	e := &k.grid.tab.entries[k.box]
 	reqs := make([]saxpyReq, 4)
 	submit := func(m int) {
 		t.Helper()
