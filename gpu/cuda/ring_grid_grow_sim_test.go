@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/ringactor/ringactor/gpu"
-	"github.com/ringactor/ringactor/gpu/cuda/hostsim"
 	"github.com/ringactor/ringactor/gpu/ring"
 	"github.com/ringactor/ringactor/messages"
 )
@@ -145,19 +144,9 @@ func TestMailboxTableGrows(t *testing.T) {
 // byte less and it is refused.
 func TestMailboxPinnedBound(t *testing.T) {
 	b, _ := newSimBackend(t, nil)
-	src, err := NewRingProgramSource(RingProgramSpec{Name: "big", Code: bigCode, Handler: "big",
+	p := loadProgram(t, b, RingProgramSpec{Name: "big", Code: bigCode, Handler: "big",
 		Req: reflect.TypeFor[bigReq](), Resp: reflect.TypeFor[bigResp]()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := b.LoadRingProgram(context.Background(), src)
-	if errors.Is(err, hostsim.ErrNoHostCompiler) {
-		t.Skip("no host compiler")
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, slot := mailboxGeometry(src, RingConfig{}, MailboxPinnedMax)
+	_, slot := mailboxGeometry(p.src, RingConfig{}, MailboxPinnedMax)
 	_, _, need := ringLayout(2, slot)
 	if need <= MailboxPinnedMax {
 		t.Fatalf("a 2-slot mailbox of %d-byte slots pins %d bytes: not over the default bound", slot, need)

@@ -4,12 +4,9 @@ package cuda
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"testing"
 	"time"
-
-	"github.com/ringactor/ringactor/gpu/cuda/hostsim"
 )
 
 // simMappedReads is how many loads of mapped host memory the simulated
@@ -30,17 +27,8 @@ func BenchmarkIdleGridMappedReads(b *testing.B) {
 		b.Run(fmt.Sprintf("blocks=%d", blocks), func(b *testing.B) {
 			be, _ := newSimBackend(b, nil)
 			be.simBlocks = blocks
-			src, err := NewRingProgramSource(saxpySpec())
-			if err != nil {
-				b.Fatal(err)
-			}
-			p, err := be.LoadRingProgram(context.Background(), src)
-			if errors.Is(err, hostsim.ErrNoHostCompiler) {
-				b.Skip(err)
-			}
-			if err != nil {
-				b.Fatal(err)
-			}
+			p := loadProgram(b, be, saxpySpec())
+			var err error
 			ks := make([]*RingKernel, 100)
 			for i := range ks {
 				if ks[i], err = be.OpenMailbox(p, RingConfig{}); err != nil {
