@@ -1,4 +1,4 @@
-package actors
+package compute
 
 import (
 	"testing"
@@ -36,7 +36,7 @@ func tinyAddBench(b *testing.B) (x, y, dst []float32, in []*gpu.UnifiedBuffer, o
 // BenchmarkExecuteAddTiny is Execute's fixed cost: "add" on 1-element
 // float32 buffers into the caller's buffer (IntoBuffer).
 func BenchmarkExecuteAddTiny(b *testing.B) {
-	rt, ctx := newTestRuntime(b), testCtx(b)
+	rt, ctx := newTestOrchestrator(b), testCtx(b)
 	_, _, dst, in, out := tinyAddBench(b)
 	into := IntoBuffer(out)
 	b.ReportAllocs()
@@ -53,7 +53,7 @@ func BenchmarkExecuteAddTiny(b *testing.B) {
 // BenchmarkExecuteAddTinyPooled is the realistic tiny call: the output
 // comes from the runtime's pool and is freed right away.
 func BenchmarkExecuteAddTinyPooled(b *testing.B) {
-	rt, ctx := newTestRuntime(b), testCtx(b)
+	rt, ctx := newTestOrchestrator(b), testCtx(b)
 	_, _, _, in, _ := tinyAddBench(b)
 	b.ReportAllocs()
 	for b.Loop() {
@@ -92,7 +92,7 @@ func benchVec10M(scale float32) []float32 {
 // BenchmarkExecuteAdd10M is Execute "add" on 10M float32 into the
 // caller's buffer; compare with BenchmarkCopy10M.
 func BenchmarkExecuteAdd10M(b *testing.B) {
-	rt, ctx := newTestRuntime(b), testCtx(b)
+	rt, ctx := newTestOrchestrator(b), testCtx(b)
 	x, y, dst := benchVec10M(0.5), benchVec10M(0.25), make([]float32, execBench10M)
 	in, into := []*gpu.UnifiedBuffer{benchBuffer(b, x), benchBuffer(b, y)}, IntoBuffer(benchBuffer(b, dst))
 	b.SetBytes(4 * execBench10M)
@@ -131,7 +131,7 @@ func benchMatrices(n int) (x, y, dst []float64) {
 // matrices into the caller's buffer; compare with BenchmarkGonumGemm1024.
 func BenchmarkExecuteMatMul1024(b *testing.B) {
 	const n = execBenchMatN
-	rt, ctx := newTestRuntime(b), testCtx(b)
+	rt, ctx := newTestOrchestrator(b), testCtx(b)
 	x, y, dst := benchMatrices(n)
 	in := []*gpu.UnifiedBuffer{benchBuffer(b, x, n, n), benchBuffer(b, y, n, n)}
 	into := IntoBuffer(benchBuffer(b, dst, n, n))
@@ -160,7 +160,7 @@ func BenchmarkGonumGemm1024(b *testing.B) {
 // BenchmarkExecuteAddTinyTelemetry is BenchmarkExecuteAddTiny with
 // telemetry on, as `ringactor bench` runs it.
 func BenchmarkExecuteAddTinyTelemetry(b *testing.B) {
-	rt, ctx := newTestRuntime(b, WithTelemetry(true)), testCtx(b)
+	rt, ctx := newTestOrchestrator(b, telemetryIf(b, true)), testCtx(b)
 	_, _, dst, in, out := tinyAddBench(b)
 	into := IntoBuffer(out)
 	b.ReportAllocs()
@@ -179,7 +179,7 @@ func BenchmarkExecuteAddTinyTelemetry(b *testing.B) {
 // BenchmarkExecuteAddTinyPooled's per call.
 func BenchmarkExecuteBatchTiny(b *testing.B) {
 	const items = 16
-	rt, ctx := newTestRuntime(b), testCtx(b)
+	rt, ctx := newTestOrchestrator(b), testCtx(b)
 	batch := make([][]*gpu.UnifiedBuffer, items)
 	for i := range batch {
 		_, _, _, in, _ := tinyAddBench(b)

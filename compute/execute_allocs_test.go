@@ -1,4 +1,4 @@
-package actors
+package compute
 
 import (
 	"fmt"
@@ -19,7 +19,7 @@ func TestExecuteAllocs(t *testing.T) {
 	}
 	for _, telemetry := range []bool{false, true} {
 		t.Run(fmt.Sprintf("telemetry=%v", telemetry), func(t *testing.T) {
-			rt, ctx := newTestRuntime(t, WithTelemetry(telemetry)), testCtx(t)
+			rt, ctx := newTestOrchestrator(t, telemetryIf(t, telemetry)), testCtx(t)
 			a, b, dst := f32(t, 1.5), f32(t, 2.25), f32(t, 0)
 			in := bufs(a, b)
 			into := IntoBuffer(dst)
@@ -66,7 +66,7 @@ func TestExecuteBatchAllocs(t *testing.T) {
 	if raceEnabled {
 		t.Skip("sync.Pool drops items at random under the race detector")
 	}
-	rt, ctx := newTestRuntime(t, WithTelemetry(true)), testCtx(t)
+	rt, ctx := newTestOrchestrator(t, telemetryIf(t, true)), testCtx(t)
 	const n = 16
 	items := make([][]*gpu.UnifiedBuffer, n)
 	for i := range items {
