@@ -12,6 +12,14 @@ import (
 // ExecuteBatch runs a kernel on several independent items (each a list of
 // input buffers) in one backend call, returning one output per item. A
 // device that runs out of memory gets the batch in halves.
+//
+// The batch costs one call's overhead, not one per item: the first item is
+// checked against the kernel's spec and every item like it (the same
+// number of inputs, each live with the first's dtype and shape) is not
+// checked again; the backend is chosen, the call validated (when sampled),
+// profiled and recorded in telemetry once; the outputs come from the pool
+// in one trip (gpu.Pool.GetBatch). Its allocations are the returned slice
+// and one block of output headers, whatever the number of items.
 func (orc *Orchestrator) ExecuteBatch(ctx context.Context, kernel string, items [][]*gpu.UnifiedBuffer, opts ...ExecOption) ([]*gpu.UnifiedBuffer, error) {
 	st := getExecState()
 	defer putExecState(st)
@@ -25,19 +33,22 @@ func (orc *Orchestrator) ExecuteBatch(ctx context.Context, kernel string, items 
 	if o.out != nil {
 		return nil, &gpu.ArgumentError{Kernel: kernel, Arg: "output", Reason: "IntoBuffer does not apply to a batch", Err: gpu.ErrArgument}
 	}
-	var c call
-	for i, in := range items {
-		if i > 0 && likeFirst(items[0], in) {
+	c, err := orc.check(ctx, kernel, items[0], nil, o.scalars, st)
+	if err != nil {
+		return nil, fmt.Errorf("batch item 0: %w", err)
+	}
+	for i, in := range items[1:] {
+		if likeFirst(items[0], in) {
 			continue // the first item's check holds for it
 		}
-		ci, err := orc.check(ctx, kernel, in, nil, o.scalars, st) // the same scalars each time
+		// The same scalars each time: c.scalars (st's) resolve the same.
+		ci, err := orc.check(ctx, kernel, in, nil, o.scalars, st)
 		if err != nil {
-			return nil, fmt.Errorf("batch item %d: %w", i, err)
+			return nil, fmt.Errorf("batch item %d: %w", i+1, err)
 		}
-		if i > 0 && (ci.dtype != c.dtype || !ci.shape.Equal(c.shape)) {
-			return nil, &gpu.ArgumentError{Kernel: kernel, Arg: fmt.Sprintf("item %d", i), Reason: "every item of a batch must have the first item's dtypes and shapes", Err: gpu.ErrArgument}
+		if ci.dtype != c.dtype || !ci.shape.Equal(c.shape) {
+			return nil, &gpu.ArgumentError{Kernel: kernel, Arg: fmt.Sprintf("item %d", i+1), Reason: "every item of a batch must have the first item's dtypes and shapes", Err: gpu.ErrArgument}
 		}
-		c = ci
 	}
 	for i, in := range items {
 		if err := acquireAll(kernel, "input", in); err != nil {
@@ -53,23 +64,13 @@ func (orc *Orchestrator) ExecuteBatch(ctx context.Context, kernel string, items 
 		}
 	}()
 	outs := make([]*gpu.UnifiedBuffer, len(items))
-	free := func() {
-		for _, b := range outs {
-			if b != nil {
-				_ = b.Free()
-			}
-		}
-	}
-	for i := range outs {
-		b, err := orc.pool.Get(c.outDT, c.shape)
-		if err != nil {
-			free()
-			return nil, err
-		}
-		outs[i] = b
+	if err := orc.pool.GetBatch(c.outDT, c.shape, outs); err != nil {
+		return nil, err
 	}
 	if err := orc.run(ctx, &c, items, outs, o); err != nil {
-		free()
+		for _, b := range outs {
+			_ = b.Free()
+		}
 		return nil, err
 	}
 	return outs, nil

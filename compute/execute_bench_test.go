@@ -1,6 +1,7 @@
 package compute
 
 import (
+	"fmt"
 	"testing"
 
 	"gonum.org/v1/gonum/blas"
@@ -174,28 +175,32 @@ func BenchmarkExecuteAddTinyTelemetry(b *testing.B) {
 	}
 }
 
-// BenchmarkExecuteBatchTiny is ExecuteBatch of 16 1-element adds, each
-// output pooled and freed; it reports the time per item, to compare with
-// BenchmarkExecuteAddTinyPooled's per call.
+// BenchmarkExecuteBatchTiny is ExecuteBatch of 16 and of 256 1-element
+// adds, each output pooled and freed; it reports the time per item, to
+// compare with BenchmarkExecuteAddTinyPooled's per call (the same work,
+// one item per call).
 func BenchmarkExecuteBatchTiny(b *testing.B) {
-	const items = 16
-	rt, ctx := newTestOrchestrator(b), testCtx(b)
-	batch := make([][]*gpu.UnifiedBuffer, items)
-	for i := range batch {
-		_, _, _, in, _ := tinyAddBench(b)
-		batch[i] = in
-	}
-	b.ReportAllocs()
-	for b.Loop() {
-		outs, err := rt.ExecuteBatch(ctx, "add", batch)
-		if err != nil {
-			b.Fatal(err)
-		}
-		for _, o := range outs {
-			if err := o.Free(); err != nil {
-				b.Fatal(err)
+	for _, items := range []int{16, 256} {
+		b.Run(fmt.Sprintf("items=%d", items), func(b *testing.B) {
+			rt, ctx := newTestOrchestrator(b), testCtx(b)
+			batch := make([][]*gpu.UnifiedBuffer, items)
+			for i := range batch {
+				_, _, _, in, _ := tinyAddBench(b)
+				batch[i] = in
 			}
-		}
+			b.ReportAllocs()
+			for b.Loop() {
+				outs, err := rt.ExecuteBatch(ctx, "add", batch)
+				if err != nil {
+					b.Fatal(err)
+				}
+				for _, o := range outs {
+					if err := o.Free(); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*items), "ns/item")
+		})
 	}
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*items), "ns/item")
 }
