@@ -41,11 +41,13 @@ func BenchmarkExecuteAddTiny(b *testing.B) {
 	_, _, dst, in, out := tinyAddBench(b)
 	into := IntoBuffer(out)
 	b.ReportAllocs()
+	cpu := startCPU()
 	for b.Loop() {
 		if _, err := rt.Execute(ctx, "add", in, nil, into); err != nil {
 			b.Fatal(err)
 		}
 	}
+	cpu.report(b, b.N, "op")
 	if dst[0] != 3.75 {
 		b.Fatalf("1.5 + 2.25 = %v", dst[0])
 	}
@@ -57,6 +59,7 @@ func BenchmarkExecuteAddTinyPooled(b *testing.B) {
 	rt, ctx := newTestOrchestrator(b), testCtx(b)
 	_, _, _, in, _ := tinyAddBench(b)
 	b.ReportAllocs()
+	cpu := startCPU()
 	for b.Loop() {
 		out, err := rt.Execute(ctx, "add", in, nil)
 		if err != nil {
@@ -66,6 +69,7 @@ func BenchmarkExecuteAddTinyPooled(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+	cpu.report(b, b.N, "item")
 }
 
 // BenchmarkDirectAddTiny is the baseline of the tiny Executes: the same
@@ -178,7 +182,8 @@ func BenchmarkExecuteAddTinyTelemetry(b *testing.B) {
 // BenchmarkExecuteBatchTiny is ExecuteBatch of 16 and of 256 1-element
 // adds, each output pooled and freed; it reports the time per item, to
 // compare with BenchmarkExecuteAddTinyPooled's per call (the same work,
-// one item per call).
+// one item per call). Both report cpu-ns/item too: the benchmark thread's
+// CPU time per item, which a loaded machine's preemptions do not inflate.
 func BenchmarkExecuteBatchTiny(b *testing.B) {
 	for _, items := range []int{16, 256} {
 		b.Run(fmt.Sprintf("items=%d", items), func(b *testing.B) {
@@ -189,6 +194,7 @@ func BenchmarkExecuteBatchTiny(b *testing.B) {
 				batch[i] = in
 			}
 			b.ReportAllocs()
+			cpu := startCPU()
 			for b.Loop() {
 				outs, err := rt.ExecuteBatch(ctx, "add", batch)
 				if err != nil {
@@ -200,6 +206,7 @@ func BenchmarkExecuteBatchTiny(b *testing.B) {
 					}
 				}
 			}
+			cpu.report(b, b.N*items, "item")
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*items), "ns/item")
 		})
 	}
