@@ -125,12 +125,6 @@ func Profiled(p *ExecProfile) ExecOption { return compute.Profiled(p) }
 // this call (compute.CrossValidate).
 func CrossValidate(on bool) ExecOption { return compute.CrossValidate(on) }
 
-// Validated is the old name of CrossValidate.
-//
-// Deprecated: use CrossValidate (Validated read as a question). Kept until a
-// tagged release.
-func Validated(on bool) ExecOption { return CrossValidate(on) }
-
 // computeOption is a runtime option that configures its orchestrator.
 func computeOption(o compute.Option) Option {
 	return func(c *runtimeConfig) { c.compute = append(c.compute, o) }
@@ -146,12 +140,6 @@ func WithAccelerator(a gpu.Accelerator) Option { return computeOption(compute.Wi
 func WithAdaptiveSelection(on bool) Option {
 	return computeOption(compute.WithAdaptiveSelection(on))
 }
-
-// WithAutoOptimize is the old name of WithAdaptiveSelection.
-//
-// Deprecated: use WithAdaptiveSelection (it turns on adaptive selection, it
-// optimises nothing else). Kept until a tagged release.
-func WithAutoOptimize(on bool) Option { return WithAdaptiveSelection(on) }
 
 // WithMinDeviceWork sets the work (elements × kernel cost) below which
 // automatic selection keeps a call on the CPU (compute.WithMinDeviceWork).
