@@ -1,4 +1,4 @@
-package actors
+package compute
 
 import (
 	"context"
@@ -21,7 +21,7 @@ func TestExecuteTelemetry(t *testing.T) {
 	spans := tracetest.NewSpanRecorder()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans))
 	defer func() { _ = mp.Shutdown(context.Background()); _ = tp.Shutdown(context.Background()) }()
-	rt := newTestRuntime(t, WithTelemetry(true), WithMeterProvider(mp), WithTracerProvider(tp))
+	rt := newTestOrchestrator(t, withTestTelemetry(t, mp, tp))
 	ctx := testCtx(t)
 	for i := 0; i < 5; i++ {
 		out, err := rt.Execute(ctx, "add", bufs(f32(t, 1, 2), f32(t, 3, 4)), nil)

@@ -1,4 +1,4 @@
-package actors
+package compute
 
 import (
 	"errors"
@@ -20,7 +20,7 @@ func TestFreeDuringExecute(t *testing.T) {
 		n       = 1024
 	)
 	for round := range 20 {
-		rt := newTestRuntime(t)
+		rt := newTestOrchestrator(t)
 		ctx := testCtx(t)
 		pool := gpu.NewPool()
 		in, err := pool.Get(gpu.F32, gpu.Shape{n})

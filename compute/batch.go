@@ -1,4 +1,4 @@
-package actors
+package compute
 
 import (
 	"context"
@@ -12,7 +12,15 @@ import (
 // ExecuteBatch runs a kernel on several independent items (each a list of
 // input buffers) in one backend call, returning one output per item. A
 // device that runs out of memory gets the batch in halves.
-func (rt *Runtime) ExecuteBatch(ctx context.Context, kernel string, items [][]*gpu.UnifiedBuffer, opts ...ExecOption) ([]*gpu.UnifiedBuffer, error) {
+//
+// The batch costs one call's overhead, not one per item: the first item is
+// checked against the kernel's spec and every item like it (the same
+// number of inputs, each live with the first's dtype and shape) is not
+// checked again; the backend is chosen, the call validated (when sampled),
+// profiled and recorded in telemetry once; the outputs come from the pool
+// in one trip (gpu.Pool.GetBatch). Its allocations are the returned slice
+// and one block of output headers, whatever the number of items.
+func (orc *Orchestrator) ExecuteBatch(ctx context.Context, kernel string, items [][]*gpu.UnifiedBuffer, opts ...ExecOption) ([]*gpu.UnifiedBuffer, error) {
 	st := getExecState()
 	defer putExecState(st)
 	o := &st.opts
@@ -25,51 +33,44 @@ func (rt *Runtime) ExecuteBatch(ctx context.Context, kernel string, items [][]*g
 	if o.out != nil {
 		return nil, &gpu.ArgumentError{Kernel: kernel, Arg: "output", Reason: "IntoBuffer does not apply to a batch", Err: gpu.ErrArgument}
 	}
-	var c call
-	for i, in := range items {
-		if i > 0 && likeFirst(items[0], in) {
+	c, err := orc.check(ctx, kernel, items[0], nil, o.scalars, st)
+	if err != nil {
+		return nil, fmt.Errorf("batch item 0: %w", err)
+	}
+	for i, in := range items[1:] {
+		if likeFirst(items[0], in) {
 			continue // the first item's check holds for it
 		}
-		ci, err := rt.check(ctx, kernel, in, nil, o.scalars, st) // the same scalars each time
+		// The same scalars each time: c.scalars (st's) resolve the same.
+		ci, err := orc.check(ctx, kernel, in, nil, o.scalars, st)
 		if err != nil {
-			return nil, fmt.Errorf("batch item %d: %w", i, err)
+			return nil, fmt.Errorf("batch item %d: %w", i+1, err)
 		}
-		if i > 0 && (ci.dtype != c.dtype || !ci.shape.Equal(c.shape)) {
-			return nil, &gpu.ArgumentError{Kernel: kernel, Arg: fmt.Sprintf("item %d", i), Reason: "every item of a batch must have the first item's dtypes and shapes", Err: gpu.ErrArgument}
+		if ci.dtype != c.dtype || !ci.shape.Equal(c.shape) {
+			return nil, &gpu.ArgumentError{Kernel: kernel, Arg: fmt.Sprintf("item %d", i+1), Reason: "every item of a batch must have the first item's dtypes and shapes", Err: gpu.ErrArgument}
 		}
-		c = ci
 	}
 	for i, in := range items {
 		if err := acquireAll(kernel, "input", in); err != nil {
 			for _, done := range items[:i] {
-				rt.releaseAll(done)
+				orc.releaseAll(done)
 			}
 			return nil, fmt.Errorf("batch item %d: %w", i, err)
 		}
 	}
 	defer func() {
 		for _, in := range items {
-			rt.releaseAll(in)
+			orc.releaseAll(in)
 		}
 	}()
 	outs := make([]*gpu.UnifiedBuffer, len(items))
-	free := func() {
+	if err := orc.pool.GetBatch(c.outDT, c.shape, outs); err != nil {
+		return nil, err
+	}
+	if err := orc.run(ctx, &c, items, outs, o); err != nil {
 		for _, b := range outs {
-			if b != nil {
-				_ = b.Free()
-			}
+			_ = b.Free()
 		}
-	}
-	for i := range outs {
-		b, err := rt.pool.Get(c.outDT, c.shape)
-		if err != nil {
-			free()
-			return nil, err
-		}
-		outs[i] = b
-	}
-	if err := rt.run(ctx, &c, items, outs, o); err != nil {
-		free()
 		return nil, err
 	}
 	return outs, nil
@@ -97,12 +98,12 @@ const DefaultChunk = 1 << 16
 
 // Map runs an elementwise kernel over its inputs in chunks of chunk elements
 // (0: DefaultChunk), in parallel across the cores, into one output.
-func (rt *Runtime) Map(ctx context.Context, kernel string, inputs []*gpu.UnifiedBuffer, chunk int, opts ...ExecOption) (*gpu.UnifiedBuffer, error) {
+func (orc *Orchestrator) Map(ctx context.Context, kernel string, inputs []*gpu.UnifiedBuffer, chunk int, opts ...ExecOption) (*gpu.UnifiedBuffer, error) {
 	var o execOptions
 	for _, opt := range opts {
 		opt(&o)
 	}
-	c, err := rt.check(ctx, kernel, inputs, nil, o.scalars, nil)
+	c, err := orc.check(ctx, kernel, inputs, nil, o.scalars, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -115,8 +116,8 @@ func (rt *Runtime) Map(ctx context.Context, kernel string, inputs []*gpu.Unified
 	if err := acquireUses(kernel, inputs, o.out); err != nil {
 		return nil, err
 	}
-	defer rt.releaseUses(inputs, o.out)
-	out, owned, err := rt.output(&c, o.out)
+	defer orc.releaseUses(inputs, o.out)
+	out, owned, err := orc.output(&c, o.out)
 	if err != nil {
 		return nil, err
 	}
@@ -141,7 +142,7 @@ func (rt *Runtime) Map(ctx context.Context, kernel string, inputs []*gpu.Unified
 		go func() {
 			defer wg.Done()
 			for lo := range work {
-				errs <- rt.mapChunk(ctx, c, inputs, out, lo, min(lo+chunk, n), o)
+				errs <- orc.mapChunk(ctx, c, inputs, out, lo, min(lo+chunk, n), o)
 			}
 		}()
 	}
@@ -161,7 +162,7 @@ func (rt *Runtime) Map(ctx context.Context, kernel string, inputs []*gpu.Unified
 }
 
 // mapChunk runs elements [lo, hi) of a Map.
-func (rt *Runtime) mapChunk(ctx context.Context, c call, inputs []*gpu.UnifiedBuffer, out *gpu.UnifiedBuffer, lo, hi int, o execOptions) error {
+func (orc *Orchestrator) mapChunk(ctx context.Context, c call, inputs []*gpu.UnifiedBuffer, out *gpu.UnifiedBuffer, lo, hi int, o execOptions) error {
 	views := make([]*gpu.UnifiedBuffer, len(inputs))
 	for i, in := range inputs {
 		v, err := in.View(lo, hi)
@@ -177,7 +178,7 @@ func (rt *Runtime) mapChunk(ctx context.Context, c call, inputs []*gpu.UnifiedBu
 	cc := c
 	cc.shape, cc.n = gpu.Shape{hi - lo}, hi-lo
 	o.profile = nil
-	if err := rt.run(ctx, &cc, [][]*gpu.UnifiedBuffer{views}, []*gpu.UnifiedBuffer{ov}, &o); err != nil {
+	if err := orc.run(ctx, &cc, [][]*gpu.UnifiedBuffer{views}, []*gpu.UnifiedBuffer{ov}, &o); err != nil {
 		return err
 	}
 	// Results a device computed come back into the output's host memory;
@@ -192,9 +193,9 @@ func (rt *Runtime) mapChunk(ctx context.Context, c call, inputs []*gpu.UnifiedBu
 // Reduce runs a reduction kernel ("sum", "min", "max", "mean") over input
 // and returns the scalar result as T, which must be the kernel's output
 // dtype (the input's, or float64 for "mean").
-func Reduce[T gpu.Number](ctx context.Context, rt *Runtime, kernel string, input *gpu.UnifiedBuffer, opts ...ExecOption) (T, error) {
+func Reduce[T gpu.Number](ctx context.Context, orc *Orchestrator, kernel string, input *gpu.UnifiedBuffer, opts ...ExecOption) (T, error) {
 	var zero T
-	out, err := rt.Execute(ctx, kernel, []*gpu.UnifiedBuffer{input}, gpu.Shape{1}, opts...)
+	out, err := orc.Execute(ctx, kernel, []*gpu.UnifiedBuffer{input}, gpu.Shape{1}, opts...)
 	if err != nil {
 		return zero, err
 	}

@@ -1,4 +1,4 @@
-package actors
+package compute
 
 import (
 	"sort"
@@ -141,7 +141,7 @@ func (pr *profiler) snapshot() []KernelProfile {
 
 // Profile returns the execution profile of every compute kernel called so
 // far, and the buffer pool's counters.
-func (rt *Runtime) Profile() Profile {
-	s := rt.pool.Stats()
-	return Profile{Kernels: rt.profiler.snapshot(), Pool: PoolProfile{Hits: s.Hits, Misses: s.Misses, Drops: s.Drops, HeldBytes: s.HeldBytes}}
+func (orc *Orchestrator) Profile() Profile {
+	s := orc.pool.Stats()
+	return Profile{Kernels: orc.profiler.snapshot(), Pool: PoolProfile{Hits: s.Hits, Misses: s.Misses, Drops: s.Drops, HeldBytes: s.HeldBytes}}
 }

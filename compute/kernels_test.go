@@ -1,4 +1,4 @@
-package actors
+package compute
 
 import (
 	"context"
@@ -91,7 +91,7 @@ func direct[T gpu.Number](t *testing.T, kernel string, in []*gpu.UnifiedBuffer, 
 	return out
 }
 
-func checkKernel[T gpu.Number](t *testing.T, rt *Runtime, kernel string, in []*gpu.UnifiedBuffer, sc ...float64) {
+func checkKernel[T gpu.Number](t *testing.T, rt *Orchestrator, kernel string, in []*gpu.UnifiedBuffer, sc ...float64) {
 	t.Helper()
 	out, err := rt.Execute(testCtx(t), kernel, in, nil, WithScalars(sc...))
 	if err != nil {
@@ -107,7 +107,7 @@ func checkKernel[T gpu.Number](t *testing.T, rt *Runtime, kernel string, in []*g
 // TestBuiltinKernelsEveryDType runs each built-in kernel through Execute for
 // every dtype it supports and compares with the CPU kernel called directly.
 func TestBuiltinKernelsEveryDType(t *testing.T) {
-	rt := newTestRuntime(t)
+	rt := newTestOrchestrator(t)
 	rng := rand.New(rand.NewPCG(1, 2))
 	for _, dt := range gpu.DTypes() {
 		t.Run(dt.String(), func(t *testing.T) {
@@ -151,9 +151,9 @@ func TestBuiltinKernelsEveryDType(t *testing.T) {
 // TestKernelsListedWithBackends: every built-in kernel runs on the CPU
 // backend for each dtype it declares.
 func TestKernelsListedWithBackends(t *testing.T) {
-	rt := newTestRuntime(t)
+	rt := newTestOrchestrator(t)
 	names := map[string]bool{}
-	for _, s := range rt.ComputeKernels() {
+	for _, s := range rt.Kernels() {
 		names[s.Name] = true
 		for _, dt := range s.DTypes {
 			if !rt.Backends()[0].Supports(s, dt) {

@@ -1,4 +1,4 @@
-package actors
+package compute
 
 import (
 	"context"
@@ -31,12 +31,12 @@ type Job struct {
 
 // Submit starts an execution in the background and returns its job. The
 // job runs under ctx; Cancel cancels it.
-func (rt *Runtime) Submit(ctx context.Context, kernel string, inputs []*gpu.UnifiedBuffer, outShape gpu.Shape, opts ...ExecOption) *Job {
+func (orc *Orchestrator) Submit(ctx context.Context, kernel string, inputs []*gpu.UnifiedBuffer, outShape gpu.Shape, opts ...ExecOption) *Job {
 	ctx, cancel := context.WithCancel(ctx)
 	j := &Job{done: make(chan struct{}), cancel: cancel}
 	go func() {
 		defer cancel()
-		j.out, j.err = rt.Execute(ctx, kernel, inputs, outShape, opts...)
+		j.out, j.err = orc.Execute(ctx, kernel, inputs, outShape, opts...)
 		close(j.done)
 	}()
 	return j

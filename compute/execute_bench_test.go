@@ -1,6 +1,7 @@
-package actors
+package compute
 
 import (
+	"fmt"
 	"testing"
 
 	"gonum.org/v1/gonum/blas"
@@ -36,15 +37,17 @@ func tinyAddBench(b *testing.B) (x, y, dst []float32, in []*gpu.UnifiedBuffer, o
 // BenchmarkExecuteAddTiny is Execute's fixed cost: "add" on 1-element
 // float32 buffers into the caller's buffer (IntoBuffer).
 func BenchmarkExecuteAddTiny(b *testing.B) {
-	rt, ctx := newTestRuntime(b), testCtx(b)
+	rt, ctx := newTestOrchestrator(b), testCtx(b)
 	_, _, dst, in, out := tinyAddBench(b)
 	into := IntoBuffer(out)
 	b.ReportAllocs()
+	cpu := startCPU()
 	for b.Loop() {
 		if _, err := rt.Execute(ctx, "add", in, nil, into); err != nil {
 			b.Fatal(err)
 		}
 	}
+	cpu.report(b, b.N, "op")
 	if dst[0] != 3.75 {
 		b.Fatalf("1.5 + 2.25 = %v", dst[0])
 	}
@@ -53,9 +56,10 @@ func BenchmarkExecuteAddTiny(b *testing.B) {
 // BenchmarkExecuteAddTinyPooled is the realistic tiny call: the output
 // comes from the runtime's pool and is freed right away.
 func BenchmarkExecuteAddTinyPooled(b *testing.B) {
-	rt, ctx := newTestRuntime(b), testCtx(b)
+	rt, ctx := newTestOrchestrator(b), testCtx(b)
 	_, _, _, in, _ := tinyAddBench(b)
 	b.ReportAllocs()
+	cpu := startCPU()
 	for b.Loop() {
 		out, err := rt.Execute(ctx, "add", in, nil)
 		if err != nil {
@@ -65,6 +69,7 @@ func BenchmarkExecuteAddTinyPooled(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+	cpu.report(b, b.N, "item")
 }
 
 // BenchmarkDirectAddTiny is the baseline of the tiny Executes: the same
@@ -92,7 +97,7 @@ func benchVec10M(scale float32) []float32 {
 // BenchmarkExecuteAdd10M is Execute "add" on 10M float32 into the
 // caller's buffer; compare with BenchmarkCopy10M.
 func BenchmarkExecuteAdd10M(b *testing.B) {
-	rt, ctx := newTestRuntime(b), testCtx(b)
+	rt, ctx := newTestOrchestrator(b), testCtx(b)
 	x, y, dst := benchVec10M(0.5), benchVec10M(0.25), make([]float32, execBench10M)
 	in, into := []*gpu.UnifiedBuffer{benchBuffer(b, x), benchBuffer(b, y)}, IntoBuffer(benchBuffer(b, dst))
 	b.SetBytes(4 * execBench10M)
@@ -131,7 +136,7 @@ func benchMatrices(n int) (x, y, dst []float64) {
 // matrices into the caller's buffer; compare with BenchmarkGonumGemm1024.
 func BenchmarkExecuteMatMul1024(b *testing.B) {
 	const n = execBenchMatN
-	rt, ctx := newTestRuntime(b), testCtx(b)
+	rt, ctx := newTestOrchestrator(b), testCtx(b)
 	x, y, dst := benchMatrices(n)
 	in := []*gpu.UnifiedBuffer{benchBuffer(b, x, n, n), benchBuffer(b, y, n, n)}
 	into := IntoBuffer(benchBuffer(b, dst, n, n))
@@ -160,7 +165,7 @@ func BenchmarkGonumGemm1024(b *testing.B) {
 // BenchmarkExecuteAddTinyTelemetry is BenchmarkExecuteAddTiny with
 // telemetry on, as `ringactor bench` runs it.
 func BenchmarkExecuteAddTinyTelemetry(b *testing.B) {
-	rt, ctx := newTestRuntime(b, WithTelemetry(true)), testCtx(b)
+	rt, ctx := newTestOrchestrator(b, telemetryIf(b, true)), testCtx(b)
 	_, _, dst, in, out := tinyAddBench(b)
 	into := IntoBuffer(out)
 	b.ReportAllocs()
@@ -174,28 +179,35 @@ func BenchmarkExecuteAddTinyTelemetry(b *testing.B) {
 	}
 }
 
-// BenchmarkExecuteBatchTiny is ExecuteBatch of 16 1-element adds, each
-// output pooled and freed; it reports the time per item, to compare with
-// BenchmarkExecuteAddTinyPooled's per call.
+// BenchmarkExecuteBatchTiny is ExecuteBatch of 16 and of 256 1-element
+// adds, each output pooled and freed; it reports the time per item, to
+// compare with BenchmarkExecuteAddTinyPooled's per call (the same work,
+// one item per call). Both report cpu-ns/item too: the benchmark thread's
+// CPU time per item, which a loaded machine's preemptions do not inflate.
 func BenchmarkExecuteBatchTiny(b *testing.B) {
-	const items = 16
-	rt, ctx := newTestRuntime(b), testCtx(b)
-	batch := make([][]*gpu.UnifiedBuffer, items)
-	for i := range batch {
-		_, _, _, in, _ := tinyAddBench(b)
-		batch[i] = in
-	}
-	b.ReportAllocs()
-	for b.Loop() {
-		outs, err := rt.ExecuteBatch(ctx, "add", batch)
-		if err != nil {
-			b.Fatal(err)
-		}
-		for _, o := range outs {
-			if err := o.Free(); err != nil {
-				b.Fatal(err)
+	for _, items := range []int{16, 256} {
+		b.Run(fmt.Sprintf("items=%d", items), func(b *testing.B) {
+			rt, ctx := newTestOrchestrator(b), testCtx(b)
+			batch := make([][]*gpu.UnifiedBuffer, items)
+			for i := range batch {
+				_, _, _, in, _ := tinyAddBench(b)
+				batch[i] = in
 			}
-		}
+			b.ReportAllocs()
+			cpu := startCPU()
+			for b.Loop() {
+				outs, err := rt.ExecuteBatch(ctx, "add", batch)
+				if err != nil {
+					b.Fatal(err)
+				}
+				for _, o := range outs {
+					if err := o.Free(); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			cpu.report(b, b.N*items, "item")
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*items), "ns/item")
+		})
 	}
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*items), "ns/item")
 }

@@ -1,4 +1,4 @@
-package actors
+package compute
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 // device, they are never copied back to the host) and return to the pool
 // as soon as the next stage has consumed them.
 type Pipeline struct {
-	rt     *Runtime
+	orc    *Orchestrator
 	stages []stage
 }
 
@@ -23,7 +23,7 @@ type stage struct {
 }
 
 // NewPipeline starts an empty pipeline.
-func (rt *Runtime) NewPipeline() *Pipeline { return &Pipeline{rt: rt} }
+func (orc *Orchestrator) NewPipeline() *Pipeline { return &Pipeline{orc: orc} }
 
 // Then adds a stage: kernel runs on the previous stage's output followed by
 // extra inputs (e.g. the bias of an add).
@@ -53,7 +53,7 @@ func (p *Pipeline) Run(ctx context.Context, inputs ...*gpu.UnifiedBuffer) (*gpu.
 		// Later stages prefer the backend the previous one ran on, so that
 		// intermediates stay in its memory.
 		opts := append([]ExecOption{preferBackend(where.Backend), Profiled(&where)}, s.opts...)
-		out, err := p.rt.Execute(ctx, s.kernel, in, nil, opts...)
+		out, err := p.orc.Execute(ctx, s.kernel, in, nil, opts...)
 		if i > 0 {
 			_ = prev.Free() // intermediate: back to the pool
 		}

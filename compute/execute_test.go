@@ -1,4 +1,4 @@
-package actors
+package compute
 
 import (
 	"context"
@@ -76,30 +76,10 @@ func (f *fakeDevice) set(fn func(*fakeDevice)) {
 	fn(f)
 }
 
-func f32(t testing.TB, v ...float32) *gpu.UnifiedBuffer {
-	t.Helper()
-	b, err := gpu.NewBuffer(slices.Clone(v))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
-
-func read[T gpu.Number](t testing.TB, b *gpu.UnifiedBuffer) []T {
-	t.Helper()
-	v, err := gpu.ToSlice[T](context.Background(), b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return v
-}
-
-func bufs(b ...*gpu.UnifiedBuffer) []*gpu.UnifiedBuffer { return b }
-
 var transient = &gpu.DeviceError{Kind: gpu.DeviceBusyTransient, Backend: "fake", Reason: "busy"}
 
 func TestExecuteNamedKernels(t *testing.T) {
-	rt := newTestRuntime(t)
+	rt := newTestOrchestrator(t)
 	ctx := testCtx(t)
 	out, err := rt.Execute(ctx, "add", bufs(f32(t, 1, 2, 3), f32(t, 10, 20, 30)), gpu.Shape{3})
 	if err != nil || !slices.Equal(read[float32](t, out), []float32{11, 22, 33}) {
@@ -148,11 +128,11 @@ func TestExecuteNamedKernels(t *testing.T) {
 }
 
 func TestExecuteBadInput(t *testing.T) {
-	rt := newTestRuntime(t)
+	rt := newTestOrchestrator(t)
 	ctx := testCtx(t)
 	a, b := f32(t, 1, 2, 3), f32(t, 1, 2, 3)
 	_, err := rt.Execute(ctx, "nope", bufs(a), nil)
-	wantErr(t, err, ErrUnknownKernel)
+	wantErr(t, err, gpu.ErrUnknownKernel)
 	s32, _ := gpu.NewBuffer([]int32{1, 2, 3})
 	_, err = rt.Execute(ctx, "leaky_relu", bufs(s32), nil)
 	wantErr(t, err, gpu.ErrUnsupportedDType)
@@ -203,7 +183,7 @@ func TestExecuteBadInput(t *testing.T) {
 }
 
 func TestPoolSteadyState(t *testing.T) {
-	rt := newTestRuntime(t)
+	rt := newTestOrchestrator(t)
 	ctx := testCtx(t)
 	a, b := f32(t, make([]float32, 1000)...), f32(t, make([]float32, 1000)...)
 	for i := 0; i < 10; i++ {
@@ -226,15 +206,15 @@ func TestPoolSteadyState(t *testing.T) {
 	}
 }
 
-func deviceRuntime(t *testing.T, dev *fakeDevice, opts ...Option) *Runtime {
-	return newTestRuntime(t, append([]Option{WithBackends(dev), WithMinDeviceWork(0), WithAdaptiveSelection(false),
+func deviceOrchestrator(t *testing.T, dev *fakeDevice, opts ...Option) *Orchestrator {
+	return newTestOrchestrator(t, append([]Option{WithBackends(dev), WithMinDeviceWork(0), WithAdaptiveSelection(false),
 		WithRecovery(supervision.Recovery{Enabled: true, Retries: 3, Fallback: true, SplitOnOOM: true,
 			Backoff: supervision.Backoff{Initial: 10 * time.Microsecond, Max: time.Millisecond, Multiplier: 2}})}, opts...)...)
 }
 
 func TestRecoveryRetriesTransient(t *testing.T) {
 	dev := &fakeDevice{failures: []error{transient, transient}}
-	rt := deviceRuntime(t, dev)
+	rt := deviceOrchestrator(t, dev)
 	var p ExecProfile
 	out, err := rt.Execute(testCtx(t), "add", bufs(f32(t, 1), f32(t, 2)), nil, Profiled(&p))
 	if err != nil || read[float32](t, out)[0] != 3 {
@@ -247,7 +227,7 @@ func TestRecoveryRetriesTransient(t *testing.T) {
 
 func TestRecoveryFallsBackAfterRetries(t *testing.T) {
 	dev := &fakeDevice{failures: []error{transient, transient, transient, transient}}
-	rt := deviceRuntime(t, dev)
+	rt := deviceOrchestrator(t, dev)
 	var p ExecProfile
 	out, err := rt.Execute(testCtx(t), "add", bufs(f32(t, 1), f32(t, 2)), nil, Profiled(&p))
 	if err != nil || read[float32](t, out)[0] != 3 {
@@ -260,7 +240,7 @@ func TestRecoveryFallsBackAfterRetries(t *testing.T) {
 
 func TestRecoveryDeviceLostFallsBack(t *testing.T) {
 	dev := &fakeDevice{failures: []error{&gpu.DeviceError{Kind: gpu.DeviceFailed, Backend: "fake", Reason: "device lost"}}}
-	rt := deviceRuntime(t, dev)
+	rt := deviceOrchestrator(t, dev)
 	var p ExecProfile
 	out, err := rt.Execute(testCtx(t), "add", bufs(f32(t, 1), f32(t, 2)), nil, Profiled(&p))
 	if err != nil || read[float32](t, out)[0] != 3 || p.Backend != "cpu" || !p.Fallback || p.Retries != 0 {
@@ -273,7 +253,7 @@ func TestRecoveryDeviceLostFallsBack(t *testing.T) {
 
 func TestRecoveryCompilationNotRetried(t *testing.T) {
 	dev := &fakeDevice{failures: []error{&gpu.CompilationError{Kernel: "add", Log: "error: bad", Err: errors.New("nvrtc")}}}
-	rt := deviceRuntime(t, dev)
+	rt := deviceOrchestrator(t, dev)
 	var p ExecProfile
 	_, err := rt.Execute(testCtx(t), "add", bufs(f32(t, 1), f32(t, 2)), nil, Profiled(&p))
 	wantErr(t, err, gpu.ErrCompilation)
@@ -284,7 +264,7 @@ func TestRecoveryCompilationNotRetried(t *testing.T) {
 
 func TestRecoveryDisabled(t *testing.T) {
 	dev := &fakeDevice{failures: []error{transient}}
-	rt := deviceRuntime(t, dev, WithRecovery(supervision.Recovery{}))
+	rt := deviceOrchestrator(t, dev, WithRecovery(supervision.Recovery{}))
 	_, err := rt.Execute(testCtx(t), "add", bufs(f32(t, 1), f32(t, 2)), nil)
 	if !gpu.IsTransient(err) || dev.calls != 1 {
 		t.Fatalf("%v", err)
@@ -293,7 +273,7 @@ func TestRecoveryDisabled(t *testing.T) {
 
 func TestRecoveryOOMSplitsBatch(t *testing.T) {
 	dev := &fakeDevice{oomAbove: 2}
-	rt := deviceRuntime(t, dev)
+	rt := deviceOrchestrator(t, dev)
 	var items [][]*gpu.UnifiedBuffer
 	for i := 0; i < 8; i++ {
 		items = append(items, bufs(f32(t, float32(i), 1), f32(t, 1, float32(i))))
@@ -318,7 +298,7 @@ func TestRecoveryOOMSplitsBatch(t *testing.T) {
 
 func TestOverrideBackend(t *testing.T) {
 	dev := &fakeDevice{}
-	rt := deviceRuntime(t, dev)
+	rt := deviceOrchestrator(t, dev)
 	var p ExecProfile
 	if _, err := rt.Execute(testCtx(t), "add", bufs(f32(t, 1), f32(t, 2)), nil, OnBackend("cpu"), Profiled(&p)); err != nil || p.Backend != "cpu" {
 		t.Fatalf("%v %+v", err, p)
@@ -333,7 +313,7 @@ func TestOverrideBackend(t *testing.T) {
 
 func TestAdaptiveSelectionLearns(t *testing.T) {
 	dev := &fakeDevice{delay: 3 * time.Millisecond}
-	rt := deviceRuntime(t, dev, WithAdaptiveSelection(true))
+	rt := deviceOrchestrator(t, dev, WithAdaptiveSelection(true))
 	ctx := testCtx(t)
 	a := f32(t, make([]float32, 4096)...)
 	choose := func() string {
@@ -361,7 +341,7 @@ func TestAdaptiveSelectionLearns(t *testing.T) {
 
 func TestValidation(t *testing.T) {
 	dev := &fakeDevice{corrupt: true}
-	rt := deviceRuntime(t, dev, WithValidation(Validation{Enabled: true, Strict: true}))
+	rt := deviceOrchestrator(t, dev, WithValidation(Validation{Enabled: true, Strict: true}))
 	ctx := testCtx(t)
 	_, err := rt.Execute(ctx, "add", bufs(f32(t, 1, 2), f32(t, 1, 2)), nil)
 	var ve *ValidationError
@@ -374,7 +354,7 @@ func TestValidation(t *testing.T) {
 	if _, err := rt.Execute(ctx, "add", bufs(f32(t, 1, 2), f32(t, 1, 2)), nil, Profiled(&p)); err != nil || !p.Validated {
 		t.Fatalf("%v %+v", err, p)
 	}
-	rt2 := deviceRuntime(t, &fakeDevice{corrupt: true}, WithValidation(Validation{Enabled: true}), WithName("second"))
+	rt2 := deviceOrchestrator(t, &fakeDevice{corrupt: true}, WithValidation(Validation{Enabled: true}))
 	out, err := rt2.Execute(ctx, "add", bufs(f32(t, 1, 2), f32(t, 1, 2)), nil)
 	if err != nil || read[float32](t, out)[0] != 3 {
 		t.Fatalf("non-strict: %v", err)
@@ -383,7 +363,7 @@ func TestValidation(t *testing.T) {
 		t.Fatalf("%+v", k)
 	}
 	// Sampling: validate never at rate ~0 unless forced.
-	rt3 := deviceRuntime(t, &fakeDevice{corrupt: true}, WithValidation(Validation{Enabled: true, Strict: true, SampleRate: 1e-12}), WithName("third"))
+	rt3 := deviceOrchestrator(t, &fakeDevice{corrupt: true}, WithValidation(Validation{Enabled: true, Strict: true, SampleRate: 1e-12}))
 	if _, err := rt3.Execute(ctx, "add", bufs(f32(t, 1), f32(t, 1)), nil); err != nil {
 		t.Fatal(err)
 	}
@@ -393,7 +373,7 @@ func TestValidation(t *testing.T) {
 
 func TestSubmitPollWait(t *testing.T) {
 	dev := &fakeDevice{delay: 20 * time.Millisecond}
-	rt := deviceRuntime(t, dev)
+	rt := deviceOrchestrator(t, dev)
 	ctx := testCtx(t)
 	j := rt.Submit(ctx, "add", bufs(f32(t, 1), f32(t, 2)), nil)
 	if s := j.Poll(); s != JobPending {
@@ -416,7 +396,7 @@ func TestSubmitPollWait(t *testing.T) {
 }
 
 func TestPipelineAndMap(t *testing.T) {
-	rt := newTestRuntime(t)
+	rt := newTestOrchestrator(t)
 	ctx := testCtx(t)
 	bias := f32(t, 1, 1, 1, 1)
 	p := rt.NewPipeline().Then("scale", nil, WithScalars(2)).Then("relu", nil).Then("add", bufs(bias))
@@ -429,7 +409,7 @@ func TestPipelineAndMap(t *testing.T) {
 		t.Fatalf("%d intermediates returned to the pool, want 2", got)
 	}
 	_, err = rt.NewPipeline().Then("scale", nil).Then("nope", nil).Run(ctx, f32(t, 1))
-	wantErr(t, err, ErrUnknownKernel)
+	wantErr(t, err, gpu.ErrUnknownKernel)
 
 	n := 300_000
 	a, b := make([]float32, n), make([]float32, n)
@@ -452,7 +432,7 @@ func TestPipelineAndMap(t *testing.T) {
 }
 
 func TestRegisterKernelAtRunTime(t *testing.T) {
-	rt := newTestRuntime(t)
+	rt := newTestOrchestrator(t)
 	ctx := testCtx(t)
 	square := &gpu.KernelSpec{
 		Name: "square", Inputs: 1, DTypes: []gpu.DType{gpu.F64}, Elementwise: true,
@@ -477,7 +457,7 @@ func TestRegisterKernelAtRunTime(t *testing.T) {
 	wantErr(t, rt.RegisterKernel(ctx, square), gpu.ErrRegistration)
 	wantErr(t, rt.RegisterKernel(ctx, &gpu.KernelSpec{Name: "bad"}), gpu.ErrRegistration)
 	found := false
-	for _, s := range rt.ComputeKernels() {
+	for _, s := range rt.Kernels() {
 		found = found || s.Name == "square"
 	}
 	if !found {

@@ -1,4 +1,4 @@
-package actors
+package compute
 
 import (
 	"context"
@@ -48,8 +48,8 @@ func (e *ValidationError) Error() string {
 func (e *ValidationError) Is(target error) bool { return target == ErrValidation }
 
 // maybeValidate runs the reference comparison when this call is sampled.
-func (rt *Runtime) maybeValidate(ctx context.Context, c call, b gpu.Backend, items [][]*gpu.UnifiedBuffer, outs []*gpu.UnifiedBuffer, o *execOptions, p *ExecProfile) error {
-	v := rt.compute.validation
+func (orc *Orchestrator) maybeValidate(ctx context.Context, c call, b gpu.Backend, items [][]*gpu.UnifiedBuffer, outs []*gpu.UnifiedBuffer, o *execOptions, p *ExecProfile) error {
+	v := orc.cfg.validation
 	switch {
 	case o.validate < 0, o.validate == 0 && !v.Enabled:
 		return nil
@@ -60,7 +60,7 @@ func (rt *Runtime) maybeValidate(ctx context.Context, c call, b gpu.Backend, ite
 	if refName == "" {
 		refName = string(gpu.KindCPU)
 	}
-	ref, ok := rt.selector.Backend(refName)
+	ref, ok := orc.selector.Backend(refName)
 	if !ok || ref.Name() == b.Name() || ref.Available() != nil || !ref.Supports(c.spec, c.dtype) {
 		return nil // nothing different to compare with
 	}
@@ -75,7 +75,7 @@ func (rt *Runtime) maybeValidate(ctx context.Context, c call, b gpu.Backend, ite
 				return err
 			}
 		}
-		want, err := rt.pool.Get(c.outDT, c.shape)
+		want, err := orc.pool.Get(c.outDT, c.shape)
 		if err != nil {
 			return err
 		}
@@ -85,9 +85,9 @@ func (rt *Runtime) maybeValidate(ctx context.Context, c call, b gpu.Backend, ite
 		}
 		_ = want.Free()
 		if errors.Is(err, ErrValidation) {
-			rt.profiler.mismatch(c.spec.Name)
+			orc.profiler.mismatch(c.spec.Name)
 			if !v.Strict {
-				rt.logger.Warn("ringactor: validation mismatch", "error", err)
+				orc.logger.Warn("ringactor: validation mismatch", "error", err)
 				continue
 			}
 		}

@@ -1,4 +1,4 @@
-package actors
+package compute
 
 import (
 	"context"
@@ -84,16 +84,16 @@ type call struct {
 
 // Execute runs a compute kernel once: kernel is a registered name (see
 // `ringactor kernels`), inputs its input buffers, outShape the expected
-// output shape (nil: inferred). The result comes from the runtime's pool;
+// output shape (nil: inferred). The result comes from the orchestrator's pool;
 // Free it to return its memory.
-func (rt *Runtime) Execute(ctx context.Context, kernel string, inputs []*gpu.UnifiedBuffer, outShape gpu.Shape, opts ...ExecOption) (*gpu.UnifiedBuffer, error) {
+func (orc *Orchestrator) Execute(ctx context.Context, kernel string, inputs []*gpu.UnifiedBuffer, outShape gpu.Shape, opts ...ExecOption) (*gpu.UnifiedBuffer, error) {
 	st := getExecState()
 	defer putExecState(st)
 	o := &st.opts
 	for _, opt := range opts {
 		opt(o)
 	}
-	c, err := rt.check(ctx, kernel, inputs, outShape, o.scalars, st)
+	c, err := orc.check(ctx, kernel, inputs, outShape, o.scalars, st)
 	if err != nil {
 		return nil, err
 	}
@@ -102,13 +102,13 @@ func (rt *Runtime) Execute(ctx context.Context, kernel string, inputs []*gpu.Uni
 	if err := acquireUses(kernel, inputs, o.out); err != nil {
 		return nil, err
 	}
-	defer rt.releaseUses(inputs, o.out)
-	out, owned, err := rt.output(&c, o.out)
+	defer orc.releaseUses(inputs, o.out)
+	out, owned, err := orc.output(&c, o.out)
 	if err != nil {
 		return nil, err
 	}
 	st.items[0], st.outs[0] = inputs, out
-	if err := rt.run(ctx, &c, st.items[:], st.outs[:], o); err != nil {
+	if err := orc.run(ctx, &c, st.items[:], st.outs[:], o); err != nil {
 		if owned {
 			_ = out.Free()
 		}
@@ -149,26 +149,26 @@ func acquireUses(kernel string, inputs []*gpu.UnifiedBuffer, out *gpu.UnifiedBuf
 }
 
 // releaseUses gives back the uses acquireUses took.
-func (rt *Runtime) releaseUses(inputs []*gpu.UnifiedBuffer, out *gpu.UnifiedBuffer) {
-	rt.releaseAll(inputs)
+func (orc *Orchestrator) releaseUses(inputs []*gpu.UnifiedBuffer, out *gpu.UnifiedBuffer) {
+	orc.releaseAll(inputs)
 	if out != nil {
-		rt.release(out)
+		orc.release(out)
 	}
 }
 
 // releaseAll gives back the uses acquireAll took.
-func (rt *Runtime) releaseAll(bufs []*gpu.UnifiedBuffer) {
+func (orc *Orchestrator) releaseAll(bufs []*gpu.UnifiedBuffer) {
 	for _, b := range bufs {
-		rt.release(b)
+		orc.release(b)
 	}
 }
 
 // release gives back one use; the last use of a buffer freed meanwhile
 // releases its memory, and a device error doing so is logged (the caller
 // that freed it has gone).
-func (rt *Runtime) release(b *gpu.UnifiedBuffer) {
+func (orc *Orchestrator) release(b *gpu.UnifiedBuffer) {
 	if err := b.Release(); err != nil {
-		rt.logger.Warn("ringactor: releasing a buffer freed during an execution", "error", err)
+		orc.logger.Warn("ringactor: releasing a buffer freed during an execution", "error", err)
 	}
 }
 
@@ -177,15 +177,15 @@ func (rt *Runtime) release(b *gpu.UnifiedBuffer) {
 // st, when not nil, lends the call's scratch memory (the resolved scalars,
 // the input shapes) so that a check allocates nothing; the call then refers
 // to st's scalars and must not outlive it.
-func (rt *Runtime) check(ctx context.Context, kernel string, inputs []*gpu.UnifiedBuffer, outShape gpu.Shape, scalars []float64, st *execState) (call, error) {
+func (orc *Orchestrator) check(ctx context.Context, kernel string, inputs []*gpu.UnifiedBuffer, outShape gpu.Shape, scalars []float64, st *execState) (call, error) {
 	var c call
 	if err := ctx.Err(); err != nil {
 		return c, kernelErr(kernel, err)
 	}
-	if rt.closed.Load() {
-		return c, ErrRuntimeClosed
+	if orc.closed.Load() {
+		return c, ErrClosed
 	}
-	spec, err := rt.registry.Lookup(kernel)
+	spec, err := orc.registry.Lookup(kernel)
 	if err != nil {
 		return c, kernelErr(kernel, err)
 	}
@@ -237,9 +237,9 @@ func (rt *Runtime) check(ctx context.Context, kernel string, inputs []*gpu.Unifi
 
 // output returns the buffer a call writes: the caller's, checked, or a
 // pooled one (owned: freed again if the call fails).
-func (rt *Runtime) output(c *call, given *gpu.UnifiedBuffer) (*gpu.UnifiedBuffer, bool, error) {
+func (orc *Orchestrator) output(c *call, given *gpu.UnifiedBuffer) (*gpu.UnifiedBuffer, bool, error) {
 	if given == nil {
-		b, err := rt.pool.Get(c.outDT, c.shape)
+		b, err := orc.pool.Get(c.outDT, c.shape)
 		return b, true, err
 	}
 	if given.Freed() {
@@ -256,32 +256,32 @@ func (rt *Runtime) output(c *call, given *gpu.UnifiedBuffer) (*gpu.UnifiedBuffer
 
 // run executes items on the chosen backend under the recovery policy, then
 // validates, profiles and records telemetry.
-func (rt *Runtime) run(ctx context.Context, c *call, items [][]*gpu.UnifiedBuffer, outs []*gpu.UnifiedBuffer, o *execOptions) error {
-	rt.reportBackends()
-	backend, err := rt.selector.Choose(c.spec, c.dtype, c.n*len(items), o.backend)
+func (orc *Orchestrator) run(ctx context.Context, c *call, items [][]*gpu.UnifiedBuffer, outs []*gpu.UnifiedBuffer, o *execOptions) error {
+	orc.reportBackends()
+	backend, err := orc.selector.Choose(c.spec, c.dtype, c.n*len(items), o.backend)
 	if err != nil {
 		return err
 	}
 	if o.backend == "" && o.prefer != "" && o.prefer != backend.Name() {
-		if b, ok := rt.selector.Backend(o.prefer); ok && b.Available() == nil && b.Supports(c.spec, c.dtype) {
+		if b, ok := orc.selector.Backend(o.prefer); ok && b.Available() == nil && b.Supports(c.spec, c.dtype) {
 			backend = b
 		}
 	}
 	span := trace.SpanFromContext(ctx) // a non-recording span when tracing is off
-	if rt.executionSpans() {
-		ctx, span = rt.tracer.Start(ctx, "ringactor.execute")
+	if orc.executionSpans() {
+		ctx, span = orc.tracer.Start(ctx, "ringactor.execute")
 		defer span.End()
 	}
 	p := ExecProfile{Kernel: c.spec.Name}
 	start := time.Now()
-	backend, err = rt.attempt(ctx, work{call: *c, items: items, outs: outs, pinned: o.backend != ""}, backend, &p)
+	backend, err = orc.attempt(ctx, work{call: *c, items: items, outs: outs, pinned: o.backend != ""}, backend, &p)
 	p.Duration = time.Since(start)
 	if backend != nil {
 		p.Backend = backend.Name()
 	}
 	if err == nil {
-		rt.selector.Observe(c.spec, c.n*len(items), backend, p.Duration)
-		err = rt.maybeValidate(ctx, *c, backend, items, outs, o, &p)
+		orc.selector.Observe(c.spec, c.n*len(items), backend, p.Duration)
+		err = orc.maybeValidate(ctx, *c, backend, items, outs, o, &p)
 	}
 	if span.IsRecording() {
 		span.SetAttributes(attribute.String("kernel", c.spec.Name), attribute.String("backend", p.Backend), attribute.Int("elements", c.n*len(items)))
@@ -289,8 +289,8 @@ func (rt *Runtime) run(ctx context.Context, c *call, items [][]*gpu.UnifiedBuffe
 			span.SetStatus(codes.Error, err.Error())
 		}
 	}
-	rt.profiler.record(&p, err)
-	rt.telemetry.RecordExecution(ctx, c.spec.Name, p.Backend, p.Duration, p.BytesIn, p.BytesOut)
+	orc.profiler.record(&p, err)
+	orc.ins.RecordExecution(ctx, c.spec.Name, p.Backend, p.Duration, p.BytesIn, p.BytesOut)
 	if o.profile != nil {
 		*o.profile = p
 	}
@@ -318,7 +318,7 @@ func (w work) halves() (work, work) {
 
 // attempt runs the work on b, retrying, falling back and splitting as the
 // recovery policy says. It returns the backend that finally ran it.
-func (rt *Runtime) attempt(ctx context.Context, w work, b gpu.Backend, p *ExecProfile) (gpu.Backend, error) {
+func (orc *Orchestrator) attempt(ctx context.Context, w work, b gpu.Backend, p *ExecProfile) (gpu.Backend, error) {
 	c := w.call
 	retries := 0
 	for {
@@ -333,24 +333,24 @@ func (rt *Runtime) attempt(ctx context.Context, w work, b gpu.Backend, p *ExecPr
 			return b, nil
 		}
 		onDevice := b.Kind() != gpu.KindCPU
-		switch rt.compute.recovery.Classify(err, onDevice && !w.pinned, retries) {
+		switch orc.cfg.recovery.Classify(err, onDevice && !w.pinned, retries) {
 		case supervision.Retry:
 			retries++
 			p.Retries++
-			if werr := rt.compute.recovery.Wait(ctx, retries); werr != nil {
+			if werr := orc.cfg.recovery.Wait(ctx, retries); werr != nil {
 				return b, kernelErr(c.spec.Name, werr)
 			}
 		case supervision.Fallback:
-			cpu, ok := rt.selector.CPU()
+			cpu, ok := orc.selector.CPU()
 			if !ok || !cpu.Supports(c.spec, c.dtype) {
 				return b, err
 			}
-			rt.logger.Warn("ringactor: device failed, running on the CPU", "kernel", c.spec.Name, "backend", b.Name(), "error", err)
+			orc.logger.Warn("ringactor: device failed, running on the CPU", "kernel", c.spec.Name, "backend", b.Name(), "error", err)
 			b, retries, p.Fallback = cpu, 0, true
 		case supervision.Split:
 			if len(w.items) == 1 {
 				// One item that does not fit: nothing to split, so the CPU.
-				if cpu, ok := rt.selector.CPU(); ok && onDevice && rt.compute.recovery.Fallback && cpu.Supports(c.spec, c.dtype) {
+				if cpu, ok := orc.selector.CPU(); ok && onDevice && orc.cfg.recovery.Fallback && cpu.Supports(c.spec, c.dtype) {
 					b, retries, p.Fallback = cpu, 0, true
 					continue
 				}
@@ -358,10 +358,10 @@ func (rt *Runtime) attempt(ctx context.Context, w work, b gpu.Backend, p *ExecPr
 			}
 			p.Splits++
 			first, second := w.halves()
-			if _, err := rt.attempt(ctx, first, b, p); err != nil {
+			if _, err := orc.attempt(ctx, first, b, p); err != nil {
 				return b, err
 			}
-			return rt.attempt(ctx, second, b, p)
+			return orc.attempt(ctx, second, b, p)
 		default:
 			return b, err
 		}
