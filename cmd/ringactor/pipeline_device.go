@@ -5,7 +5,7 @@ import (
 	"io"
 
 	"github.com/ringactor/ringactor/actors"
-	"github.com/ringactor/ringactor/examples/pipeline/sensor"
+	"github.com/ringactor/ringactor/stream/sensor"
 	"github.com/ringactor/ringactor/gpu"
 )
 

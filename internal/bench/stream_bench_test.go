@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/ringactor/ringactor/actors"
-	"github.com/ringactor/ringactor/examples/pipeline/sensor"
+	"github.com/ringactor/ringactor/stream/sensor"
 	"github.com/ringactor/ringactor/gpu/ring"
 	"github.com/ringactor/ringactor/stream"
 )

@@ -15,7 +15,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/ringactor/ringactor/examples/pipeline/sensor"
+	"github.com/ringactor/ringactor/stream/sensor"
 	"github.com/ringactor/ringactor/internal/excli"
 )
 

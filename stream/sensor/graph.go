@@ -35,8 +35,8 @@ type Sensor struct {
 }
 
 func init() {
-	messages.MustRegister[Reading]("ringactor.examples.pipeline.Reading")
-	messages.MustRegister[WindowStat]("ringactor.examples.pipeline.WindowStat")
+	messages.MustRegister[Reading]("ringactor.stream.sensor.Reading")
+	messages.MustRegister[WindowStat]("ringactor.stream.sensor.WindowStat")
 }
 
 // ScaleStage declares the graph's scale stage: Reading in, Reading out,
