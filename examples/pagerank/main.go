@@ -27,8 +27,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/ringactor/ringactor/pagerank"
 	"github.com/ringactor/ringactor/internal/excli"
+	"github.com/ringactor/ringactor/pagerank"
 )
 
 func main() {

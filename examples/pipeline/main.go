@@ -31,8 +31,8 @@ import (
 	"time"
 
 	"github.com/ringactor/ringactor/actors"
-	"github.com/ringactor/ringactor/stream/sensor"
 	"github.com/ringactor/ringactor/internal/excli"
+	"github.com/ringactor/ringactor/stream/sensor"
 )
 
 func main() {
