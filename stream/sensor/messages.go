@@ -73,8 +73,8 @@ type Progress struct {
 
 // init gives the pipeline's messages their stable type ids.
 func init() {
-	messages.MustRegister[Chunk]("ringactor.examples.pipeline.Chunk")
-	messages.MustRegister[*Batch]("ringactor.examples.pipeline.Batch")
-	messages.MustRegister[*Emit]("ringactor.examples.pipeline.Emit")
-	messages.MustRegister[Progress]("ringactor.examples.pipeline.Progress")
+	messages.MustRegister[Chunk]("ringactor.stream.sensor.Chunk")
+	messages.MustRegister[*Batch]("ringactor.stream.sensor.Batch")
+	messages.MustRegister[*Emit]("ringactor.stream.sensor.Emit")
+	messages.MustRegister[Progress]("ringactor.stream.sensor.Progress")
 }

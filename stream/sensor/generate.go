@@ -24,7 +24,7 @@ type Synthetic struct {
 	Header   bool // begin with the header line
 }
 
-// DefaultSynthetic is the input of `go run ./examples/pipeline`: 200,000
+// DefaultSynthetic is the input of `go run ./examples/pipeline` and `ringactor pipeline`: 200,000
 // rows of 16 sensors (some with non-ASCII names) over some 200 seconds that
 // start in negative time, events up to 200 ms out of order, one bad row in
 // about 5,000.

@@ -101,9 +101,9 @@ const (
 )
 
 func init() {
-	messages.MustRegister[partMsg]("ringactor.examples.pagerank.PartitionMessage")
-	messages.MustRegister[coordMsg]("ringactor.examples.pagerank.CoordinatorMessage")
-	messages.MustRegister[update]("ringactor.examples.pagerank.Update")
+	messages.MustRegister[partMsg]("ringactor.pagerank.PartitionMessage")
+	messages.MustRegister[coordMsg]("ringactor.pagerank.CoordinatorMessage")
+	messages.MustRegister[update]("ringactor.pagerank.Update")
 }
 
 // partitionKernel is the typed handle of a partition kernel.

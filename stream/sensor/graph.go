@@ -15,28 +15,24 @@ import (
 )
 
 // Reading is the element that flows from parse to window in the stream
-// graph: one accepted row (Reject empty), or one rejected row with its
-// reason, in line order.
+// graph: one accepted row (Reject 0), or one rejected row, in line order.
+// It is 32 bytes and holds no pointer (the names and the reasons stay with
+// the run), so the packets that carry readings cost the garbage collector
+// nothing to scan and parse writes them without write barriers.
 type Reading struct {
-	TS     int64 // timestamp, ms (math.MinInt64 for a reject)
-	V      float64
-	Line   int64
-	Sensor *Sensor // nil for a reject
-	Reject string  // why the row was rejected; empty for an accepted row
-}
-
-// Sensor is a sensor as the graph's readings refer to it: parse makes one
-// per distinct name, when the name first appears, and never changes it, so
-// the window stage keys its windows on the pointer (a word to hash rather
-// than the name).
-type Sensor struct {
-	Name string
-	ID   int // parse's intern id: 0, 1, … in order of first appearance
+	TS     int64   // timestamp, ms (math.MinInt64 for a reject)
+	V      float64 // the value (for RejectOverflow, the value before scaling)
+	Line   int64   // input line number
+	Sensor uint32  // parse's intern id of the sensor name: 0, 1, … in order of first appearance
+	// Reject is 0 for an accepted row, RejectOverflow for a row whose scaled
+	// value overflows (a scale stage sets it), and another number for a row
+	// parse rejected (the rejects sink gets its reason from the run).
+	Reject uint32
 }
 
 func init() {
-	messages.MustRegister[Reading]("ringactor.examples.pipeline.Reading")
-	messages.MustRegister[WindowStat]("ringactor.examples.pipeline.WindowStat")
+	messages.MustRegister[Reading]("ringactor.stream.sensor.Reading")
+	messages.MustRegister[WindowStat]("ringactor.stream.sensor.WindowStat")
 }
 
 // ScaleStage declares the graph's scale stage: Reading in, Reading out,
@@ -56,10 +52,10 @@ func DefaultScaleStage(g *stream.Graph, cfg Config) *stream.Stage[Reading, Readi
 	scale, offset := cfg.Scale, cfg.Offset
 	return stream.MapInPlace(g, "scale", func(rs []Reading) error {
 		for i := range rs {
-			if r := &rs[i]; r.Reject == "" {
+			if r := &rs[i]; r.Reject == 0 {
 				v := r.V
 				r.V = scaled(v, scale, offset)
-				rejectOverflow(r, v, scale, offset)
+				rejectOverflow(r, v)
 			}
 		}
 		return nil
@@ -160,7 +156,8 @@ func RunGraph(ctx context.Context, cfg Config, in io.Reader, out, rejects io.Wri
 		}
 	}()
 
-	ps := &parser{window: cfg.WindowMS, pools: p, ids: make(map[string]uint32)}
+	table := newRunTable()
+	ps := &parser{window: cfg.WindowMS, pools: p, ids: make(map[string]uint32), table: table}
 	var scratch Batch // parse makes readings, not the batch: it only collects new names
 	ps.asReadings = true
 	src := stream.NewSource[Chunk](g, "read")
@@ -191,35 +188,33 @@ func RunGraph(ctx context.Context, cfg Config, in io.Reader, out, rejects io.Wri
 		// scale).
 		scale.EventTime(func(r Reading) int64 { return r.TS }, cfg.LatenessMS)
 	}
-	win, side := stream.Window(g, "window", stream.WindowSpec[Reading, *Sensor, agg, WindowStat]{
+	win, side := stream.Window(g, "window", stream.WindowSpec[Reading, uint32, agg, WindowStat]{
 		Size: cfg.WindowMS,
 		Time: func(r Reading) int64 { return r.TS },
-		Key:  func(r Reading) *Sensor { return r.Sensor },
-		Slot: func(r Reading) int { return r.Sensor.ID },
-		Skip: func(r Reading) bool { return r.Reject != "" },
+		Key:  func(r Reading) uint32 { return r.Sensor },
+		Slot: func(r Reading) int { return int(r.Sensor) },
+		Skip: func(r Reading) bool { return r.Reject != 0 },
 		// Time, Key, Slot and Skip in one call by reference: the window
 		// stage calls it instead of those four.
-		Locate: func(r *Reading) (int64, *Sensor, int, bool) {
-			if r.Reject != "" {
-				return r.TS, nil, -1, true
+		Locate: func(r *Reading) (int64, uint32, int, bool) {
+			return r.TS, r.Sensor, int(r.Sensor), r.Reject != 0
+		},
+		Add: func(a *agg, r Reading) { a.add(r.V) },
+		// One call a run of readings: the fold is inlined in this loop.
+		AddBatch: func(accs []*agg, rs []Reading) {
+			for i, a := range accs {
+				if a != nil {
+					a.add(rs[i].V)
+				}
 			}
-			return r.TS, r.Sensor, r.Sensor.ID, false
 		},
-		Add: func(a *agg, r Reading) {
-			v := r.V
-			if a.count == 0 {
-				a.min, a.max = v, v
-			} else {
-				a.min, a.max = min(a.min, v), max(a.max, v)
-			}
-			a.count++
-			a.sum += v
-			a.scaled += v * meanScale
+		Result: func(sensor uint32, s stream.Span, a *agg) WindowStat {
+			return WindowStat{Sensor: table.sensorNames()[sensor], Start: s.Start, Count: a.count, Min: a.min, Max: a.max, Mean: a.mean()}
 		},
-		Result: func(sensor *Sensor, s stream.Span, a *agg) WindowStat {
-			return WindowStat{Sensor: sensor.Name, Start: s.Start, Count: a.count, Min: a.min, Max: a.max, Mean: a.mean()}
+		Order: func(a, b uint32) int {
+			names := table.sensorNames()
+			return cmp.Compare(names[a], names[b])
 		},
-		Order: func(a, b *Sensor) int { return cmp.Compare(a.Name, b.Name) },
 	})
 
 	// The window sink writes the CSV: as windows close in streaming mode,
@@ -269,12 +264,17 @@ func RunGraph(ctx context.Context, cfg Config, in io.Reader, out, rejects io.Wri
 					return stopped
 				}
 				r := &l.Value
-				reason := r.Reject
-				if !l.Skipped {
+				var reason string
+				switch {
+				case l.Skipped && r.Reject == RejectOverflow:
+					reason = overflowReason(r.V, cfg.Scale, cfg.Offset, scaled(r.V, cfg.Scale, cfg.Offset))
+				case l.Skipped:
+					reason = table.takeReason(r.Reject)
+				default:
 					late++
 					start, _ := windowStart(r.TS, cfg.WindowMS)
 					reason = fmt.Sprintf("late event for window %d of sensor %s: newest timestamp %d ≥ window end %d + lateness %d",
-						start, quote(r.Sensor.Name), l.Watermark+cfg.LatenessMS, start+cfg.WindowMS, cfg.LatenessMS)
+						start, quote(table.sensorNames()[r.Sensor]), l.Watermark+cfg.LatenessMS, start+cfg.WindowMS, cfg.LatenessMS)
 				}
 				fmt.Fprintf(brej, "line %d: %s\n", r.Line, reason)
 				rejected++

@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/ringactor/ringactor/actors"
-	"github.com/ringactor/ringactor/examples/pipeline/sensor"
+	"github.com/ringactor/ringactor/stream/sensor"
 )
 
 // input is the examples' CSV: a header, a bad value and an event that

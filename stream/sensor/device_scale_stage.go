@@ -61,7 +61,7 @@ func DeviceScaleStage(dev *actors.Kernel[ScaleBlock, ScaleBlock]) ScaleStage {
 func scaleReadingsOnDevice(ctx context.Context, dev *actors.Kernel[ScaleBlock, ScaleBlock], rs []Reading, scale, offset float64) error {
 	idx := make([]int, 0, len(rs))
 	for i := range rs {
-		if rs[i].Reject == "" {
+		if rs[i].Reject == 0 {
 			idx = append(idx, i)
 		}
 	}
@@ -90,7 +90,7 @@ func scaleReadingsOnDevice(ctx context.Context, dev *actors.Kernel[ScaleBlock, S
 			}
 			for j, i := range part {
 				rs[i].V = out.V[j]
-				rejectOverflow(&rs[i], blk.V[j], scale, offset)
+				rejectOverflow(&rs[i], blk.V[j])
 			}
 		})
 		if err != nil {

@@ -41,13 +41,13 @@ func overflowReason(v, scale, offset, res float64) string {
 }
 
 // rejectOverflow turns the reading r, whose value v scaled to r.V, into a
-// rejected row when r.V is infinite. It reports whether it did.
-func rejectOverflow(r *Reading, v, scale, offset float64) bool {
-	reason := overflowReason(v, scale, offset, r.V)
-	if reason == "" {
+// rejected row (RejectOverflow, V back to v) when r.V is infinite. It
+// reports whether it did.
+func rejectOverflow(r *Reading, v float64) bool {
+	if !math.IsInf(r.V, 0) {
 		return false
 	}
-	*r = Reading{TS: math.MinInt64, Line: r.Line, Reject: reason}
+	*r = Reading{TS: math.MinInt64, V: v, Line: r.Line, Sensor: r.Sensor, Reject: RejectOverflow}
 	return true
 }
 

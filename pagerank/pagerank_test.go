@@ -227,7 +227,7 @@ func TestTop(t *testing.T) {
 		}
 	}
 	// The partial selection for few of many agrees with a full sort.
-	sf, err := ParseFile("../testdata/scalefree.edges")
+	sf, err := ParseFile("testdata/scalefree.edges")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,10 +1,10 @@
 #!/usr/bin/python3
-"""Make the reference PageRank data that examples/pagerank/pagerank's tests compare against.
+"""Make the reference PageRank data that package pagerank's tests compare against.
 
 Run it from anywhere with Debian's networkx 2.8 (the tests' reference):
 
     apt-get install -y python3-networkx python3-scipy
-    /usr/bin/python3 examples/pagerank/testdata/make_reference.py
+    /usr/bin/python3 pagerank/testdata/make_reference.py
 
 It writes, beside itself:
 
@@ -32,7 +32,7 @@ import sys
 import networkx as nx
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-KARATE = os.path.join(HERE, "..", "pagerank", "karate.edges")
+KARATE = os.path.join(HERE, "..", "karate.edges")
 SEED = 20240601
 NODES = 2000
 

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"log"
 
-	"github.com/ringactor/ringactor/examples/pagerank/pagerank"
+	"github.com/ringactor/ringactor/pagerank"
 )
 
 // Rank the members of Zachary's karate club: the instructor (0) and the

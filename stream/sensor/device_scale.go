@@ -25,7 +25,7 @@ type ScaleBlock struct {
 }
 
 func init() {
-	messages.MustRegister[ScaleBlock]("ringactor.examples.pipeline.ScaleBlock")
+	messages.MustRegister[ScaleBlock]("ringactor.stream.sensor.ScaleBlock")
 }
 
 // scaleCUDA is the scale stage's device handler: v·scale + offset, each

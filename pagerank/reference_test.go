@@ -17,7 +17,7 @@ func TestReference(t *testing.T) {
 	graphs := map[string]func(t *testing.T) *Graph{
 		"karate": func(*testing.T) *Graph { return KarateClub() },
 		"scalefree": func(t *testing.T) *Graph {
-			g, err := ParseFile("../testdata/scalefree.edges")
+			g, err := ParseFile("testdata/scalefree.edges")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -57,7 +57,7 @@ func TestReference(t *testing.T) {
 // TestPartitionsAgree runs with 1, 2, 3 and 7 partition kernels: the ranks
 // agree to 1e-12 and the iterations are the same.
 func TestPartitionsAgree(t *testing.T) {
-	sf, err := ParseFile("../testdata/scalefree.edges")
+	sf, err := ParseFile("testdata/scalefree.edges")
 	if err != nil {
 		t.Fatal(err)
 	}

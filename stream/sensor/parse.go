@@ -25,7 +25,7 @@ type parser struct {
 	pools   *pools
 	ids     map[string]uint32
 	names   []string  // by id
-	sensors []*Sensor // by id, when asReadings is set
+	table   *runTable // names and reasons of the readings, when asReadings is set
 	started bool      // a non-blank line has been seen: no header from now on
 	// asReadings makes each row and reject a Reading emitted to out, in
 	// line order, written in place (Emitter.Next), instead of a row or
@@ -191,13 +191,12 @@ func (p *parser) row(b *Batch, n int64, name, tsField []byte, ts int64, vField [
 		b.NewNames = append(b.NewNames, s)
 		p.names = append(p.names, s)
 		if p.asReadings {
-			p.sensors = append(p.sensors, &Sensor{Name: s, ID: int(id)})
+			p.table.addName(s)
 		}
 		p.stats.Sensors++
 	}
 	if p.asReadings {
-		r := p.out.Next()
-		r.TS, r.V, r.Line, r.Sensor = ts, v, n, p.sensors[id]
+		*p.out.Next() = Reading{TS: ts, V: v, Line: n, Sensor: id}
 		return
 	}
 	b.Rows = append(b.Rows, Row{TS: ts, V: v, Line: n, Sensor: id})
@@ -287,8 +286,7 @@ func quote(s string) string {
 func (p *parser) reject(b *Batch, n int64, reason string) {
 	p.stats.Rejected++
 	if p.asReadings {
-		r := p.out.Next()
-		r.TS, r.Line, r.Reject = math.MinInt64, n, reason
+		*p.out.Next() = Reading{TS: math.MinInt64, Line: n, Reject: p.table.putReason(reason)}
 		return
 	}
 	b.Rejects = append(b.Rejects, Reject{Line: n, Reason: reason})

@@ -35,7 +35,7 @@ type reference struct {
 // readReference reads testdata/<name>.ranks.tsv.
 func readReference(t *testing.T, name string) reference {
 	t.Helper()
-	f, err := os.Open("../testdata/" + name + ".ranks.tsv")
+	f, err := os.Open("testdata/" + name + ".ranks.tsv")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -131,6 +131,19 @@ func (w *windower) add(r *Row, start int64) {
 	a.scaled += v * meanScale
 }
 
+// add folds the value v into a (the stream graph's window; the channel
+// pipeline's windower does the same inline).
+func (a *agg) add(v float64) {
+	if a.count == 0 {
+		a.min, a.max = v, v
+	} else {
+		a.min, a.max = min(a.min, v), max(a.max, v) // -0 < +0, as for the builtins
+	}
+	a.count++
+	a.sum += v
+	a.scaled += v * meanScale
+}
+
 // meanScale scales the values of a window's second sum: 2⁻⁶⁴, so that the
 // sum of up to 2⁶³ finite values stays below 2¹⁰²³.
 const meanScale = 0x1p-64
