@@ -156,7 +156,7 @@ func PrepareDevice[Req, Resp any](rt *Runtime, def *KernelDef[Req, Resp]) error 
 func (p *deviceProgram) prepare(rt *Runtime) error {
 	ctx, cancel := context.WithTimeout(context.Background(), deviceCompileTimeout)
 	defer cancel()
-	for _, b := range rt.selector.Backends() {
+	for _, b := range rt.backends.Backends() {
 		cb, ok := b.(*cuda.Backend)
 		if !ok {
 			continue
@@ -227,7 +227,7 @@ type deviceLaunch struct {
 // it is loaded on, or says why it runs nowhere.
 func (p *deviceProgram) launch(rt *Runtime) (*cuda.RingKernel, *cuda.Backend, error) {
 	var why error = errors.New("the runtime has no CUDA backend")
-	for _, b := range rt.selector.Backends() {
+	for _, b := range rt.backends.Backends() {
 		cb, ok := b.(*cuda.Backend)
 		if !ok {
 			continue

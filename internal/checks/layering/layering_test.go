@@ -16,12 +16,7 @@ const root = "../../.."
 // with why and who removes it. An exception that no import uses any more
 // fails the test: delete it with the import.
 var exceptions = map[edge]string{
-	// The product imports its examples: issue 29 item 2 (branch streamlib)
-	// turns PageRank and the sensor pipeline into product packages and
-	// empties this list.
-	{"cmd/ringactor", "examples/pagerank/pagerank"}: "issue 29 item 2",
-	{"cmd/ringactor", "examples/pipeline/sensor"}:   "issue 29 item 2",
-	{"internal/bench", "examples/pipeline/sensor"}:  "issue 29 item 2",
+	// none: the product's imports of examples/ (issue 29 item 2) are gone
 }
 
 // TestLayering checks every import of the module's non-test code against
@@ -45,7 +40,7 @@ func TestLayering(t *testing.T) {
 // imports.
 func goList(t *testing.T) (string, []pkg) {
 	t.Helper()
-	cmd := exec.Command("go", "list", "-e", "-f", "{{.ImportPath}}\t{{.Module.Path}}\t{{join .Imports \" \"}}{{with .Error}}\t{{.Err}}{{end}}", "./...")
+	cmd := exec.Command("go", "list", "-e", "-f", "{{.ImportPath}}\t{{with .Module}}{{.Path}}{{end}}\t{{join .Imports \" \"}}{{with .Error}}\t{{.Err}}{{end}}", "./...")
 	cmd.Dir = root
 	out, err := cmd.Output()
 	if err != nil {
@@ -60,6 +55,9 @@ func goList(t *testing.T) (string, []pkg) {
 		f := strings.Split(line, "\t")
 		if len(f) > 3 {
 			t.Fatalf("go list: %s: %s", f[0], f[3])
+		}
+		if f[1] == "" {
+			t.Fatalf("go list: package %s belongs to no module", f[0])
 		}
 		module = f[1]
 		rel := strings.TrimPrefix(strings.TrimPrefix(f[0], module), "/")
