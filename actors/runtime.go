@@ -51,6 +51,7 @@ type Runtime struct {
 	// closes those that need it (the CUDA context's thread). Backends given
 	// with WithBackends belong to the caller.
 	ownBackends []gpu.Backend
+	devs        deviceSet // the CUDA devices of device ring kernels (device_choice.go)
 }
 
 // Option configures a Runtime.
@@ -470,7 +471,7 @@ func (rt *Runtime) Close(ctx context.Context) error {
 	if err := rt.system.Root.StopFuture(rt.orch.pid).Wait(); err != nil {
 		errs = append(errs, fmt.Errorf("stopping orchestrator: %w", err))
 	}
-	errs = append(errs, rt.devices.close(), rt.telemetry.Close())
+	errs = append(errs, rt.devices.close(), rt.telemetry.Close(), rt.closeDevices())
 	for _, b := range rt.ownBackends {
 		if c, ok := b.(interface{ Close() error }); ok {
 			if err := c.Close(); err != nil {
