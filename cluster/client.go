@@ -259,6 +259,9 @@ func (m *Member) lookup(ctx context.Context, kind, identity string) (*actor.PID,
 	}
 	target := m.currentView().owner(kind, identity)
 	if target == "" {
+		if _, err := m.PlacementOf(kind, identity); errors.Is(err, ErrNoCapacity) {
+			return nil, "", err
+		}
 		return nil, "no member hosts the kind in this node's topology", nil
 	}
 	req := &messages.PlacementRequest{Cluster: m.name, Protocol: ProtocolVersion, Kind: kind, Identity: identity}
@@ -283,6 +286,8 @@ func (m *Member) lookup(ctx context.Context, kind, identity string) (*actor.PID,
 			return nil, "", mismatchError(m.name, r.GetCluster(), r.GetProtocol(), target)
 		case messages.WireKindUnknownKind:
 			return nil, "", fmt.Errorf("%w: %q: %s", ErrUnknownKind, kind, r.GetError())
+		case wireKindNoCapacity:
+			return nil, "", fmt.Errorf("%w: %s", ErrNoCapacity, r.GetError())
 		default:
 			return nil, r.GetError(), nil
 		}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/ringactor/ringactor/actors"
 	"github.com/ringactor/ringactor/cluster"
+	"github.com/ringactor/ringactor/gpu"
 	"github.com/ringactor/ringactor/internal/bench"
 	"github.com/ringactor/ringactor/internal/demo"
 	"github.com/ringactor/ringactor/telemetry"
@@ -228,6 +229,7 @@ func runServeCommand(ctx context.Context, args []string, stdout, stderr io.Write
 	adv := fs.String("advertise", "", "HOST:PORT other nodes reach this member at (default: the bind address; never a wildcard)")
 	verbose := fs.Bool("v", false, "log at debug level")
 	benchKinds := fs.Bool("bench-kinds", false, "also host the plain Proto.Actor echo kind that ringactor bench --cluster compares with")
+	simDevs := fs.Int("sim-devices", 0, "give the member N simulated CUDA devices (cuda:sim0, cuda:sim1, ...; for tests and demos without a GPU; a Linux build with cgo)")
 	adm := addAdminFlags(fs)
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
@@ -240,6 +242,9 @@ func runServeCommand(ctx context.Context, args []string, stdout, stderr io.Write
 	}
 	if err := checkHostPort(*bind); err != nil {
 		return usageError(fs, "--bind: %v", err)
+	}
+	if *simDevs < 0 {
+		return usageError(fs, "--sim-devices %d: want 0 or more", *simDevs)
 	}
 	if *adv != "" {
 		if err := checkAdvertise(*adv); err != nil {
@@ -279,6 +284,18 @@ func runServeCommand(ctx context.Context, args []string, stdout, stderr io.Write
 	if *verbose {
 		opts = append(opts, cluster.WithProtoActorLogLevel(slog.LevelDebug))
 	}
+	if *simDevs > 0 {
+		sims, err := simulatedDevices(*simDevs)
+		if err != nil {
+			return failure(stderr, "serve", err)
+		}
+		backends := make([]gpu.Backend, len(sims))
+		for i, b := range sims {
+			backends[i] = b
+			defer func() { _ = b.Close() }() // after the member has closed
+		}
+		opts = append(opts, cluster.WithRuntimeOptions(actors.WithBackends(backends...)))
+	}
 	if *benchKinds {
 		bk, echo := bench.ClusterKinds()
 		kinds = append(kinds, bk...)
@@ -299,7 +316,7 @@ func runServeCommand(ctx context.Context, args []string, stdout, stderr io.Write
 	addr := m.Address()
 	self.Store(&addr)
 	fmt.Fprintf(stdout, "member %s\n", m.Address())
-	log.Info("serving", slog.String("cluster", *disc.name), slog.String("address", m.Address()), slog.String("kinds", "echo,add,counter"))
+	log.Info("serving", slog.String("cluster", *disc.name), slog.String("address", m.Address()), slog.String("kinds", "echo,add,counter,devscale"), slog.Int("devices", len(m.Runtime().Devices())))
 	<-ctx.Done()
 	log.Info("leaving the cluster", slog.String("address", m.Address()))
 	cctx, ccancel := context.WithTimeout(context.Background(), 30*time.Second)
