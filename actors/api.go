@@ -276,19 +276,3 @@ func Receive[Resp any](ctx context.Context, rt *Runtime, id string) (Resp, error
 	r, _, err := src.receive(ctx)
 	return r, err
 }
-
-// Handle is the old name of Lookup.
-//
-// Deprecated: use Lookup (Handle read like Handler's verb). Kept until a
-// tagged release.
-func Handle[Req, Resp any](rt *Runtime, id string) (*Kernel[Req, Resp], error) {
-	return Lookup[Req, Resp](rt, id)
-}
-
-// Go is the old name of RequestAsync.
-//
-// Deprecated: use RequestAsync (Go read as "start a goroutine"). Kept until
-// a tagged release.
-func (h *Kernel[Req, Resp]) Go(ctx context.Context, msg Req, done func(Resp, error)) error {
-	return h.RequestAsync(ctx, msg, done)
-}

@@ -182,7 +182,7 @@ func TestLastOutcomeFreesTheRing(t *testing.T) {
 	done := func(_ total, err error) { outs <- err }
 	for round := range 2000 {
 		for v := range 2 {
-			if err := k.Go(ctx, num{V: v}, done); err != nil {
+			if err := k.RequestAsync(ctx, num{V: v}, done); err != nil {
 				t.Fatalf("round %d: admitting %d: %v", round, v, err)
 			}
 		}

@@ -27,7 +27,7 @@ func TestUnknownKernel(t *testing.T) {
 	wantErr(t, rt.Terminate(ctx, "nope"), ErrUnknownKernel)
 	_, err = rt.Status("nope")
 	wantErr(t, err, ErrUnknownKernel)
-	_, err = Handle[num, total](rt, "nope")
+	_, err = Lookup[num, total](rt, "nope")
 	wantErr(t, err, ErrUnknownKernel)
 	var ke *KernelError
 	if !errors.As(err, &ke) || ke.Kernel != "nope" {
@@ -114,7 +114,7 @@ func TestWrongMessageType(t *testing.T) {
 	}
 	_, err = Receive[label](ctx, rt, "sum")
 	wantErr(t, err, ErrWrongMessageType)
-	_, err = Handle[label, total](rt, "sum")
+	_, err = Lookup[label, total](rt, "sum")
 	wantErr(t, err, ErrWrongMessageType)
 	// Nothing was admitted by the refused calls.
 	if r, err := Request[total](ctx, rt, "sum", num{V: 2}); err != nil || r.Sum != 2 {

@@ -47,12 +47,6 @@ func IntoBuffer(out *gpu.UnifiedBuffer) ExecOption { return func(o *execOptions)
 // Profiled fills p with the call's profile.
 func Profiled(p *ExecProfile) ExecOption { return func(o *execOptions) { o.profile = p } }
 
-// Validated is the old name of CrossValidate.
-//
-// Deprecated: use CrossValidate (Validated read as a question). Kept until a
-// tagged release.
-func Validated(on bool) ExecOption { return CrossValidate(on) }
-
 // CrossValidate forces (true) or skips (false) cross-backend validation of
 // this call, whatever the runtime's sampling rate.
 func CrossValidate(on bool) ExecOption {

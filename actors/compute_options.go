@@ -37,12 +37,6 @@ func WithAdaptiveSelection(on bool) Option {
 	return func(c *runtimeConfig) { c.compute.adaptive = on }
 }
 
-// WithAutoOptimize is the old name of WithAdaptiveSelection.
-//
-// Deprecated: use WithAdaptiveSelection (it turns on adaptive selection, it
-// optimises nothing else). Kept until a tagged release.
-func WithAutoOptimize(on bool) Option { return WithAdaptiveSelection(on) }
-
 // WithMinDeviceWork sets the work (elements × kernel cost) below which
 // automatic selection keeps a call on the CPU. Default gpu.DefaultMinDeviceWork.
 func WithMinDeviceWork(w float64) Option {

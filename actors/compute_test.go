@@ -227,7 +227,7 @@ func TestPoolSteadyState(t *testing.T) {
 }
 
 func deviceRuntime(t *testing.T, dev *fakeDevice, opts ...Option) *Runtime {
-	return newTestRuntime(t, append([]Option{WithBackends(dev), WithMinDeviceWork(0), WithAutoOptimize(false),
+	return newTestRuntime(t, append([]Option{WithBackends(dev), WithMinDeviceWork(0), WithAdaptiveSelection(false),
 		WithRecovery(supervision.Recovery{Enabled: true, Retries: 3, Fallback: true, SplitOnOOM: true,
 			Backoff: supervision.Backoff{Initial: 10 * time.Microsecond, Max: time.Millisecond, Multiplier: 2}})}, opts...)...)
 }
@@ -333,7 +333,7 @@ func TestOverrideBackend(t *testing.T) {
 
 func TestAdaptiveSelectionLearns(t *testing.T) {
 	dev := &fakeDevice{delay: 3 * time.Millisecond}
-	rt := deviceRuntime(t, dev, WithAutoOptimize(true))
+	rt := deviceRuntime(t, dev, WithAdaptiveSelection(true))
 	ctx := testCtx(t)
 	a := f32(t, make([]float32, 4096)...)
 	choose := func() string {
@@ -387,7 +387,7 @@ func TestValidation(t *testing.T) {
 	if _, err := rt3.Execute(ctx, "add", bufs(f32(t, 1), f32(t, 1)), nil); err != nil {
 		t.Fatal(err)
 	}
-	_, err = rt3.Execute(ctx, "add", bufs(f32(t, 1), f32(t, 1)), nil, Validated(true))
+	_, err = rt3.Execute(ctx, "add", bufs(f32(t, 1), f32(t, 1)), nil, CrossValidate(true))
 	wantErr(t, err, ErrValidation)
 }
 

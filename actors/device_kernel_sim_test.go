@@ -157,7 +157,7 @@ func TestDeviceKernelPipelinedGateDrain(t *testing.T) {
 			wg.Add(1)
 			m := ringmsg.ReduceMsg{N: 1}
 			m.X[0] = float32(i)
-			if err := k.Go(ctx, m, func(r ringmsg.ScalarReply, err error) {
+			if err := k.RequestAsync(ctx, m, func(r ringmsg.ScalarReply, err error) {
 				mu.Lock()
 				if err != nil {
 					errs = append(errs, err)

@@ -79,7 +79,7 @@ func stream[Req, Resp any](t *testing.T, k *Kernel[Req, Resp], msgs []Req, at fu
 			at(i)
 		}
 		wg.Add(1)
-		if err := k.Go(ctx, m, func(r Resp, err error) {
+		if err := k.RequestAsync(ctx, m, func(r Resp, err error) {
 			mu.Lock()
 			out = append(out, outcome[Resp]{i, r, err})
 			mu.Unlock()
@@ -176,7 +176,7 @@ func TestDeviceRingKernelProperty(t *testing.T) {
 		var wg sync.WaitGroup
 		for i, m := range msgs {
 			wg.Add(1)
-			if err := k.Go(ctx, m, func(r saxpyResp, err error) {
+			if err := k.RequestAsync(ctx, m, func(r saxpyResp, err error) {
 				mu.Lock()
 				out = append(out, outcome[saxpyResp]{i, r, err})
 				mu.Unlock()

@@ -5,9 +5,11 @@ package actors
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/ringactor/ringactor/gpu/cuda/hostsim"
@@ -16,6 +18,9 @@ import (
 // A device ring kernel reports where it will run from Launch on, not the
 // CPU until its actor has started; the first build of its program logs a
 // line as it starts and one as it ends, with the cache path.
+// placementAtLaunchRuns makes each run's source new to the process.
+var placementAtLaunchRuns atomic.Int64
+
 func TestDeviceRingKernelPlacementAtLaunchAndCompileLog(t *testing.T) {
 	if _, err := hostsim.BuildProgram(context.Background(), "probe", "int x;"); errors.Is(err, hostsim.ErrNoHostCompiler) {
 		t.Skip("no host compiler for the simulated device")
@@ -24,7 +29,9 @@ func TestDeviceRingKernelPlacementAtLaunchAndCompileLog(t *testing.T) {
 	t.Setenv(hostsim.CacheDirEnv, cache)
 	var logs syncBuf
 	rt := simRuntime(t, WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
-	code := saxpyCUDA + "\n// " + t.Name() + "\n" // a source built nowhere yet
+	// A source built nowhere yet, in this process either (go test -count=2
+	// runs the test again beside the first run's compiled program).
+	code := fmt.Sprintf("%s\n// %s run %d\n", saxpyCUDA, t.Name(), placementAtLaunchRuns.Add(1))
 	def, err := NewDeviceRingKernel("saxpy-at-launch", DeviceSource{Code: code, Entry: "saxpy"}, newSaxpyFallback("saxpy-at-launch"))
 	if err != nil {
 		t.Fatal(err)

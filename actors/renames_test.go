@@ -7,8 +7,7 @@ import (
 )
 
 // The renamed API (Lookup, RequestAsync, CrossValidate,
-// WithAdaptiveSelection) works like the deprecated names it replaces, which
-// the other tests keep using so that both stay compiled.
+// WithAdaptiveSelection; their old names were removed in v0.1.0) works.
 func TestRenamedAPI(t *testing.T) {
 	rt := newTestRuntime(t, WithAdaptiveSelection(false))
 	ctx := testCtx(t)

@@ -192,7 +192,7 @@ func (s *scenario) run(t *testing.T, d *datadriven.TestData) string {
 			}
 			po := s.expect(fmt.Sprintf("request v=%d", v))
 			po.cancel = rcancel
-			err := k.h.Go(rctx, num{V: v}, func(r num, err error) {
+			err := k.h.RequestAsync(rctx, num{V: v}, func(r num, err error) {
 				po.ch <- func() string {
 					k.outcome(v)
 					return outcomeString(r, err)
@@ -379,7 +379,7 @@ func (s *scenario) declare(t *testing.T, d *datadriven.TestData, p func(string, 
 			p("%s", errKind(err))
 			return
 		}
-		hd, err := Handle[num, num](s.rt, id)
+		hd, err := Lookup[num, num](s.rt, id)
 		if err != nil {
 			d.Fatalf(t, "Handle: %v", err)
 		}

@@ -16,8 +16,8 @@ import (
 // Req and only return a Resp: a wrong message or reply type, or a kind
 // passed where an identity belongs, does not compile.
 //
-// Why a second type rather than a generic Kind[Req, Resp]: Start, BuiltinKinds
-// and every caller's []*Kind hold kinds of different message types in one
+// Why a second type rather than a generic Kind[Req, Resp]: Start and
+// every caller's []*Kind hold kinds of different message types in one
 // slice, which a generic Kind cannot (Kind[A, B] and Kind[C, D] are unrelated
 // types in Go); making Kind generic or changing what NewKind returns would
 // break all of them. So Kind stays the untyped declaration a member hosts,

@@ -8,12 +8,6 @@ import (
 // DeviceKind).
 type BackendKind string
 
-// Kind is the old name of BackendKind.
-//
-// Deprecated: use BackendKind (Kind was confused with DeviceKind). Kept until
-// a tagged release.
-type Kind = BackendKind
-
 // Backend kinds.
 const (
 	KindCPU  BackendKind = "cpu"

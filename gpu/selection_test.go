@@ -13,14 +13,14 @@ import (
 // (or supports, when set), Available returns avail.
 type selFake struct {
 	name     string
-	kind     gpu.Kind
+	kind     gpu.BackendKind
 	avail    error
 	supports func(*gpu.KernelSpec, gpu.DType) bool
 }
 
-func (b *selFake) Name() string     { return b.name }
-func (b *selFake) Kind() gpu.Kind   { return b.kind }
-func (b *selFake) Available() error { return b.avail }
+func (b *selFake) Name() string          { return b.name }
+func (b *selFake) Kind() gpu.BackendKind { return b.kind }
+func (b *selFake) Available() error      { return b.avail }
 func (b *selFake) Supports(spec *gpu.KernelSpec, dt gpu.DType) bool {
 	if b.supports != nil {
 		return b.supports(spec, dt)

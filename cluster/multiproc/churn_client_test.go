@@ -219,7 +219,7 @@ func probe(cl *cluster.Member, rec *churnRecorder, addr string, killed time.Time
 		recovered int
 		wg        sync.WaitGroup
 	)
-	end := killed.Add(churnProbeFor)
+	end := killed.Add(max(churnProbeFor, bound(5*time.Second)))
 	for _, id := range victims {
 		wg.Add(1)
 		go func() {

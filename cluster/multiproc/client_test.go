@@ -179,7 +179,7 @@ func failoverScenario(ctx context.Context, cl *cluster.Member) (failoverResult, 
 				took := time.Since(start)
 				rcancel()
 				mu.Lock()
-				if took > requestDeadline+deadlineSlack {
+				if took > requestDeadline+bound(deadlineSlack) {
 					res.Slow = append(res.Slow, fmt.Sprintf("%s took %v (%v)", name, took, err))
 				}
 				switch {
@@ -224,7 +224,7 @@ func failoverScenario(ctx context.Context, cl *cluster.Member) (failoverResult, 
 	}
 	killedAt.Store(at)
 	victim.Store(&dead)
-	deadline := time.Unix(0, at).Add(recoveryLimit)
+	deadline := time.Unix(0, at).Add(bound(recoveryLimit))
 	before := cl.Members()
 	for time.Now().Before(deadline) {
 		if res.DroppedNs == 0 && cl.Members() < before {

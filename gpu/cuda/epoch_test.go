@@ -93,7 +93,7 @@ func exchangeErr(k *RingKernel, n int, base float32) error {
 			runtime.Gosched()
 			continue
 		}
-		r, err := hostsim.Decode[hostsim.ScalarReply](p)
+		r, err := hostsim.Decode[ringmsg.ScalarReply](p)
 		if err != nil || h.CorrelationID != uint64(i) || h.Status != ring.StatusOK || r.Value != float64(base+float32(i)) {
 			return fmt.Errorf("reply %d: corr %d status %d value %v (%v)", i, h.CorrelationID, h.Status, r.Value, err)
 		}

@@ -10,13 +10,6 @@ import _ "embed" // the PTX kernels
 //
 //go:generate nvcc -ptx -arch=compute_70 -std=c++17 -o kernels/oneshot.ptx kernels/oneshot.cu
 
-// RingPTX held the built-in switch ring kernel (rc_ring_kernel), which was
-// removed; it is now empty.
-//
-// Deprecated: device ring kernels are ring programs, compiled by NVRTC
-// at LoadRingProgram (their source: RingProgramSource.Device).
-var RingPTX []byte
-
 // OneShotPTX holds the one-shot kernels of Execute (elementwise, reduce,
 // matmul, blur; see kernels/oneshot.cu for the entry points and their
 // launch shapes).

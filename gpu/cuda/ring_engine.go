@@ -12,19 +12,6 @@ import (
 	"github.com/ringactor/ringactor/gpu/ring"
 )
 
-// SlotHeader starts every ring slot.
-//
-// Deprecated: use ring.SlotHeader.
-type SlotHeader = ring.SlotHeader
-
-// Terminate modes of [RingKernel.Terminate].
-const (
-	// Deprecated: use ring.TerminateDrain.
-	TerminateDrain = ring.TerminateDrain
-	// Deprecated: use ring.TerminateNow.
-	TerminateNow = ring.TerminateNow
-)
-
 // terminateWait is how RingKernel.Wait polls the terminated ack, which
 // nobody notifies about: 64 yields, then sleeps from 1 µs doubling up to
 // 1 ms.
@@ -88,26 +75,6 @@ func ringLayout(capacity, slotSize int) (in, out, size uintptr) {
 	in = align64(unsafe.Sizeof(ring.ControlBlock{}))
 	out = in + align64(r)
 	return in, out, out + align64(r)
-}
-
-// ErrLaunchRingRemoved is the error of the deprecated [Backend.LaunchRing]
-// (it also wraps gpu.ErrArgument): the built-in switch kernel it launched
-// is gone; every device ring kernel is a ring program.
-var ErrLaunchRingRemoved = errors.New("cuda: LaunchRing's built-in switch kernel was removed: load a ring program (LoadRingProgram, e.g. of a gpu/ringmsg handler) and launch it with LaunchRingProgram")
-
-// LaunchRing launched the built-in switch kernel (rc_ring_kernel), which
-// dispatched the nine gpu/ringmsg operations on each message's type id.
-// That kernel was removed: every device ring kernel now runs as a ring
-// program, one handler each. LaunchRing has no operation to choose a
-// program by, so it launches nothing and returns an error wrapping
-// ErrLaunchRingRemoved and gpu.ErrArgument.
-//
-// Deprecated: load the program of a handler with [Backend.LoadRingProgram]
-// (for a built-in: [RingProgramSpec] with ringmsg.DeviceCode and the op's
-// DeviceEntry, as actors.NewDeviceKernel does) and launch it with
-// [Backend.LaunchRingProgram].
-func (b *Backend) LaunchRing(cfg RingConfig) (*RingKernel, error) {
-	return nil, fmt.Errorf("%w (%w)", ErrLaunchRingRemoved, gpu.ErrArgument)
 }
 
 // PayloadMax is the payload room of one slot.

@@ -16,16 +16,6 @@ import (
 	"github.com/ringactor/ringactor/gpu/ringmsg"
 )
 
-// TestDeprecatedRingNames is a compile check: the protocol names that
-// moved to gpu/ring keep compiling here and mean the same.
-func TestDeprecatedRingNames(t *testing.T) {
-	var h SlotHeader = ring.SlotHeader{TypeID: 1}
-	var m ring.TerminateMode = TerminateDrain
-	if h.TypeID != 1 || m != ring.TerminateDrain || TerminateNow != ring.TerminateNow {
-		t.Fatal("aliases differ from gpu/ring's names")
-	}
-}
-
 func pollReply(t *testing.T, k *RingKernel) (ring.SlotHeader, []byte) {
 	t.Helper()
 	deadline := hangDeadline(t) // a hang guard, not a bound on speed
@@ -144,18 +134,5 @@ func TestRingKernelRefusedOnWatchdogDevice(t *testing.T) {
 	}
 	if _, err := NewBackend().LaunchRingProgram(&RingProgram{}, RingConfig{}); err == nil {
 		t.Fatal("LaunchRingProgram without a device succeeded")
-	}
-}
-
-// TestLaunchRingRemoved: the deprecated built-in engine's entry point
-// still compiles and refuses every call with ErrLaunchRingRemoved, on a
-// simulated device and without one.
-func TestLaunchRingRemoved(t *testing.T) {
-	b, _ := newSimBackend(t, nil)
-	for _, be := range []*Backend{b, NewBackend(), nil} {
-		k, err := be.LaunchRing(RingConfig{Capacity: 8, Threads: 2})
-		if k != nil || !errors.Is(err, ErrLaunchRingRemoved) || !errors.Is(err, gpu.ErrArgument) {
-			t.Fatalf("LaunchRing = %v, %v", k, err)
-		}
 	}
 }

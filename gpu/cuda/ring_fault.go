@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ringactor/ringactor/gpu"
+	"github.com/ringactor/ringactor/gpu/ring"
 )
 
 // Fault reports a device fault of the kernel's launch (a trap, an illegal
@@ -65,7 +66,7 @@ func (k *RingKernel) Abandon() {
 		return
 	}
 	if k.cb.Terminate.Load() == 0 {
-		k.Terminate(TerminateNow)
+		k.Terminate(ring.TerminateNow)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), abandonWait)
 	defer cancel()

@@ -221,8 +221,6 @@ func (d *Device) Launch(entry string, grid, block [3]uint32, args []uint64) erro
 		return fmt.Errorf("%w: %q with %d parameters", ErrBadLaunch, entry, len(args))
 	case C.RC_HS_LAUNCH_SHAPE:
 		return fmt.Errorf("%w: %q grid %v block %v", ErrBadLaunch, entry, grid, block)
-	case C.RC_HS_LAUNCH_BUSY:
-		return fmt.Errorf("%w: %q", ErrBusy, entry)
 	}
 	return fmt.Errorf("%w: %q: status %d", ErrBadLaunch, entry, int(rc))
 }

@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// TestGoPipelinesInOrder admits many messages with Go before any reply is
+// TestGoPipelinesInOrder admits many messages with RequestAsync before any reply is
 // read: every one gets exactly one outcome, in admission order.
 func TestGoPipelinesInOrder(t *testing.T) {
 	rt := newTestRuntime(t)
@@ -21,7 +21,7 @@ func TestGoPipelinesInOrder(t *testing.T) {
 	)
 	wg.Add(n)
 	for i := 1; i <= n; i++ {
-		err := k.Go(testCtx(t), num{V: 1}, func(r total, err error) {
+		err := k.RequestAsync(testCtx(t), num{V: 1}, func(r total, err error) {
 			mu.Lock()
 			if err != nil {
 				errs++
@@ -53,23 +53,23 @@ func TestGoErrors(t *testing.T) {
 	rt := newTestRuntime(t)
 	k := mustLaunch(t, rt, NewKernel("go-add", func() Handler[addReq, addResp] { return vectorAdd }), true)
 	res := make(chan error, 1)
-	if err := k.Go(testCtx(t), addReq{A: []float32{1}, B: nil}, func(_ addResp, err error) { res <- err }); err != nil {
+	if err := k.RequestAsync(testCtx(t), addReq{A: []float32{1}, B: nil}, func(_ addResp, err error) { res <- err }); err != nil {
 		t.Fatal(err)
 	}
 	if err := <-res; err == nil {
 		t.Fatal("mismatched lengths: no error")
 	}
 	called := func(addResp, error) { t.Error("done called for a refused message") }
-	wantErr(t, k.Go(testCtx(t), addReq{}, nil), ErrNilMessage)
+	wantErr(t, k.RequestAsync(testCtx(t), addReq{}, nil), ErrNilMessage)
 	ctx, cancel := context.WithCancel(testCtx(t))
 	cancel()
-	if err := k.Go(ctx, addReq{}, called); !errors.Is(err, context.Canceled) {
+	if err := k.RequestAsync(ctx, addReq{}, called); !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled ctx: %v", err)
 	}
 	if err := k.Terminate(testCtx(t)); err != nil {
 		t.Fatal(err)
 	}
-	wantErr(t, k.Go(testCtx(t), addReq{}, called), ErrTerminated)
+	wantErr(t, k.RequestAsync(testCtx(t), addReq{}, called), ErrTerminated)
 }
 
 // TestGoDrainedOnTerminate: messages admitted while the gate is closed get
@@ -80,7 +80,7 @@ func TestGoDrainedOnTerminate(t *testing.T) {
 	const n = 10
 	outcomes := make(chan error, n)
 	for range n {
-		if err := k.Go(testCtx(t), num{V: 1}, func(_ total, err error) { outcomes <- err }); err != nil {
+		if err := k.RequestAsync(testCtx(t), num{V: 1}, func(_ total, err error) { outcomes <- err }); err != nil {
 			t.Fatal(err)
 		}
 	}
