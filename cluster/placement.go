@@ -399,8 +399,8 @@ type view struct {
 	self    string
 	members int
 	rdv     *pcluster.Rendezvous
-	others  []string           // addresses of the other members
-	all     []*pcluster.Member // every member, this one included
+	others  []string               // addresses of the other members
+	all     []*pcluster.Member     // every member, this one included
 	nodes   []nodeInfo             // every member's advertised devices and kinds (device_placement.go)
 	reqs    map[string]Requirement // the advertised requirements of kinds not placed Anywhere
 }

@@ -61,7 +61,9 @@ func testKinds() []*cluster.Kind {
 	// default): on a member without a device only when no member with one
 	// lists it.
 	devpref, err := cluster.NewDeviceKind("devpref", actors.DeviceSource{Code: demomsg.DevscaleCUDA, Entry: demomsg.DevscaleEntry, State: demomsg.DevscaleState{}},
-		func() actors.Handler[demomsg.DevscaleRequest, demomsg.DevscaleReply] { return demomsg.NewDevscaleFallback() })
+		func() actors.Handler[demomsg.DevscaleRequest, demomsg.DevscaleReply] {
+			return demomsg.NewDevscaleFallback()
+		})
 	if err != nil {
 		panic(err)
 	}

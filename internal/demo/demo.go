@@ -39,7 +39,9 @@ func Register() {
 func Kinds(member func() string) []*cluster.Kind {
 	Register()
 	devscale, err := cluster.NewDeviceKind("devscale", actors.DeviceSource{Code: demomsg.DevscaleCUDA, Entry: demomsg.DevscaleEntry, State: demomsg.DevscaleState{}},
-		func() actors.Handler[demomsg.DevscaleRequest, demomsg.DevscaleReply] { return demomsg.NewDevscaleFallback() })
+		func() actors.Handler[demomsg.DevscaleRequest, demomsg.DevscaleReply] {
+			return demomsg.NewDevscaleFallback()
+		})
 	if err != nil {
 		panic(err) // a fixed declaration: a test fails on it
 	}
