@@ -16,6 +16,7 @@ import (
 
 	"github.com/ringactor/ringactor/actors"
 	"github.com/ringactor/ringactor/cluster"
+	"github.com/ringactor/ringactor/gpu"
 	"github.com/ringactor/ringactor/internal/demo"
 	"github.com/ringactor/ringactor/internal/demo/demomsg"
 	"github.com/ringactor/ringactor/internal/testproc"
@@ -104,6 +105,9 @@ func seeds() []string {
 	return nil
 }
 
+// noDevices closes no devices.
+func noDevices() {}
+
 // runMember runs one member until SIGTERM, SIGINT or the end of its stdin
 // (its parent is gone), then closes it gracefully.
 func runMember() int {
@@ -118,9 +122,11 @@ func runMember() int {
 	if b := os.Getenv(bindEnv); b != "" {
 		opts = append(opts, cluster.WithAddress(b))
 	}
+	closeDevs := noDevices
 	if n := envInt(simDevicesEnv, 0); n > 0 {
-		devs, closeDevs := simDevices(n)
-		defer closeDevs() // after the member has closed
+		var devs []gpu.Backend
+		devs, closeDevs = simDevices(n)
+		defer closeDevs() // on an early return; closing twice is harmless
 		opts = append(opts, cluster.WithRuntimeOptions(actors.WithBackends(devs...)))
 	}
 	m, err := cluster.Start(ctx, clusterName, p, testKinds(), opts...)
@@ -148,6 +154,7 @@ func runMember() int {
 		fmt.Fprintln(os.Stderr, "close:", err)
 		return 1
 	}
+	closeDevs() // after the member, before the leak check
 	if os.Getenv(leakEnv) != "" {
 		signal.Stop(sig)
 		if err := goleak.Find(protoActorLeaks...); err != nil {
