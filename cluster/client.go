@@ -142,15 +142,19 @@ func (m *Member) call(ctx context.Context, kind, identity string, w *messages.Wi
 			}
 		}
 		pid, why, err := m.lookup(ctx, kind, identity)
-		if err != nil {
+		switch {
+		case errors.Is(err, ErrNoCapacity):
+			// A member with a device may yet join or be heard of: asked
+			// again until the deadline, which then reports it.
+			last = err
+		case err != nil:
 			return nil, ctxError(err, last)
-		}
-		if pid == nil {
+		case pid == nil:
 			last = fmt.Errorf("%w: no activation of %s/%s: %s", ErrMemberUnavailable, kind, identity, why)
-		} else if !wantReply {
+		case !wantReply:
 			m.sys.Root.Send(pid, w)
 			return nil, nil
-		} else {
+		default:
 			deadline, _ := ctx.Deadline()
 			w.TimeoutNs = uint64(max(time.Until(deadline), 0))
 			res, err := m.requestReply(ctx, pid, w, nil)

@@ -28,8 +28,8 @@ const (
 	// NewDeviceKind.
 	DevicePreferred
 	// DeviceOnly: only members with a usable CUDA device host the kind,
-	// weighted by their device count; when none lists it a request fails
-	// with ErrNoCapacity.
+	// weighted by their device count; while none lists it a request waits
+	// (one may join) and fails with ErrNoCapacity at its deadline.
 	DeviceOnly
 )
 
@@ -46,7 +46,8 @@ func (r Requirement) String() string {
 
 // ErrNoCapacity: no member of the topology can host an identity of a
 // DeviceOnly kind (none of the members that list the kind has a usable
-// device). It is final for the request, not retried.
+// device). A request asks again until its deadline (a member with a device
+// may join meanwhile); its error then matches ErrNoCapacity and ErrTimeout.
 var ErrNoCapacity = errors.New("ringactor/cluster: no member can host the kind")
 
 // wireKindNoCapacity is the placement reply's error kind for ErrNoCapacity.

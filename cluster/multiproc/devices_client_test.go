@@ -23,6 +23,10 @@ const (
 	devIdentitiesCI  = 300
 	devPrefIDs       = 40 // identities of the device-preferred kind
 	devCallDeadline  = 30 * time.Second
+	// Without a device member, device-only calls end at their deadline:
+	// this many, with this deadline.
+	devNoCapacityIDs      = 10
+	devNoCapacityDeadline = 2 * time.Second
 )
 
 // devicesPhase is what one phase of the devices scenario saw.
@@ -67,26 +71,56 @@ func runDevicesClient() int {
 	n := envInt(devIdentitiesEnv, devIdentitiesCI)
 	in := bufio.NewScanner(os.Stdin)
 	for phase := 0; ; phase++ {
+		devN, devDeadline := n, devCallDeadline
+		if phase == 2 {
+			// No device member is left: each call waits for one until its
+			// deadline, then fails with ErrNoCapacity.
+			devN, devDeadline = devNoCapacityIDs, devNoCapacityDeadline
+		}
 		for _, k := range []struct {
-			kind string
-			n    int
-		}{{"devscale", n}, {"devpref", devPrefIDs}} {
-			res := devicesRound(ctx, cl, k.kind, k.n)
+			kind     string
+			n        int
+			deadline time.Duration
+		}{{"devscale", devN, devDeadline}, {"devpref", devPrefIDs, devCallDeadline}} {
+			res := devicesRound(ctx, cl, k.kind, k.n, k.deadline)
 			b, _ := json.Marshal(res)
 			fmt.Printf("PHASE%d %s\n", phase, b)
 		}
-		if !in.Scan() || strings.TrimSpace(in.Text()) != "next" {
+		if !in.Scan() {
 			return 0
+		}
+		gone, ok := strings.CutPrefix(strings.TrimSpace(in.Text()), "next ")
+		if !ok {
+			return 0
+		}
+		// The killed member must have left this client's topology first.
+		for memberReady(cl, gone) {
+			select {
+			case <-ctx.Done():
+				fmt.Fprintln(os.Stderr, "the killed member stayed in the topology:", gone)
+				return 1
+			case <-time.After(50 * time.Millisecond):
+			}
 		}
 	}
 }
 
+// memberReady reports whether addr is a ready member in cl's topology.
+func memberReady(cl *cluster.Member, addr string) bool {
+	for _, m := range cl.Status().Members {
+		if m.Address == addr && m.State == cluster.MemberReady {
+			return true
+		}
+	}
+	return false
+}
+
 // devicesRound calls each of n identities of kind once.
-func devicesRound(ctx context.Context, cl *cluster.Member, kind string, n int) devicesPhase {
+func devicesRound(ctx context.Context, cl *cluster.Member, kind string, n int, deadline time.Duration) devicesPhase {
 	r := devicesPhase{Kind: kind, ByMember: map[string]int{}, ByDevice: map[string]int{}}
 	for i := range n {
 		id := fmt.Sprintf("d%d", i)
-		cctx, cancel := context.WithTimeout(ctx, devCallDeadline)
+		cctx, cancel := context.WithTimeout(ctx, deadline)
 		var rep demomsg.DevscaleReply
 		var err error
 		for {

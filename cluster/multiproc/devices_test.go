@@ -17,7 +17,7 @@ import (
 // on every device of each; after a SIGKILL of the 3-device member every
 // identity answers again from the other device member, none from the
 // member without; after a SIGKILL of that one too, the device-only kind
-// gets ErrNoCapacity and the device-preferred kind (devpref) answers from
+// gets ErrNoCapacity at its deadline and the device-preferred kind (devpref) answers from
 // the member without a device, on its fallback, and PlacementOf says so.
 // Hang guards only: each phase may take minutes on a loaded machine.
 func TestDevicePlacementAcrossProcesses(t *testing.T) {
@@ -70,7 +70,7 @@ func TestDevicePlacementAcrossProcesses(t *testing.T) {
 	}
 
 	three.kill(t)
-	client.send(t, "next")
+	client.send(t, "next "+threeAddr)
 	dev, pref = phase(1)
 	noErrors(dev)
 	noErrors(pref)
@@ -80,11 +80,11 @@ func TestDevicePlacementAcrossProcesses(t *testing.T) {
 	}
 
 	one.kill(t)
-	client.send(t, "next")
+	client.send(t, "next "+oneAddr)
 	dev, pref = phase(2)
 	noErrors(pref)
-	if dev.NoCapacity != total || dev.Failed != 0 {
-		t.Fatalf("device-only kind with no device member: %d of %d ErrNoCapacity, failures %v", dev.NoCapacity, total, dev.Errors)
+	if dev.NoCapacity != devNoCapacityIDs || dev.Failed != 0 {
+		t.Fatalf("device-only kind with no device member: %d of %d ErrNoCapacity, failures %v", dev.NoCapacity, devNoCapacityIDs, dev.Errors)
 	}
 	t.Logf("without device members: device-only %d ErrNoCapacity; device-preferred %v, %d fallbacks", dev.NoCapacity, pref.ByDevice, pref.Fallback)
 	if pref.ByMember[cpuAddr] != devPrefIDs || pref.Fallback != devPrefIDs {
