@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/ringactor/ringactor/gpu/cuda"
@@ -39,22 +40,30 @@ type deviceSet struct {
 func (rt *Runtime) ringBackends() []*cuda.Backend {
 	ds := &rt.devs
 	ds.once.Do(func() {
-		var own *cuda.Backend
-		for _, b := range rt.ownBackends {
-			if cb, ok := b.(*cuda.Backend); ok {
-				own = cb
-			}
-		}
-		for _, b := range rt.selector.Backends() {
+		// The first CUDA backend is the orchestrator's own, of device 0:
+		// beside it, a backend for every further device the driver lists
+		// that no backend given with WithBackends opens already.
+		var first *cuda.Backend
+		have := map[int]bool{}
+		for _, b := range rt.backends.Backends() {
 			cb, ok := b.(*cuda.Backend)
 			if !ok {
 				continue
 			}
 			ds.all = append(ds.all, cb)
-			if cb != own {
+			if strings.HasPrefix(cb.Name(), cuda.BackendName+":sim") {
 				continue
 			}
-			for i := 1; i < len(cb.Report().Devices); i++ {
+			have[cb.Ordinal()] = true
+			if first == nil {
+				first = cb
+			}
+		}
+		if first != nil {
+			for i := 1; i < len(first.Report().Devices); i++ {
+				if have[i] {
+					continue
+				}
 				extra := cuda.NewBackend(cuda.WithOrdinal(i))
 				ds.owned = append(ds.owned, extra)
 				ds.all = append(ds.all, extra)

@@ -12,23 +12,6 @@ import (
 	"github.com/ringactor/ringactor/messages"
 )
 
-// trapCUDA is saxpy that traps (a device fault) on A == 13.
-const trapCUDA = `
-__device__ uint32_t trapper(const rc_ctx *ctx, const saxpyReq *req, saxpyResp *resp, rc_no_state *) {
-	if (req->A == 13.0f) {
-		__trap();
-		return 99;
-	}
-	for (uint32_t i = ctx->thread; i < req->N && i < 256; i += ctx->threads) {
-		resp->Z[i] = req->A * req->X[i] + req->Y[i];
-	}
-	if (ctx->thread == 0) {
-		resp->N = req->N;
-	}
-	return RC_STATUS_OK;
-}
-`
-
 // TestDeviceFaultMovesToFallback: a device ring kernel that faults gives
 // the message in flight an ExecutionError wrapping the device fault; the
 // messages it had queued are answered by its fallback, in order; every

@@ -53,7 +53,7 @@ func TestDeviceKernelCPUFallback(t *testing.T) {
 
 // deviceUsable reports whether the runtime has a usable CUDA backend.
 func deviceUsable(rt *Runtime) bool {
-	for _, b := range rt.selector.Backends() {
+	for _, b := range rt.Backends() {
 		if cb, ok := b.(*cuda.Backend); ok && cb.Available() == nil && cb.CheckPersistent() == nil {
 			return true
 		}

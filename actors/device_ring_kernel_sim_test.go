@@ -340,7 +340,7 @@ func TestDeviceRingKernelDeclarationErrors(t *testing.T) {
 	// A handler that does not compile fails the registration with the
 	// compiler's log, on a runtime with a device; twice the same.
 	rt := simRuntime(t)
-	bad := DeviceSource{Code: "__device__ uint32_t saxpy(const rc_ctx *, const saxpyReq *, saxpyResp *, rc_no_state *) { return nope; }", Entry: "saxpy"}
+	bad := DeviceSource{Code: "__device__ uint32_t saxpy(const rc_ctx *, const SaxpyReq *, SaxpyResp *, rc_no_state *) { return nope; }", Entry: "saxpy"}
 	for range 2 {
 		def, err := NewDeviceRingKernel("bad", bad, fb)
 		if err != nil {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"reflect"
 
+	"github.com/ringactor/ringactor/compute"
 	"github.com/ringactor/ringactor/gpu"
 	"github.com/ringactor/ringactor/lifecycle"
 )
@@ -44,8 +45,9 @@ var (
 	ErrNotActive = errors.New("ringactor: kernel not active")
 	// ErrDropped: the message was evicted by the DropOldest policy.
 	ErrDropped = errors.New("ringactor: message dropped")
-	// ErrRuntimeClosed: the runtime was closed.
-	ErrRuntimeClosed = errors.New("ringactor: runtime closed")
+	// ErrRuntimeClosed: the runtime was closed (it is compute.ErrClosed:
+	// the runtime's compute orchestrator closes with it).
+	ErrRuntimeClosed = compute.ErrClosed
 	// ErrInvalidKernel: a kernel definition is malformed (empty id, no
 	// handler, a handler factory that returns nil or panics at launch).
 	ErrInvalidKernel = errors.New("ringactor: invalid kernel definition")
@@ -68,17 +70,9 @@ func (e *InternalEventError) Error() string {
 // Is matches ErrInternalEvent.
 func (e *InternalEventError) Is(target error) bool { return target == ErrInternalEvent }
 
-// KernelError names the kernel an error is about.
-type KernelError struct {
-	Kernel string
-	Err    error
-}
-
-// Error implements error.
-func (e *KernelError) Error() string { return fmt.Sprintf("kernel %q: %v", e.Kernel, e.Err) }
-
-// Unwrap returns the cause.
-func (e *KernelError) Unwrap() error { return e.Err }
+// KernelError names the kernel an error is about: a ring kernel, or a
+// compute kernel of the runtime's orchestrator (it is compute.KernelError).
+type KernelError = compute.KernelError
 
 func kernelErr(id string, err error) error { return &KernelError{Kernel: id, Err: err} }
 

@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"testing"
 	"time"
 
 	"go.uber.org/goleak"
 
+	"github.com/ringactor/ringactor/gpu"
 	"github.com/ringactor/ringactor/messages"
 	"github.com/ringactor/ringactor/supervision"
 )
@@ -152,6 +154,26 @@ func wantErr(t testing.TB, err, target error) {
 		t.Fatalf("error = %v, want %v", err, target)
 	}
 }
+
+func f32(t testing.TB, v ...float32) *gpu.UnifiedBuffer {
+	t.Helper()
+	b, err := gpu.NewBuffer(slices.Clone(v))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func read[T gpu.Number](t testing.TB, b *gpu.UnifiedBuffer) []T {
+	t.Helper()
+	v, err := gpu.ToSlice[T](context.Background(), b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+func bufs(b ...*gpu.UnifiedBuffer) []*gpu.UnifiedBuffer { return b }
 
 // waitTurn lets other goroutines run while a test polls a condition that
 // another goroutine is about to make true (an admission, a counter).

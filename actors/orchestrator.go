@@ -9,10 +9,10 @@ import (
 
 // Orchestrator is the runtime's root actor: it spawns every kernel actor as
 // its child, so that its supervisor strategy (package supervision) decides
-// what happens when a kernel fails, and it owns the compute kernel registry
-// (registrations are its messages). Executions read the registry, the
-// backends and the pool without a hop through it: an actor round trip per
-// Execute would cost microseconds and serialise every caller.
+// what happens when a kernel fails. (Compute executions are not its
+// messages: the runtime's compute orchestrator, package compute, runs them
+// without a hop through an actor, which would cost microseconds and
+// serialise every caller.)
 type Orchestrator struct {
 	rt      *Runtime
 	waiters []chan struct{} // closed when no kernel actor is left
@@ -40,8 +40,6 @@ func (o *Orchestrator) Receive(c actor.Context) {
 	case *spawnRequest:
 		pid, err := c.SpawnNamed(m.props, m.name)
 		m.done <- spawnResult{pid: pid, err: err}
-	case *registerKernels:
-		m.done <- o.rt.registry.Register(m.specs...)
 	case *awaitChildren:
 		o.waiters = append(o.waiters, m.done)
 		o.releaseWaiters(c)

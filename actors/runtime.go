@@ -14,7 +14,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/ringactor/ringactor/gpu"
+	"github.com/ringactor/ringactor/compute"
 	"github.com/ringactor/ringactor/lifecycle"
 	"github.com/ringactor/ringactor/supervision"
 	"github.com/ringactor/ringactor/telemetry"
@@ -35,23 +35,16 @@ type Runtime struct {
 	kernels sync.Map   // id → anyKernel: lock-free lookups on the hot path
 	closed  atomic.Bool
 
-	// the compute orchestrator (Execute and friends)
-	compute  computeConfig
-	registry *gpu.Registry
-	selector *gpu.Selector
-	pool     *gpu.Pool
-	tracer   trace.Tracer
-	tracing  bool // telemetry on: spans around executions (see executionSpans)
-	ownTP    bool // a tracer provider was given (WithTracerProvider)
-	spans    bool // telemetry on with a tracer provider given: message spans (tracing.go)
-	profiler profiler
+	tracer  trace.Tracer
+	tracing bool // telemetry on
+	spans   bool // telemetry on with a tracer provider given: message spans (tracing.go)
 
-	backendsReported sync.Once
-	// ownBackends are the backends the runtime made (CPU, CUDA); Close
-	// closes those that need it (the CUDA context's thread). Backends given
-	// with WithBackends belong to the caller.
-	ownBackends []gpu.Backend
-	devs        deviceSet // the CUDA devices of device ring kernels (device_choice.go)
+	// compute is the compute orchestrator (Execute and friends, forwarded
+	// in orchestrator_forward.go); device ring kernels reach its backends
+	// through backends only.
+	compute  *compute.Orchestrator
+	backends compute.Backends
+	devs     deviceSet // the CUDA devices of device ring kernels (device_choice.go)
 }
 
 // Option configures a Runtime.
@@ -70,7 +63,7 @@ type runtimeConfig struct {
 	// NVML unless set)
 	deviceMonitor    func() (DeviceMonitor, error)
 	deviceMonitorSet bool
-	compute          computeConfig
+	compute          []compute.Option // the orchestrator's options (orchestrator_forward.go)
 	logLevel         *slog.Level
 }
 
@@ -131,7 +124,7 @@ func WithProviders(p *telemetry.Providers) Option {
 // NewRuntime starts a runtime: its actor system (unless one is given) and
 // its orchestrator.
 func NewRuntime(opts ...Option) (*Runtime, error) {
-	cfg := runtimeConfig{name: "ringactor", telemetry: true, compute: defaultComputeConfig()}
+	cfg := runtimeConfig{name: "ringactor", telemetry: true}
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -173,7 +166,6 @@ func NewRuntime(opts ...Option) (*Runtime, error) {
 		rt.telemetry = ins
 		rt.tracing = true
 		rt.spans = spansWanted(cfg.tracerProv)
-		rt.ownTP = cfg.tracerProv != nil
 		if !cfg.deviceMonitorSet {
 			cfg.deviceMonitor = openNVML
 		}
@@ -181,17 +173,25 @@ func NewRuntime(opts ...Option) (*Runtime, error) {
 	} else {
 		rt.telemetry = telemetry.Disabled()
 	}
-	if err := rt.initCompute(cfg.compute); err != nil {
+	rt.tracer = rt.telemetry.Tracer()
+	copts := []compute.Option{compute.WithLogger(rt.logger)}
+	if cfg.telemetry {
+		copts = append(copts, compute.WithTelemetry(rt.telemetry, cfg.tracerProv))
+	}
+	orc, err := compute.New(append(copts, cfg.compute...)...)
+	if err != nil {
 		_ = rt.devices.close()
 		_ = rt.telemetry.Close()
 		rt.shutdownSystem()
 		return nil, err
 	}
+	rt.compute, rt.backends = orc, orc
 	props := actor.PropsFromProducer(func() actor.Actor { return &Orchestrator{rt: rt} }, actor.WithSupervisor(cfg.strategy))
 	pid, err := rt.system.Root.SpawnNamed(props, cfg.name)
 	if err != nil {
 		_ = rt.devices.close()
 		_ = rt.telemetry.Close()
+		_ = rt.compute.Close()
 		rt.shutdownSystem()
 		return nil, fmt.Errorf("ringactor: spawning orchestrator: %w", err)
 	}
@@ -471,14 +471,7 @@ func (rt *Runtime) Close(ctx context.Context) error {
 	if err := rt.system.Root.StopFuture(rt.orch.pid).Wait(); err != nil {
 		errs = append(errs, fmt.Errorf("stopping orchestrator: %w", err))
 	}
-	errs = append(errs, rt.devices.close(), rt.telemetry.Close(), rt.closeDevices())
-	for _, b := range rt.ownBackends {
-		if c, ok := b.(interface{ Close() error }); ok {
-			if err := c.Close(); err != nil {
-				errs = append(errs, fmt.Errorf("closing backend %s: %w", b.Name(), err))
-			}
-		}
-	}
+	errs = append(errs, rt.devices.close(), rt.telemetry.Close(), rt.compute.Close(), rt.closeDevices())
 	rt.shutdownSystem()
 	return errors.Join(errs...)
 }

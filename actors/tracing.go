@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"runtime/debug"
 
-	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
@@ -41,27 +40,6 @@ func spansWanted(tp trace.TracerProvider) bool {
 		return false
 	}
 	return true
-}
-
-// defaultTracerProvider is otel's global tracer provider before anyone sets
-// one: it makes only non-recording spans until otel.SetTracerProvider.
-var defaultTracerProvider = otel.GetTracerProvider()
-
-// executionSpans reports whether an execution gets a "ringactor.execute"
-// span: telemetry is on and the tracer provider (the one given, or else the
-// global one at the time of the call, so that a later
-// otel.SetTracerProvider takes effect) is not a no-op. A no-op provider
-// would only make a non-recording span and a context for it, two
-// allocations per Execute, for nothing.
-func (rt *Runtime) executionSpans() bool {
-	switch {
-	case !rt.tracing:
-		return false
-	case rt.ownTP:
-		return rt.spans
-	}
-	tp := otel.GetTracerProvider()
-	return tp != defaultTracerProvider && spansWanted(tp)
 }
 
 // tracedRequest is request inside a SpanRequest span; the handler's context

@@ -169,6 +169,67 @@ func (p *Pool) Get(dt DType, shape Shape) (*UnifiedBuffer, error) {
 	return b, nil
 }
 
+// GetBatch fills outs with len(outs) buffers of dt and shape, each as Get
+// returns one, for a caller that needs many alike (compute's ExecuteBatch):
+// one layout and limit check, one lock of the size class's free list, and
+// one allocation for all the headers, whatever len(outs). Each buffer is
+// freed on its own as usual; headers are not recycled, so a stale handle
+// stays freed. On error, outs is cleared and the pool keeps everything it
+// handed out (nothing leaks).
+func (p *Pool) GetBatch(dt DType, shape Shape, outs []*UnifiedBuffer) error {
+	const op = "Pool.GetBatch"
+	if len(outs) == 0 {
+		return nil
+	}
+	n, nbytes, err := layout(op, dt, shape)
+	if err != nil {
+		return err
+	}
+	c, ok := classOf(nbytes)
+	if !ok {
+		return &MemoryError{Op: op, Reason: fmt.Sprintf("%d bytes is too large to pool", nbytes), Err: ErrOutOfMemory}
+	}
+	if err := checkAllocation(op, classBytes(c), p.maxAllocation()); err != nil {
+		return err
+	}
+	hdrs := make([]UnifiedBuffer, len(outs))
+	fl := &p.classes[c]
+	fl.mu.Lock()
+	k := min(len(fl.free), len(hdrs))
+	for i := range k {
+		j := len(fl.free) - 1 - i
+		hdrs[i].storage = fl.free[j]
+		fl.free[j] = nil
+	}
+	fl.free = fl.free[:len(fl.free)-k]
+	fl.hits += uint64(k)
+	fl.misses += uint64(len(hdrs) - k)
+	fl.mu.Unlock()
+	if k > 0 {
+		p.held.Add(-int64(k * classBytes(c)))
+	}
+	for i := k; i < len(hdrs); i++ {
+		st, err := allocHost(op, classBytes(c))
+		if err != nil {
+			for j := range hdrs[:i] {
+				p.putHost(hdrs[j].storage)
+			}
+			clear(outs)
+			return err
+		}
+		st.class = c
+		hdrs[i].storage = st
+	}
+	for i := range hdrs {
+		b := &hdrs[i]
+		b.dtype, b.n, b.hostDirty, b.pool, b.class = dt, n, true, p, c
+		b.host = b.storage.bytes(nbytes)
+		b.setShape(shape)
+		outs[i] = b
+	}
+	return nil
+}
+
 // GetZeroed is Get with every element set to zero.
 func (p *Pool) GetZeroed(dt DType, shape Shape) (*UnifiedBuffer, error) {
 	b, err := p.Get(dt, shape)

@@ -474,3 +474,89 @@ func BenchmarkZerosUnpooled(b *testing.B) {
 		buf.Free()
 	}
 }
+
+// TestPoolGetBatch: GetBatch hands out buffers like as many Gets (hits
+// from the free list first, then misses; each buffer freed on its own
+// returns its storage once, and its handle stays freed), with one
+// allocation for the headers whatever the count; a bad request hands out
+// nothing.
+func TestPoolGetBatch(t *testing.T) {
+	p := NewPool()
+	warm := make([]*UnifiedBuffer, 3)
+	for i := range warm {
+		b, err := p.Get(F32, Shape{4})
+		if err != nil {
+			t.Fatal(err)
+		}
+		warm[i] = b
+	}
+	for _, b := range warm {
+		if err := b.Free(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	outs := make([]*UnifiedBuffer, 5)
+	if err := p.GetBatch(F32, Shape{2, 2}, outs); err != nil {
+		t.Fatal(err)
+	}
+	if s := p.Stats(); s.Hits != 3 || s.Misses != 5 || s.HeldBytes != 0 {
+		t.Fatalf("stats %+v, want 3 hits (the free list) and 5 misses (3 Gets, 2 of the batch)", s)
+	}
+	seen := map[*UnifiedBuffer]bool{}
+	for i, b := range outs {
+		if b == nil || seen[b] || b.DType() != F32 || !b.Shape().Equal(Shape{2, 2}) || b.Len() != 4 || !b.HostDirty() {
+			t.Fatalf("buffer %d: %+v", i, b)
+		}
+		seen[b] = true
+		s, err := HostSlice[float32](b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s[0] = float32(i)
+	}
+	for i, b := range outs { // distinct storage: no write seen by another
+		if s, _ := HostSlice[float32](b); s[0] != float32(i) {
+			t.Fatalf("buffer %d shares storage: %v", i, s[0])
+		}
+	}
+	for _, b := range outs {
+		if err := b.Free(); err != nil {
+			t.Fatal(err)
+		}
+		if err := b.Free(); err != nil { // idempotent
+			t.Fatal(err)
+		}
+	}
+	if s := p.Stats(); s.Puts != 8 || s.HeldBytes != 5*256 {
+		t.Fatalf("stats %+v after freeing all, want 8 puts", s)
+	}
+	if _, err := HostSlice[float32](outs[0]); !errors.Is(err, ErrFreed) {
+		t.Fatalf("a freed batch handle reads: %v", err)
+	}
+	shape := Shape{4}
+	if got := testing.AllocsPerRun(50, func() {
+		if err := p.GetBatch(F32, shape, outs); err != nil {
+			t.Fatal(err)
+		}
+		for _, b := range outs {
+			_ = b.Free()
+		}
+	}); got != 1 {
+		t.Errorf("%v allocations per GetBatch of %d from a warm pool, want 1 (the headers)", got, len(outs))
+	}
+	bad := []*UnifiedBuffer{outs[0], outs[1]}
+	if err := p.GetBatch(F32, Shape{0}, bad); !errors.Is(err, ErrShape) {
+		t.Fatalf("GetBatch of a bad shape = %v", err)
+	}
+	held := p.Stats().HeldBytes
+	small := NewPool(WithMaxAllocation(128))
+	if err := small.GetBatch(F32, Shape{1024}, bad); !errors.Is(err, ErrOutOfMemory) {
+		t.Fatalf("GetBatch above the limit = %v", err)
+	}
+	if p.Stats().HeldBytes != held {
+		t.Fatal("a failed GetBatch took storage")
+	}
+	if err := p.GetBatch(F32, Shape{4}, nil); err != nil {
+		t.Fatalf("empty GetBatch: %v", err)
+	}
+}

@@ -50,6 +50,9 @@ type Funcs[In, Out any] struct {
 	// (nil when it is a side output's failed send, for outcome to find).
 	// Elements before the returned index were handled.
 	run func(c *Context, vs []In, at *int) (int, error)
+	// endItems, when set, is called after a packet's elements, before its
+	// array goes back to the pool (the window stage's AddBatch).
+	endItems func() error
 }
 
 // StageOption configures a stage.
@@ -200,6 +203,11 @@ func (s *Stage[In, Out]) prepare() error {
 			return err
 		}
 		in.f = f
+		if f.Watermark != nil {
+			// One closure for every watermark (advance), rather than one
+			// allocated per call.
+			in.wmCall = func() error { return in.f.Watermark(&in.c, in.wmArg, in.out) }
+		}
 	}
 	return nil
 }
@@ -293,6 +301,9 @@ type instance[In, Out any] struct {
 	// in a run function (Funcs.run): the index in the run of the element
 	// being handled, for elements' recover; -1 outside one
 	at int
+	// Watermark's call for hook, and its watermark argument
+	wmCall func() error
+	wmArg  int64
 }
 
 // output is what an instance does with its side outputs' emitters.
@@ -344,6 +355,9 @@ func (in *instance[In, Out]) handle(_ context.Context, p packet[In]) (ack, error
 	} else {
 		for i := 0; i < len(p.items); {
 			i, mi = in.elements(p, i, mi, &done)
+		}
+		if in.f.endItems != nil {
+			in.hook("add", in.f.endItems)
 		}
 		in.stats.done.Add(done)
 	}
@@ -592,7 +606,8 @@ func (in *instance[In, Out]) advance() {
 	in.finalSent = in.c.final
 	in.c.wm = wm
 	if in.f.Watermark != nil && (in.f.watermarkFrom == nil || in.c.final || wm >= in.f.watermarkFrom()) {
-		in.hook("watermark", func() error { return in.f.Watermark(&in.c, wm, in.out) })
+		in.wmArg = wm
+		in.hook("watermark", in.wmCall)
 	}
 	if in.c.final {
 		// The final watermark is not passed on as a mark: the end of

@@ -27,6 +27,20 @@ type WindowSpec[T any, K comparable, A, R any] struct {
 	Key func(T) K
 	// Add folds v into the window's accumulator (zero for a new window).
 	Add func(acc *A, v T)
+	// AddBatch, when set, folds a packet's elements in one call instead of
+	// a call of Add per element, for tumbling windows: accs[i] is the
+	// accumulator vs[i] goes to, nil for an element the stage put elsewhere
+	// (skipped or late). It must fold each vs[i] with a non-nil accs[i] as
+	// Add would, in order (an accumulator may appear many times). The stage
+	// finds every element's window first and calls AddBatch once at the end
+	// of each input packet, and before a watermark closes windows, so the
+	// loop over the elements is the caller's own. Add is still required:
+	// sliding windows use it (an element goes to several windows), and so
+	// does an element handled on its own (after a failed send). A panic in
+	// AddBatch is a failure of the stage (ErrPanic, reported like a panic
+	// of Flush) or of the element being handled; its elements count as
+	// handled.
+	AddBatch func(accs []*A, vs []T)
 	// Result turns a closed window into the stage's output. acc is the
 	// window's own only during the call (the stage reuses it).
 	Result func(key K, w Span, acc *A) R
@@ -85,7 +99,11 @@ func Window[T any, K comparable, A, R any](g *Graph, name string, spec WindowSpe
 			w.spec.Slide = w.spec.Size
 		}
 		w.tumbling = w.spec.Slide == w.spec.Size
-		return Funcs[T, R]{Element: w.element, Watermark: w.watermark, watermarkFrom: w.nextEnd, elementRef: w.elementRef, run: w.run}
+		f := Funcs[T, R]{Element: w.element, Watermark: w.watermark, watermarkFrom: w.nextEnd, elementRef: w.elementRef, run: w.run}
+		if w.tumbling && w.spec.AddBatch != nil {
+			f.run, f.endItems = w.runBatch, w.endItems
+		}
+		return f
 	}
 	if err := spec.validate(); err != nil {
 		g.mu.Lock()
@@ -156,6 +174,11 @@ type windower[T any, K comparable, A, R any] struct {
 	// tumbling: each time lies in one window, so an element that falls in
 	// its key's current window goes there at once
 	tumbling bool
+	// runBatch's waiting elements (WindowSpec.AddBatch): pend[:npend], a
+	// part of the packet being handled, and their accumulators (nil: none)
+	pend  []T
+	npend int
+	accs  []*A
 }
 
 // nextEnd is the watermark at which the next window closes: below it the
@@ -174,12 +197,13 @@ func (w *windower[T, K, A, R]) element(c *Context, v T, _ *Emitter[R]) error {
 
 // elementRef is element by reference, as the stage's loop calls it.
 func (w *windower[T, K, A, R]) elementRef(c *Context, vp *T) error {
+	w.flushAdds() // the elements before it first (AddBatch)
 	ts, key, slot, skip := w.locate(vp)
 	if skip {
 		w.late.Emit(c, Late[T]{Value: *vp, Watermark: c.wm, Skipped: true})
 		return nil
 	}
-	return w.fold(c, vp, ts, key, slot)
+	return w.fold(c, vp, ts, key, slot, nil)
 }
 
 // run is elementRef over a run of elements with no watermark between
@@ -214,11 +238,94 @@ func (w *windower[T, K, A, R]) run(c *Context, vs []T, at *int) (int, error) {
 				}
 			}
 		}
-		if err := w.fold(c, vp, ts, key, slot); err != nil || *lateErr != nil {
+		if err := w.fold(c, vp, ts, key, slot, nil); err != nil || *lateErr != nil {
 			return j, err
 		}
 	}
 	return len(vs), nil
+}
+
+// runBatch is run for tumbling windows with WindowSpec.AddBatch: it finds
+// each element's window (making the new ones) as run does and records its
+// accumulator instead of calling Add. The elements wait, in the packet
+// that holds them, until the end of the packet (Funcs.endItems), a window
+// closes (watermark), or an element is handled on its own (elementRef):
+// then one AddBatch call folds all of them (flushAdds). The runs of a
+// packet are contiguous unless an element between them was handled apart,
+// so most packets take one call however many watermarks lie between their
+// elements. No window closes while elements wait, so every recorded
+// accumulator is still its window's when they are folded, and each one
+// gets its elements in order.
+func (w *windower[T, K, A, R]) runBatch(c *Context, vs []T, at *int) (int, error) {
+	if len(vs) == 0 {
+		return 0, nil
+	}
+	n := w.npend
+	if n > 0 && (n >= cap(w.pend) || &w.pend[:n+1][n] != &vs[0]) {
+		*at = 0
+		w.flushAdds() // not contiguous: an element between was handled apart
+		n = 0
+	}
+	if n == 0 {
+		w.pend = vs
+	}
+	need := n + len(vs)
+	if cap(w.accs) < need {
+		a := make([]*A, need, max(need, 2*cap(w.accs)))
+		copy(a, w.accs[:n])
+		w.accs = a
+	}
+	accs := w.accs[:need]
+	lateErr := w.lateErr(c)
+	wm := c.wm
+	for j := range vs {
+		*at = j
+		w.npend = n + j // the elements before j wait (a panic below leaves them so)
+		vp := &vs[j]
+		ts, key, slot, skip := w.locate(vp)
+		accs[n+j] = nil
+		if skip {
+			w.late.Emit(c, Late[T]{Value: *vp, Watermark: wm, Skipped: true})
+			if *lateErr != nil {
+				w.npend = n + j + 1
+				return j, nil
+			}
+			continue
+		}
+		// As in fold: the key's current window, found by its slot.
+		if slot >= 0 && slot < len(w.slots) {
+			if kw := w.slots[slot]; kw != nil && kw.key == key {
+				if cur := kw.cur; cur != nil && ts >= cur.span.Start && ts < cur.span.End && cur.span.End > wm && !cur.beyond {
+					accs[n+j] = &cur.acc
+					continue
+				}
+			}
+		}
+		err := w.fold(c, vp, ts, key, slot, &accs[n+j])
+		if err != nil || *lateErr != nil {
+			w.npend = n + j + 1
+			return j, err
+		}
+	}
+	w.npend = need
+	return len(vs), nil
+}
+
+// flushAdds folds the waiting elements (runBatch) with one AddBatch call.
+func (w *windower[T, K, A, R]) flushAdds() {
+	n := w.npend
+	if n == 0 {
+		return
+	}
+	w.npend = 0 // (a panic of AddBatch folds them no second time)
+	w.spec.AddBatch(w.accs[:n], w.pend[:n])
+}
+
+// endItems is flushAdds at the end of a packet's elements, before the
+// packet's array goes back to its pool.
+func (w *windower[T, K, A, R]) endItems() error {
+	w.flushAdds()
+	return nil
 }
 
 // lateErr is where the failure of the side output's sends from c's
@@ -257,13 +364,19 @@ func (w *windower[T, K, A, R]) locate(vp *T) (ts int64, key K, slot int, skip bo
 
 // fold folds *vp, of event time ts and key key (in slot slot), into its
 // open windows, or sends it to the side output when they have all closed.
-func (w *windower[T, K, A, R]) fold(c *Context, vp *T, ts int64, key K, slot int) error {
+// With into set (tumbling windows only: one window an element) it sets
+// *into to the window's accumulator instead of calling Add.
+func (w *windower[T, K, A, R]) fold(c *Context, vp *T, ts int64, key K, slot int, into **A) error {
 	kw := w.lookup(key, slot)
 	if w.tumbling {
 		// The key's current window, when v falls in it and it is still
 		// open: what the loop below would find, without the search.
 		if kw != nil {
 			if cur := kw.cur; cur != nil && ts >= cur.span.Start && ts < cur.span.End && cur.span.End > c.wm && !cur.beyond {
+				if into != nil {
+					*into = &cur.acc
+					return nil
+				}
 				w.spec.Add(&cur.acc, *vp)
 				return nil
 			}
@@ -293,7 +406,11 @@ func (w *windower[T, K, A, R]) fold(c *Context, vp *T, ts int64, key K, slot int
 				kw.wins = append(kw.wins, win)
 				heap.Push(&w.ends, win)
 			}
-			w.spec.Add(&win.acc, v)
+			if into != nil {
+				*into = &win.acc
+			} else {
+				w.spec.Add(&win.acc, v)
+			}
 			kw.cur = win
 			added = true
 		}
@@ -353,6 +470,7 @@ func (w *windower[T, K, A, R]) place(kw *keyWindows[K, A], slot int) {
 // watermark closes the windows whose end the watermark has reached, and
 // emits them by start, then key.
 func (w *windower[T, K, A, R]) watermark(c *Context, wm int64, out *Emitter[R]) error {
+	w.flushAdds() // the waiting elements go into their windows before any closes (AddBatch)
 	w.fired = w.fired[:0]
 	for len(w.ends) > 0 && w.ends[0].span.End <= wm && (!w.ends[0].beyond || c.final) {
 		win := heap.Pop(&w.ends).(*window[K, A])

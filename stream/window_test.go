@@ -357,3 +357,180 @@ func TestWindowAddPanicsMidRun(t *testing.T) {
 		})
 	}
 }
+
+// seq is an order-sensitive accumulator: a hash of the times folded into
+// a window, in the order they were folded, and their number.
+type seq struct {
+	H uint64
+	N int
+}
+
+func (s *seq) add(w word) {
+	s.H = s.H*1_000_003 + uint64(w.TS)
+	s.N++
+}
+
+// TestWindowAddBatchMatchesAdd: a tumbling window with AddBatch gives the
+// same windows as with Add (each window's elements folded in the same
+// order: the accumulator is a hash of the sequence), the same late
+// elements, and Add is not called per element: AddBatch folds them, with
+// one call a packet (and one before windows close), far fewer than
+// elements.
+func TestWindowAddBatchMatchesAdd(t *testing.T) {
+	type result struct {
+		Key   string
+		Start int64
+		S     seq
+	}
+	run := func(t *testing.T, batch bool, par int, slot func(word) int) (wins []result, late []word, calls, folded int) {
+		ctx := testCtx(t)
+		g := newGraph(t, WithBatch(64))
+		src := NewSource[word](g, "words").EventTime(func(w word) int64 { return w.TS }, 10)
+		spec := WindowSpec[word, string, seq, result]{
+			Size:   50,
+			Time:   func(w word) int64 { return w.TS },
+			Key:    func(w word) string { return w.W },
+			Slot:   slot,
+			Add:    func(s *seq, w word) { s.add(w) },
+			Result: func(k string, sp Span, s *seq) result { return result{Key: k, Start: sp.Start, S: *s} },
+		}
+		var mu sync.Mutex
+		if batch {
+			spec.Add = func(*seq, word) { panic("Add called beside AddBatch") }
+			spec.AddBatch = func(accs []*seq, ws []word) {
+				if len(accs) != len(ws) {
+					panic(fmt.Sprintf("%d accumulators for %d elements", len(accs), len(ws)))
+				}
+				mu.Lock()
+				calls++
+				mu.Unlock()
+				for i, a := range accs {
+					if a != nil {
+						a.add(ws[i])
+						mu.Lock()
+						folded++
+						mu.Unlock()
+					}
+				}
+			}
+		}
+		win, lateOut := Window(g, "seq", spec, Parallelism(par))
+		out, ch := ToChan[result](g, "out", 0)
+		lateSink, lateCh := ToChan[Late[word]](g, "late", 0)
+		if err := errors.Join(
+			Connect(src, win, KeyBy(func(w word) string { return w.W })),
+			Connect(win, out), Connect(lateOut, lateSink)); err != nil {
+			t.Fatal(err)
+		}
+		if err := g.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		got, gotLate := collect(ch), collect(lateCh)
+		in := words(5000, []string{"a", "b", "c", "d", "e"})
+		for i := 0; i < len(in); i += 500 {
+			if err := src.SendAll(ctx, in[i:min(i+500, len(in))]...); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := g.Drain(ctx); err != nil {
+			t.Fatal(err)
+		}
+		wins = <-got
+		for _, l := range <-gotLate {
+			late = append(late, l.Value)
+		}
+		checkOutcomes(t, g)
+		slices.SortFunc(wins, func(a, b result) int {
+			if c := cmp.Compare(a.Start, b.Start); c != 0 {
+				return c
+			}
+			return cmp.Compare(a.Key, b.Key)
+		})
+		slices.SortFunc(late, func(a, b word) int { return cmp.Compare(a.TS, b.TS) })
+		return wins, late, calls, folded
+	}
+	for _, tc := range []struct {
+		name string
+		par  int
+		slot func(word) int
+	}{
+		{"one", 1, nil},
+		{"keyed-3", 3, nil},
+		{"slots", 1, func(w word) int { return int(w.W[0] - 'a') }},
+		{"shared-slots", 2, func(w word) int { return int(w.W[0]-'a') % 2 }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			wantWins, wantLate, _, _ := run(t, false, tc.par, tc.slot)
+			wins, late, calls, folded := run(t, true, tc.par, tc.slot)
+			if len(wantLate) == 0 {
+				t.Fatal("no late words: the test proves less than it should")
+			}
+			if !slices.Equal(wins, wantWins) {
+				t.Fatalf("%d windows with AddBatch, %d with Add\n got %v\nwant %v", len(wins), len(wantWins), wins[:min(4, len(wins))], wantWins[:min(4, len(wantWins))])
+			}
+			if !slices.Equal(late, wantLate) {
+				t.Fatalf("%d late with AddBatch, %d with Add", len(late), len(wantLate))
+			}
+			n := 0
+			for _, w := range wins {
+				n += w.S.N
+			}
+			if folded != n || calls == 0 || calls >= folded/4 {
+				t.Fatalf("AddBatch: %d calls folded %d elements (windows hold %d): want one call per run of many", calls, folded, n)
+			}
+		})
+	}
+}
+
+// TestWindowAddBatchPanics: a panic in AddBatch is reported (ErrPanic)
+// and the stage goes on; the elements it folded before it panicked stay
+// folded and none is folded twice, so the windows and the side output hold
+// every element once.
+func TestWindowAddBatchPanics(t *testing.T) {
+	ctx := testCtx(t)
+	var mu sync.Mutex
+	panics := 0
+	g := newGraph(t, WithBatch(32), WithErrorHandler(func(e *StageError) {
+		if errors.Is(e, ErrPanic) {
+			mu.Lock()
+			panics++
+			mu.Unlock()
+		}
+	}))
+	src := NewSource[word](g, "words").EventTime(func(w word) int64 { return w.TS }, 10)
+	spec := countSpec(50, 0)
+	calls := 0
+	spec.AddBatch = func(accs []*int, ws []word) {
+		for i, a := range accs {
+			if a != nil {
+				*a++
+			}
+			_ = ws[i]
+		}
+		if calls++; calls%5 == 0 {
+			panic("every fifth run")
+		}
+	}
+	win, lateOut := Window(g, "count", spec)
+	out, ch := ToChan[count](g, "out", 0)
+	lateSink, lateCh := ToChan[Late[word]](g, "late", 0)
+	if err := errors.Join(Connect(src, win), Connect(win, out), Connect(lateOut, lateSink)); err != nil {
+		t.Fatal(err)
+	}
+	in := words(3000, []string{"a", "b", "c"})
+	wins, late := sendWindowed(t, ctx, g, src, ch, lateCh, in, 200)
+	n := 0
+	for _, w := range wins {
+		n += w.N
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if panics == 0 || calls < 5 {
+		t.Fatalf("%d panics in %d calls: the test proves nothing", panics, calls)
+	}
+	// Every element is windowed or late, once: the panicking calls folded
+	// theirs before they panicked.
+	if n+len(late) != len(in) {
+		t.Fatalf("windows hold %d, late %d: %d of %d elements", n, len(late), n+len(late), len(in))
+	}
+}

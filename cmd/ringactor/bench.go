@@ -37,7 +37,7 @@ measure and its baselines alike.
                their heap allocations, "add" on 10M float32 against a Go
                copy of the same 40 MB (medians of 5) and "matmul" of
                1024×1024 float64 against gonum's blas64.Gemm (medians of 3)
-  stream       the sensor pipeline (examples/pipeline) as a stream graph of
+  stream       the sensor pipeline (package stream/sensor) as a stream graph of
                ring kernels against the same stages hand-written as a
                goroutine-per-stage pipeline of buffered Go channels, over
                the same generated input, streaming windows (rows per

@@ -11,7 +11,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/ringactor/ringactor/examples/pagerank/pagerank"
+	"github.com/ringactor/ringactor/pagerank"
 )
 
 // Help text of the pagerank command.
@@ -21,7 +21,7 @@ const (
 split across P partition kernels (one per core by default) that send their
 contributions to one another kernel-to-kernel each iteration, and a
 coordinator kernel sums the dangling mass and the L1 change and stops the
-iteration (see examples/pagerank).
+iteration (see package github.com/ringactor/ringactor/pagerank).
 
 The semantics are networkx's pagerank: dangling nodes spread their rank
 over all nodes, duplicate edges count once, self-loops are ordinary edges,

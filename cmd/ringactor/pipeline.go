@@ -10,7 +10,7 @@ import (
 	"os"
 
 	"github.com/ringactor/ringactor/actors"
-	"github.com/ringactor/ringactor/examples/pipeline/sensor"
+	"github.com/ringactor/ringactor/stream/sensor"
 )
 
 // Help text of the pipeline command.

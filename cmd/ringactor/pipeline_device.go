@@ -5,8 +5,8 @@ import (
 	"io"
 
 	"github.com/ringactor/ringactor/actors"
-	"github.com/ringactor/ringactor/examples/pipeline/sensor"
 	"github.com/ringactor/ringactor/gpu"
+	"github.com/ringactor/ringactor/stream/sensor"
 )
 
 // deviceFlag is --device[=MODE] of the pipeline command: "" (not given),

@@ -1,7 +1,7 @@
 // Command pagerank computes PageRank with ring-kernel actors: one partition
 // kernel per core, exchanging their contributions kernel-to-kernel, and a
 // coordinator kernel that decides when to stop (see package
-// github.com/ringactor/ringactor/examples/pagerank/pagerank).
+// github.com/ringactor/ringactor/pagerank).
 //
 // Usage:
 //
@@ -27,8 +27,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/ringactor/ringactor/examples/pagerank/pagerank"
 	"github.com/ringactor/ringactor/internal/excli"
+	"github.com/ringactor/ringactor/pagerank"
 )
 
 func main() {

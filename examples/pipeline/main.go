@@ -2,7 +2,7 @@
 // stream graph of ring kernels, parse → scale → window → sink, that
 // turn CSV readings "sensor,ts_ms,value" into per-sensor tumbling-window
 // statistics (count, min, max, mean). The pipeline itself is package
-// examples/pipeline/sensor, whose documentation is the specification.
+// github.com/ringactor/ringactor/stream/sensor, whose documentation is the specification.
 //
 // Usage:
 //
@@ -31,8 +31,8 @@ import (
 	"time"
 
 	"github.com/ringactor/ringactor/actors"
-	"github.com/ringactor/ringactor/examples/pipeline/sensor"
 	"github.com/ringactor/ringactor/internal/excli"
+	"github.com/ringactor/ringactor/stream/sensor"
 )
 
 func main() {

@@ -2,8 +2,8 @@
 // memory: the control block and the ring protocol's headers and constants,
 // generated from gpu/ring's Go types into kernels/ring_abi_gen.h (go
 // generate ./gpu/ring), with static assertions of every size and offset.
-// layout_cgo.go checks the control block against its Go counterpart again
-// in go test.
+// hostsim's layout test compares every generated struct (the header's
+// RC_ABI_LAYOUT table) with its Go type again in go test.
 
 #ifndef RINGACTOR_CUDA_ABI_H
 #define RINGACTOR_CUDA_ABI_H

@@ -45,8 +45,11 @@ type Backend struct {
 	ordinalOpen bool
 
 	arenaBytes   uintptr        // pinned arena reserved at open (0: DefaultArenaBytes)
-	mailboxes    int            // mailbox table size of each ring program grid (0: DefaultMailboxes)
+	mailboxes    int            // the most mailboxes of each ring program grid (0: DefaultMailboxes)
+	mailboxInit  int            // a grid's first table size (0: initialMailboxes; tests lower it)
+	mailboxPin   int            // the most a mailbox may pin (0: MailboxPinnedMax)
 	gridLimit    int            // ring program grids a device may run (0: resident grids less the reserve; tests lower it)
+	simBlocks    int            // blocks of a grid on the simulated device (0: simGridBlocks; tests raise it)
 	parkTimeout  time.Duration  // a device epoch's wait for each ring's ack (0: DefaultParkTimeout)
 	epochSpacing time.Duration  // the least time between two device epochs (WithEpochSpacing)
 	sim          any            // the simulated device of NewSimulatedBackend (simhazard.go)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -151,12 +150,8 @@ func (k *RingKernel) TryPoll() (h ring.SlotHeader, payload []byte, ok bool) {
 // freed rings a mailbox whose block let it go for want of room in its
 // output ring, after the host freed a slot there.
 func (k *RingKernel) freed() {
-	if k.grid != nil {
-		e := &k.grid.entries[k.box]
-		if atomic.LoadUint64(&e.OutWait) != 0 {
-			atomic.StoreUint64(&e.OutWait, 0)
-			k.grid.ring(k.box)
-		}
+	if k.grid != nil && k.grid.outWaited(k.box) {
+		k.grid.ring(k.box)
 	}
 }
 

@@ -21,12 +21,16 @@ import (
 
 // Grid limits.
 const (
-	// DefaultMailboxes is a grid's mailbox table size unless
-	// WithMailboxes sets another (the State slab may make it smaller: see
-	// StartRingGrid).
-	DefaultMailboxes = 16384
-	// MailboxPinnedMax is what an idle mailbox at the default capacity
-	// pins at most: its control block and its two rings.
+	// DefaultMailboxes is the most device ring kernels one program grid
+	// holds unless WithMailboxes sets another bound (the device's memory
+	// may make it smaller: see StartRingGrid). The table starts at
+	// initialMailboxes entries and doubles, in a device epoch, when full.
+	DefaultMailboxes = 1 << 20
+	// initialMailboxes is a grid's first table size (at most its bound).
+	initialMailboxes = 1024
+	// MailboxPinnedMax is what a mailbox pins at most unless
+	// WithMailboxPinnedMax sets another bound: its control block and its
+	// two rings (OpenMailbox refuses one that would pin more).
 	MailboxPinnedMax = 64 << 10
 	// mailboxCapacity is a mailbox's default ring capacity (smaller when
 	// its slots are large, so that MailboxPinnedMax holds).
@@ -45,9 +49,12 @@ const (
 	gridReserve       = 8
 )
 
-// WithMailboxes sets the mailbox table size of each ring program's grid
-// (default DefaultMailboxes): how many device ring kernels of one program
-// can exist at once on the device. Each entry pins 96 bytes and takes 20
+// WithMailboxes sets the most device ring kernels of one program a
+// device holds at once (default DefaultMailboxes): the bound of each
+// program grid's mailbox table. The table starts smaller and doubles when
+// it is full, in a device epoch (every ring of the device parks for the
+// copy), up to this bound; a kernel past it is a *gpu.DeviceError
+// matching gpu.ErrDeviceCapacity. Each entry pins 96 bytes and takes 20
 // bytes of device memory plus a State slot.
 func WithMailboxes(n int) BackendOption {
 	return func(b *Backend) {
@@ -56,6 +63,26 @@ func WithMailboxes(n int) BackendOption {
 		}
 	}
 }
+
+// WithMailboxPinnedMax sets the most pinned memory one mailbox (a device
+// ring kernel's control block and its two rings) may take (default
+// MailboxPinnedMax, 64 KiB). A mailbox's rings hold 16 slots sized to the
+// program's larger message, fewer for large messages, at least 2: with the
+// default, messages up to about 16 KiB fit; larger ones need a larger
+// bound, or OpenMailbox refuses them with ErrMailboxTooLarge.
+func WithMailboxPinnedMax(n int) BackendOption {
+	return func(b *Backend) {
+		if n > 0 {
+			b.mailboxPin = n
+		}
+	}
+}
+
+// ErrMailboxTooLarge is wrapped by OpenMailbox's *gpu.DeviceError (kind
+// gpu.DeviceCapacity) when a mailbox's rings, at 2 slots each (or the
+// capacity asked for), would pin more than the backend's bound
+// (WithMailboxPinnedMax): the program's messages are too large for it.
+var ErrMailboxTooLarge = errors.New("cuda: a mailbox of this program would pin more than the bound")
 
 type gridKey struct {
 	hash    [32]byte
@@ -68,23 +95,25 @@ type ringGrid struct {
 	key     gridKey
 	name    string
 	k       *RingKernel // the grid's own launch: parked and relaunched by device epochs like a ring
-	hdr     *ring.GridHeader
-	entries []ring.MailboxEntry
-	bells   []ring.DoorbellSlot
-	tail    atomic.Uint64 // the host's next doorbell position
 	stopped atomic.Bool
-	words   DevicePtr
-	slab    DevicePtr
 	blocks  int
 	threads int
 	smem    uint32
 	src     *RingProgramSource
+	limit   int // the most mailboxes the table may grow to
+
+	// tab is the mailbox table: replaced (inside Do, in a device epoch)
+	// under tabMu's write lock; ring and freed read it under the read lock
+	// from any goroutine, everything else inside Do.
+	tabMu sync.RWMutex
+	tab   *gridTable
 
 	mu    sync.Mutex
 	free  []uint32 // indices ready for reuse
 	drain []uint32 // indices a doorbell slot may still name
 	next  uint32   // indices from here on were never used
 	gen   uint64
+	grows int // table growths
 	boxes map[uint32]*RingKernel
 }
 
@@ -185,7 +214,7 @@ func (b *Backend) grid(p *RingProgram, threads int) (*ringGrid, error) {
 					n, limit+gridReserve, gridReserve)}
 		}
 		var err error
-		g, err = d.startGrid(p, threads, b.mailboxes)
+		g, err = d.startGrid(p, threads, b.mailboxes, b.mailboxInit, b.simBlocks)
 		return err
 	})
 	if err != nil {
@@ -194,79 +223,58 @@ func (b *Backend) grid(p *RingProgram, threads int) (*ringGrid, error) {
 	return g, nil
 }
 
-// startGrid allocates and launches a grid (inside Do).
-func (d *device) startGrid(p *RingProgram, threads, capacity int) (*ringGrid, error) {
+// startGrid allocates and launches a grid (inside Do). limit bounds its
+// table (DefaultMailboxes when 0, fewer when the State slots would take
+// more than an eighth of the device's memory); it starts at first entries
+// (initialMailboxes when 0) and grows by doubling (ringGrid.grow).
+func (d *device) startGrid(p *RingProgram, threads, limit, first, simBlocks int) (*ringGrid, error) {
 	fn, err := d.gridFunction(p)
 	if err != nil {
 		return nil, err
 	}
-	if capacity <= 0 {
-		capacity = DefaultMailboxes
+	if limit <= 0 {
+		limit = DefaultMailboxes
 	}
 	stride := uintptr(align16(p.src.StateBytes))
 	if _, total, err := d.api.MemGetInfo(); err == nil && total > 0 {
-		capacity = max(64, min(capacity, int(total/8/uint64(stride))))
+		limit = max(64, min(limit, int(total/8/uint64(stride))))
 	}
-	bells := bellCapacity(capacity)
-	cbSize := align64(unsafe.Sizeof(ring.ControlBlock{}))
-	tabOff := cbSize
-	entOff := tabOff + unsafe.Sizeof(ring.GridHeader{})
-	bellOff := entOff + uintptr(capacity)*unsafe.Sizeof(ring.MailboxEntry{})
-	zeroOff := align64(bellOff + uintptr(bells)*unsafe.Sizeof(ring.DoorbellSlot{}))
-	wordsBytes := gridWordsBytes(capacity)
-	size := zeroOff + wordsBytes
-	mem, base, err := d.pinned(size)
+	if first <= 0 {
+		first = initialMailboxes
+	}
+	mem, base, err := d.pinned(align64(unsafe.Sizeof(ring.ControlBlock{})))
 	if err != nil {
 		return nil, err
 	}
-	clear(unsafe.Slice((*byte)(mem), size))
+	clear(unsafe.Slice((*byte)(mem), unsafe.Sizeof(ring.ControlBlock{})))
 	g := &ringGrid{d: d, key: gridKey{p.src.Hash, threads}, name: p.src.Name, src: p.src, threads: threads,
-		boxes: map[uint32]*RingKernel{}}
+		limit: limit, boxes: map[uint32]*RingKernel{}}
 	g.smem = p.src.SharedBytes + 8*uint32(threads)
 	g.blocks = d.gridBlocks(p.sim, fn, threads, g.smem)
+	if p.sim && simBlocks > 0 {
+		g.blocks = simBlocks
+	}
 	k := &RingKernel{d: d, mem: mem, serves: g}
 	g.k = k
 	k.cb = (*ring.ControlBlock)(mem)
 	k.cb.LatencyMin.Store(^uint64(0))
-	g.hdr = (*ring.GridHeader)(unsafe.Add(mem, tabOff))
-	g.hdr.Capacity, g.hdr.BellCapacity, g.hdr.StateStride = uint64(capacity), uint64(bells), uint64(stride)
-	g.entries = unsafe.Slice((*ring.MailboxEntry)(unsafe.Add(mem, entOff)), capacity)
-	g.bells = unsafe.Slice((*ring.DoorbellSlot)(unsafe.Add(mem, bellOff)), bells)
-	for i := range g.bells {
-		atomic.StoreUint64(&g.bells[i].Seq, uint64(i))
-	}
 	fail := func(err error) (*ringGrid, error) {
-		if g.words != 0 {
-			err = errors.Join(err, d.devFree(g.words))
-		}
-		if g.slab != 0 {
-			err = errors.Join(err, d.devFree(g.slab))
+		if g.tab != nil {
+			err = errors.Join(err, g.tab.free(d))
 		}
 		if !k.stream.IsDefault() {
 			err = errors.Join(err, d.api.StreamDestroy(k.stream))
 		}
 		return nil, errors.Join(err, d.unpinned(mem))
 	}
-	// Device memory from the stream-ordered pool on the backend's stream,
-	// the words zeroed by a copy there (a memset is a launch barrier); the
-	// stream's own synchronisation orders both before the grid's launch.
-	if g.words, err = d.devAlloc(uint64(wordsBytes)); err != nil {
-		return fail(err)
-	}
-	if g.slab, err = d.devAlloc(uint64(capacity) * uint64(stride)); err != nil {
-		return fail(err)
-	}
-	if err := d.api.MemcpyHtoDAsync(g.words, unsafe.Add(mem, zeroOff), uint64(wordsBytes), d.stream); err != nil {
-		return fail(err)
-	}
-	if err := d.api.StreamSynchronize(d.stream); err != nil {
+	if g.tab, err = d.newGridTable(min(first, limit), stride, nil); err != nil {
 		return fail(err)
 	}
 	if k.stream, err = d.api.StreamCreate(StreamNonBlocking); err != nil {
 		return fail(err)
 	}
 	k.park.fn, k.park.threads, k.park.blocks, k.park.smem = fn, uint32(threads), uint32(g.blocks), g.smem
-	k.park.args = []uint64{ArgPtr(base), ArgPtr(base + DevicePtr(tabOff)), ArgPtr(g.words), ArgPtr(g.slab)}
+	k.park.args = append([]uint64{ArgPtr(base)}, g.tab.args()...)
 	k.park.resumed = g.ringAll
 	if err := d.api.LaunchKernel(fn, Dim3{X: k.park.blocks}, Dim3{X: k.park.threads}, k.park.smem, k.stream, k.park.args...); err != nil {
 		return fail(err)
@@ -311,11 +319,17 @@ func (d *device) gridFunction(p *RingProgram) (Function, error) {
 // block taking the slot and handing it back) and publishes the index.
 // Safe from any goroutine; no driver call.
 func (g *ringGrid) ring(i uint32) {
-	if g.stopped.Load() || !atomic.CompareAndSwapUint64(&g.entries[i].Queued, 0, 1) {
+	if g.stopped.Load() {
 		return
 	}
-	pos := g.tail.Add(1) - 1
-	s := &g.bells[pos&uint64(len(g.bells)-1)]
+	g.tabMu.RLock()
+	defer g.tabMu.RUnlock()
+	t := g.tab
+	if t == nil || int(i) >= len(t.entries) || !atomic.CompareAndSwapUint64(&t.entries[i].Queued, 0, 1) {
+		return
+	}
+	pos := t.tail.Add(1) - 1
+	s := &t.bells[pos&uint64(len(t.bells)-1)]
 	for n := 0; atomic.LoadUint64(&s.Seq) != pos; n++ {
 		if g.stopped.Load() {
 			return
@@ -326,6 +340,22 @@ func (g *ringGrid) ring(i uint32) {
 	}
 	atomic.StoreUint32(&s.Mailbox, i)
 	atomic.StoreUint64(&s.Seq, pos+1)
+}
+
+// outWaited reports whether mailbox i's block let it go for want of room
+// in its output ring, and clears the flag (any goroutine).
+func (g *ringGrid) outWaited(i uint32) bool {
+	g.tabMu.RLock()
+	defer g.tabMu.RUnlock()
+	if g.tab == nil || int(i) >= len(g.tab.entries) {
+		return false
+	}
+	e := &g.tab.entries[i]
+	if atomic.LoadUint64(&e.OutWait) == 0 {
+		return false
+	}
+	atomic.StoreUint64(&e.OutWait, 0)
+	return true
 }
 
 // ringAll rings every mailbox after a relaunch (the parked grid let go of
@@ -362,15 +392,20 @@ func (g *ringGrid) settled() bool {
 	return true
 }
 
+// errTableFull is add's answer when every entry of the table is taken:
+// the caller grows the table (up to its bound) and adds again.
+var errTableFull = errors.New("cuda: the mailbox table is full")
+
 // add writes k's mailbox into the table (inside Do): a fresh generation,
 // so the grid zeroes its State slot when it first serves it. A full table
-// is a *gpu.DeviceError matching gpu.ErrDeviceCapacity.
+// is errTableFull.
 func (g *ringGrid) add(k *RingKernel, cb, in, out DevicePtr) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	t := g.tab
 	keep := g.drain[:0]
 	for _, i := range g.drain {
-		if atomic.LoadUint64(&g.entries[i].Queued) == 0 {
+		if atomic.LoadUint64(&t.entries[i].Queued) == 0 {
 			g.free = append(g.free, i)
 		} else {
 			keep = append(keep, i)
@@ -381,15 +416,14 @@ func (g *ringGrid) add(k *RingKernel, cb, in, out DevicePtr) error {
 	switch {
 	case len(g.free) > 0:
 		i, g.free = g.free[len(g.free)-1], g.free[:len(g.free)-1]
-	case int(g.next) < len(g.entries):
+	case int(g.next) < len(t.entries):
 		i = g.next
 		g.next++
 	default:
-		return &gpu.DeviceError{Kind: gpu.DeviceCapacity, Backend: BackendName, Device: g.d.ordinal,
-			Reason: fmt.Sprintf("the mailbox table of ring program %s is full (%d kernels; WithMailboxes sets its size)", g.name, len(g.entries))}
+		return errTableFull
 	}
 	g.gen++
-	e := &g.entries[i]
+	e := &t.entries[i]
 	atomic.StoreUint64(&e.Gen, 0)
 	atomic.StoreUint64(&e.Control, uint64(cb))
 	atomic.StoreUint64(&e.In, uint64(in))
@@ -410,7 +444,7 @@ func (g *ringGrid) remove(k *RingKernel) {
 		return
 	}
 	delete(g.boxes, k.box)
-	e := &g.entries[k.box]
+	e := &g.tab.entries[k.box]
 	atomic.StoreUint64(&e.Gen, 0)
 	atomic.StoreUint64(&e.Control, 0)
 	atomic.StoreUint64(&e.In, 0)
@@ -422,7 +456,7 @@ func (g *ringGrid) remove(k *RingKernel) {
 func (g *ringGrid) mailboxes() (n, capacity int) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return len(g.boxes), len(g.entries)
+	return len(g.boxes), len(g.tab.entries)
 }
 
 // pinnedBytes is what the grid's mailboxes pin: each one's control block
@@ -458,13 +492,12 @@ func (g *ringGrid) close() error {
 	if g.d.grids[g.key] == g {
 		delete(g.d.grids, g.key)
 	}
-	if g.words != 0 {
-		errs = append(errs, g.d.devFree(g.words))
-		g.words = 0
-	}
-	if g.slab != 0 {
-		errs = append(errs, g.d.devFree(g.slab))
-		g.slab = 0
+	g.tabMu.Lock()
+	t := g.tab
+	g.tab = nil
+	g.tabMu.Unlock()
+	if t != nil {
+		errs = append(errs, t.free(g.d))
 	}
 	return errors.Join(errs...)
 }
@@ -472,8 +505,9 @@ func (g *ringGrid) close() error {
 // mailboxGeometry returns a mailbox's ring capacity and slot size: the
 // smallest slot that holds p's messages, and cfg's capacity or the
 // largest power of two up to mailboxCapacity whose rings and control
-// block fit MailboxPinnedMax (at least 2).
-func mailboxGeometry(src *RingProgramSource, cfg RingConfig) (capacity, slot int) {
+// block fit bound (at least 2: OpenMailbox refuses a mailbox still over
+// it).
+func mailboxGeometry(src *RingProgramSource, cfg RingConfig, bound int) (capacity, slot int) {
 	slot = cfg.SlotSize
 	if slot == 0 {
 		slot = align16(int(unsafe.Sizeof(ring.SlotHeader{})) + max(src.ReqBytes, src.RespBytes))
@@ -483,7 +517,7 @@ func mailboxGeometry(src *RingProgramSource, cfg RingConfig) (capacity, slot int
 		capacity = mailboxCapacity
 		for capacity > 2 {
 			_, _, size := ringLayout(capacity, slot)
-			if size <= MailboxPinnedMax {
+			if size <= uintptr(bound) {
 				break
 			}
 			capacity /= 2
@@ -511,7 +545,16 @@ func (b *Backend) OpenMailbox(p *RingProgram, cfg RingConfig) (*RingKernel, erro
 		return nil, err
 	}
 	d := g.d
-	capacity, slot := mailboxGeometry(p.src, cfg)
+	bound := b.mailboxPin
+	if bound <= 0 {
+		bound = MailboxPinnedMax
+	}
+	capacity, slot := mailboxGeometry(p.src, cfg, bound)
+	if _, _, size := ringLayout(capacity, slot); ring.ValidCapacity(capacity) && size > uintptr(bound) {
+		return nil, deviceErr(g.d.ordinal, &gpu.DeviceError{Kind: gpu.DeviceCapacity, Backend: b.name, Device: g.d.ordinal,
+			Reason: fmt.Sprintf("a mailbox of ring program %s pins %d bytes (%d slots of %d bytes per ring): over the bound of %d (WithMailboxPinnedMax)",
+				p.src.Name, size, capacity, slot, bound), Err: ErrMailboxTooLarge})
+	}
 	switch {
 	case !ring.ValidCapacity(capacity):
 		return nil, &ring.CapacityError{Capacity: capacity}
@@ -535,7 +578,14 @@ func (b *Backend) OpenMailbox(p *RingProgram, cfg RingConfig) (*RingKernel, erro
 		k.cb.Close()
 		k.in = ring.NewSlotRing(unsafe.Add(mem, inOff), capacity, slot)
 		k.out = ring.NewSlotRing(unsafe.Add(mem, outOff), capacity, slot)
-		if err := g.add(k, base, base+DevicePtr(inOff), base+DevicePtr(outOff)); err != nil {
+		err = g.add(k, base, base+DevicePtr(inOff), base+DevicePtr(outOff))
+		if errors.Is(err, errTableFull) {
+			// A full table doubles (in a device epoch) up to its bound.
+			if err = g.grow(); err == nil {
+				err = g.add(k, base, base+DevicePtr(inOff), base+DevicePtr(outOff))
+			}
+		}
+		if err != nil {
 			k.cb = nil
 			k.mem = nil
 			return errors.Join(err, d.unpinned(mem))

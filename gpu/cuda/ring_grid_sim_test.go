@@ -5,6 +5,7 @@ package cuda
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"sync"
 	"testing"
@@ -18,8 +19,17 @@ import (
 // TestMailboxesShareOneGrid opens many mailboxes of one program: one grid
 // launch serves them all, each keeps its own State (zeroed when the
 // mailbox is opened again in a reused table entry), order and replies.
+// With 8 blocks most are idle at any time: the idle blocks' watcher role
+// (grid_loop.cuh) is handed over each time its holder takes work.
 func TestMailboxesShareOneGrid(t *testing.T) {
+	for _, blocks := range []int{0, 8} {
+		t.Run(fmt.Sprintf("blocks=%d", blocks), func(t *testing.T) { testMailboxesShareOneGrid(t, blocks) })
+	}
+}
+
+func testMailboxesShareOneGrid(t *testing.T, blocks int) {
 	b, fd := newSimBackend(t, nil)
+	b.simBlocks = blocks
 	p := loadSaxpy(t, b)
 	if err := b.StartRingGrid(p, 4); err != nil {
 		t.Fatal(err)

@@ -20,7 +20,14 @@ import (
 
 func loadSaxpy(t *testing.T, b *Backend) *RingProgram {
 	t.Helper()
-	src, err := NewRingProgramSource(saxpySpec())
+	return loadProgram(t, b, saxpySpec())
+}
+
+// loadProgram generates spec's program and loads it on b; the test is
+// skipped without a host compiler.
+func loadProgram(t testing.TB, b *Backend, spec RingProgramSpec) *RingProgram {
+	t.Helper()
+	src, err := NewRingProgramSource(spec)
 	if err != nil {
 		t.Fatal(err)
 	}

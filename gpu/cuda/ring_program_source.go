@@ -210,6 +210,11 @@ extern "C" __attribute__((visibility("default"))) int rc_hs_grid_launch(unsigned
 }
 
 extern "C" __attribute__((visibility("default"))) const char *rc_hs_grid_entry(void) { return %[5]q; }
+
+// The loads of mapped memory this program's launches made (host_shim.h).
+extern "C" __attribute__((visibility("default"))) unsigned long long rc_hs_mapped_reads(void) {
+	return rc_host::mapped_reads.load(std::memory_order_relaxed);
+}
 `, p.Entry, stateName, p.Entry, p.GridEntry, p.GridEntry)
 	return p, nil
 }

@@ -54,7 +54,8 @@ type DoorbellSlot struct {
 type GridWords struct {
 	BellHead uint64 // the next doorbell position a block takes
 	Exited   uint64 // blocks that left the loop, summed over the grid's launches
-	_        [CacheLine - 16]byte
+	Watcher  uint64 // 0, or 1 + the index of the block that watches the doorbell for the idle ones
+	_        [CacheLine - 24]byte
 }
 
 // Claim word values of a mailbox (device memory, device atomics only).

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/ringactor/ringactor/actors"
-	"github.com/ringactor/ringactor/examples/pipeline/sensor"
+	"github.com/ringactor/ringactor/stream/sensor"
 )
 
 // DefaultStreamRows is the generated input of the stream measure when the

@@ -8,9 +8,9 @@ import (
 	"testing"
 
 	"github.com/ringactor/ringactor/actors"
-	"github.com/ringactor/ringactor/examples/pipeline/sensor"
 	"github.com/ringactor/ringactor/gpu/ring"
 	"github.com/ringactor/ringactor/stream"
+	"github.com/ringactor/ringactor/stream/sensor"
 )
 
 // benchRows is the generated input of the stream benchmarks.

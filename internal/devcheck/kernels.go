@@ -1,181 +1,42 @@
 package devcheck
 
 import (
-	"context"
-
 	"github.com/ringactor/ringactor/actors"
-	"github.com/ringactor/ringactor/messages"
+	"github.com/ringactor/ringactor/internal/devkernels"
 )
 
-// The users' device ring kernels the steps run: SAXPY (stateless), a
-// running histogram (State on the device) and a SAXPY that traps on A == 13
-// (a device fault). Each has its CUDA handler and a Go fallback that
-// computes the same bytes.
+// The users' device ring kernels the steps run (internal/devkernels, which
+// the actors package's tests share): SAXPY (stateless), a running
+// histogram (State on the device) and a SAXPY that traps on A == 13 (a
+// device fault).
 
-func init() {
-	messages.MustRegister[SaxpyReq]("ringactor.devcheck.saxpy.request")
-	messages.MustRegister[SaxpyResp]("ringactor.devcheck.saxpy.response")
-	messages.MustRegister[HistReq]("ringactor.devcheck.histogram.request")
-	messages.MustRegister[HistResp]("ringactor.devcheck.histogram.response")
+const (
+	saxpyCUDA = devkernels.SaxpyCUDA
+	trapCUDA  = devkernels.TrapCUDA
+	histCUDA  = devkernels.HistCUDA
+)
+
+// statusErr is a fallback's error for a handler status of kernel id.
+func statusErr(id string) devkernels.StatusError {
+	return func(s uint32) error { return &actors.DeviceStatusError{Kernel: id, Status: s} }
 }
 
-// VecLen is the length of SAXPY's vectors.
-const VecLen = 256
-
-// SaxpyReq is SAXPY's request: Z = A·X + Y over the first N elements.
-type SaxpyReq struct {
-	A float32
-	N uint32
-	X [VecLen]float32
-	Y [VecLen]float32
-}
-
-// SaxpyResp is SAXPY's reply.
-type SaxpyResp struct {
-	N uint32
-	Z [VecLen]float32
-}
-
-// saxpyCUDA is SAXPY's device handler; N > 256 answers status 1.
-const saxpyCUDA = `
-__device__ uint32_t saxpy(const rc_ctx *ctx, const SaxpyReq *req, SaxpyResp *resp, rc_no_state *) {
-	if (req->N > 256) {
-		return 1;
-	}
-	for (uint32_t i = ctx->thread; i < req->N; i += ctx->threads) {
-		resp->Z[i] = req->A * req->X[i] + req->Y[i];
-	}
-	if (ctx->thread == 0) {
-		resp->N = req->N;
-	}
-	return RC_STATUS_OK;
-}
-`
-
-// trapCUDA is SAXPY that traps (a device fault, sticky for the context on
-// a GPU) on A == 13.
-const trapCUDA = `
-__device__ uint32_t trapper(const rc_ctx *ctx, const SaxpyReq *req, SaxpyResp *resp, rc_no_state *) {
-	if (req->A == 13.0f) {
-		__trap();
-		return 99;
-	}
-	if (req->N > 256) {
-		return 1;
-	}
-	for (uint32_t i = ctx->thread; i < req->N; i += ctx->threads) {
-		resp->Z[i] = req->A * req->X[i] + req->Y[i];
-	}
-	if (ctx->thread == 0) {
-		resp->N = req->N;
-	}
-	return RC_STATUS_OK;
-}
-`
-
-// saxpyFallback is SAXPY in Go: float32(a*x) rounds the product, as the
-// device (compiled with --fmad=false) does.
-func saxpyFallback(id string) func() actors.Handler[SaxpyReq, SaxpyResp] {
-	return func() actors.Handler[SaxpyReq, SaxpyResp] {
-		return func(_ context.Context, r SaxpyReq) (SaxpyResp, error) {
-			var out SaxpyResp
-			if r.N > VecLen {
-				return out, &actors.DeviceStatusError{Kernel: id, Status: 1}
-			}
-			for i := range r.N {
-				out.Z[i] = float32(r.A*r.X[i]) + r.Y[i]
-			}
-			out.N = r.N
-			return out, nil
-		}
+// saxpyFallback is SAXPY in Go.
+func saxpyFallback(id string) func() actors.Handler[devkernels.SaxpyReq, devkernels.SaxpyResp] {
+	return func() actors.Handler[devkernels.SaxpyReq, devkernels.SaxpyResp] {
+		return devkernels.Saxpy(statusErr(id))
 	}
 }
 
 // saxpyDef declares SAXPY as a device ring kernel.
-func saxpyDef(id string, opts ...actors.KernelOption) (*actors.KernelDef[SaxpyReq, SaxpyResp], error) {
+func saxpyDef(id string, opts ...actors.KernelOption) (*actors.KernelDef[devkernels.SaxpyReq, devkernels.SaxpyResp], error) {
 	return actors.NewDeviceRingKernel(id, actors.DeviceSource{Code: saxpyCUDA, Entry: "saxpy"}, saxpyFallback(id), opts...)
 }
 
-// HistBins is the histogram's bin count.
-const HistBins = 16
-
-// HistReq is the histogram's request: N values in [0, 1) (others go to
-// the first or last bin).
-type HistReq struct {
-	N      uint32
-	Values [64]float32
-}
-
-// HistResp is the running histogram after the request.
-type HistResp struct {
-	Total  uint64
-	Counts [HistBins]uint32
-}
-
-// HistState is the histogram's State on the device, zeroed at every
+// histFallback is the histogram in Go, with a fresh State at every
 // (re)start.
-type HistState struct {
-	Total  uint64
-	Counts [HistBins]uint32
-}
-
-// histCUDA gives each thread its own bins (no atomics); N > 64 answers
-// status 2.
-const histCUDA = `
-__device__ int hist_bin(float v) {
-	if (!(v >= 0.0f)) {
-		return 0;
-	}
-	if (v >= 1.0f) {
-		return 15;
-	}
-	return (int)(v * 16.0f);
-}
-
-__device__ uint32_t histogram(const rc_ctx *ctx, const HistReq *req, HistResp *resp, HistState *st) {
-	if (req->N > 64) {
-		return 2;
-	}
-	for (uint32_t b = ctx->thread; b < 16; b += ctx->threads) {
-		uint32_t c = 0;
-		for (uint32_t i = 0; i < req->N; i++) {
-			c += hist_bin(req->Values[i]) == (int)b;
-		}
-		st->Counts[b] += c;
-		resp->Counts[b] = st->Counts[b];
-	}
-	if (ctx->thread == 0) {
-		st->Total += req->N;
-		resp->Total = st->Total;
-	}
-	return RC_STATUS_OK;
-}
-`
-
-func histBin(v float32) int {
-	switch {
-	case !(v >= 0):
-		return 0
-	case v >= 1:
-		return HistBins - 1
-	}
-	return int(v * HistBins)
-}
-
-// histFallback is the histogram in Go: the state lives in the closure,
-// fresh at every (re)start as the device's is zeroed.
-func histFallback(id string) func() actors.Handler[HistReq, HistResp] {
-	return func() actors.Handler[HistReq, HistResp] {
-		var st HistState
-		return func(_ context.Context, r HistReq) (HistResp, error) {
-			if r.N > 64 {
-				return HistResp{}, &actors.DeviceStatusError{Kernel: id, Status: 2}
-			}
-			for i := range r.N {
-				st.Counts[histBin(r.Values[i])]++
-			}
-			st.Total += uint64(r.N)
-			return HistResp(st), nil
-		}
+func histFallback(id string) func() actors.Handler[devkernels.HistReq, devkernels.HistResp] {
+	return func() actors.Handler[devkernels.HistReq, devkernels.HistResp] {
+		return devkernels.Histogram(statusErr(id))
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/ringactor/ringactor/internal/devkernels"
 	"time"
 
 	"github.com/ringactor/ringactor/actors"
@@ -48,9 +49,9 @@ func runFault(ctx context.Context, e *Env) error {
 	if err := errors.Join(placement(kt.Placement(), b), placement(ks.Placement(), b)); err != nil {
 		return err
 	}
-	msgs := make([]SaxpyReq, 12)
+	msgs := make([]devkernels.SaxpyReq, 12)
 	for i := range msgs {
-		msgs[i] = SaxpyReq{A: float32(i + 1), N: 8}
+		msgs[i] = devkernels.SaxpyReq{A: float32(i + 1), N: 8}
 		for j := range 8 {
 			msgs[i].X[j], msgs[i].Y[j] = float32(j), float32(i)
 		}
@@ -95,7 +96,7 @@ func runFault(ctx context.Context, e *Env) error {
 	if ks.Placement() != actors.PlacementCPU {
 		return fmt.Errorf("the kernel beside is placed on %q after the fault", ks.Placement())
 	}
-	for _, k := range []*actors.Kernel[SaxpyReq, SaxpyResp]{kt, ks} {
+	for _, k := range []*actors.Kernel[devkernels.SaxpyReq, devkernels.SaxpyResp]{kt, ks} {
 		if err := k.Terminate(ctx); err != nil {
 			return err
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/ringactor/ringactor/internal/devkernels"
 	"slices"
 	"sync"
 	"time"
@@ -190,7 +191,7 @@ func runHazards(ctx context.Context, e *Env) error {
 	if got := b.EpochStats(); got.Count <= epochs3 {
 		return fmt.Errorf("registering a user device kernel beside rings made no epoch: %+v", got)
 	}
-	q := SaxpyReq{A: 2, N: 2}
+	q := devkernels.SaxpyReq{A: 2, N: 2}
 	q.X[0], q.X[1], q.Y[0], q.Y[1] = 1, 2, 10, 20
 	if got, err := ring3.Request(ctx, q); err != nil || got.N != 2 || got.Z[0] != 12 || got.Z[1] != 24 {
 		return fmt.Errorf("user device kernel: %v, %v", got.Z[:2], err)

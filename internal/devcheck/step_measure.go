@@ -3,6 +3,7 @@ package devcheck
 import (
 	"context"
 	"fmt"
+	"github.com/ringactor/ringactor/internal/devkernels"
 	"runtime"
 	"time"
 
@@ -45,23 +46,23 @@ var wakeStep = Step{
 }
 
 // fullSaxpy is a request over the whole vector.
-func fullSaxpy(i int) SaxpyReq {
-	r := SaxpyReq{A: float32(i%7) + 0.5, N: VecLen}
-	for j := range VecLen {
+func fullSaxpy(i int) devkernels.SaxpyReq {
+	r := devkernels.SaxpyReq{A: float32(i%7) + 0.5, N: devkernels.VecLen}
+	for j := range devkernels.VecLen {
 		r.X[j], r.Y[j] = float32(j), float32(i)
 	}
 	return r
 }
 
 // roundTrips times n sequential requests to k.
-func roundTrips(ctx context.Context, k *actors.Kernel[SaxpyReq, SaxpyResp], n int) ([]time.Duration, error) {
+func roundTrips(ctx context.Context, k *actors.Kernel[devkernels.SaxpyReq, devkernels.SaxpyResp], n int) ([]time.Duration, error) {
 	samples := make([]time.Duration, 0, n)
 	for i := range n {
 		req := fullSaxpy(i)
 		start := time.Now()
 		r, err := k.Request(ctx, req)
 		samples = append(samples, time.Since(start))
-		if err != nil || r.N != VecLen || r.Z[1] != float32(req.A*req.X[1])+req.Y[1] {
+		if err != nil || r.N != devkernels.VecLen || r.Z[1] != float32(req.A*req.X[1])+req.Y[1] {
 			return nil, fmt.Errorf("request %d: %v (N %d)", i, err, r.N)
 		}
 	}
@@ -69,8 +70,8 @@ func roundTrips(ctx context.Context, k *actors.Kernel[SaxpyReq, SaxpyResp], n in
 }
 
 // pipelined sends n requests to k with Go and returns the rate.
-func pipelined(ctx context.Context, k *actors.Kernel[SaxpyReq, SaxpyResp], n int) (float64, error) {
-	msgs := make([]SaxpyReq, n)
+func pipelined(ctx context.Context, k *actors.Kernel[devkernels.SaxpyReq, devkernels.SaxpyResp], n int) (float64, error) {
+	msgs := make([]devkernels.SaxpyReq, n)
 	for i := range msgs {
 		msgs[i] = fullSaxpy(i)
 	}
@@ -109,7 +110,7 @@ func runRTT(ctx context.Context, e *Env) error {
 	m := pick(e, 1000, 20000, 100000)
 	for _, side := range []struct {
 		name string
-		k    *actors.Kernel[SaxpyReq, SaxpyResp]
+		k    *actors.Kernel[devkernels.SaxpyReq, devkernels.SaxpyResp]
 	}{{"device", kd}, {"fallback", kc}} {
 		e.Progress("%s: %d round trips, %d pipelined", side.name, n, m)
 		if _, err := roundTrips(ctx, side.k, n/10+1); err != nil { // warm up
@@ -239,7 +240,7 @@ func runEpoch(ctx context.Context, e *Env) error {
 		e.Set(fmt.Sprintf("rings_%d_p50_ms", want), quantileUS(samples, 0.5)/1e3)
 		e.Set(fmt.Sprintf("rings_%d_max_ms", want), quantileUS(samples, 1)/1e3)
 		for i, k := range rings {
-			if err := exchangeAll(ctx, k, []SaxpyReq{fullSaxpy(i)}, func(int, ring.SlotHeader, []byte) error { return nil }); err != nil {
+			if err := exchangeAll(ctx, k, []devkernels.SaxpyReq{fullSaxpy(i)}, func(int, ring.SlotHeader, []byte) error { return nil }); err != nil {
 				return fmt.Errorf("ring %d after the epochs: %w", i, err)
 			}
 		}

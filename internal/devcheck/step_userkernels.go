@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/ringactor/ringactor/internal/devkernels"
 	"math/rand/v2"
 	"sync"
 	"time"
@@ -233,7 +234,7 @@ func runRestart(ctx context.Context, e *Env) error {
 		}
 		return supervision.Resume
 	}
-	def, err := actors.NewDeviceRingKernel("hist", actors.DeviceSource{Code: histCUDA, Entry: "histogram", State: HistState{}, Threads: 8},
+	def, err := actors.NewDeviceRingKernel("hist", actors.DeviceSource{Code: histCUDA, Entry: "histogram", State: devkernels.HistState{}, Threads: 8},
 		histFallback("hist"), actors.WithDecider(restartOnStatus))
 	if err != nil {
 		return err
@@ -247,7 +248,7 @@ func runRestart(ctx context.Context, e *Env) error {
 	per := pick(e, 100, 400, 2000)
 	for round := range rounds {
 		e.Progress("round %d: %d messages, then a restart", round, per)
-		msgs := make([]HistReq, per)
+		msgs := make([]devkernels.HistReq, per)
 		var total uint64
 		for i := range msgs {
 			msgs[i].N = uint32(rng.IntN(65))
@@ -271,8 +272,8 @@ func runRestart(ctx context.Context, e *Env) error {
 			return fmt.Errorf("round %d: total %d, want %d (State not zeroed at the restart, or lost)", round, got, total)
 		}
 		// A refused message restarts both kernels.
-		for _, k := range []*actors.Kernel[HistReq, HistResp]{kd, kc} {
-			_, err := k.Request(ctx, HistReq{N: 65})
+		for _, k := range []*actors.Kernel[devkernels.HistReq, devkernels.HistResp]{kd, kc} {
+			_, err := k.Request(ctx, devkernels.HistReq{N: 65})
 			var se *actors.DeviceStatusError
 			if !errors.As(err, &se) || se.Status != 2 {
 				return fmt.Errorf("round %d: the refused message: %v", round, err)

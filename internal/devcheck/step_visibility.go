@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/ringactor/ringactor/internal/devkernels"
 	"math/rand/v2"
 	"reflect"
 	"time"
@@ -28,7 +29,7 @@ var visibilityStep = Step{
 // saxpyProgram is SAXPY as a ring program source.
 func saxpyProgram() (*cuda.RingProgramSource, error) {
 	return cuda.NewRingProgramSource(cuda.RingProgramSpec{Name: "saxpy", Code: saxpyCUDA, Handler: "saxpy",
-		Req: reflect.TypeFor[SaxpyReq](), Resp: reflect.TypeFor[SaxpyResp]()})
+		Req: reflect.TypeFor[devkernels.SaxpyReq](), Resp: reflect.TypeFor[devkernels.SaxpyResp]()})
 }
 
 // launchSaxpyRing loads SAXPY on b and launches one ring of capacity
@@ -50,16 +51,16 @@ func launchSaxpyRing(ctx context.Context, b *cuda.Backend, capacity int) (*cuda.
 	return k, nil
 }
 
-func randomSaxpy(rng *rand.Rand, n int) []SaxpyReq {
-	msgs := make([]SaxpyReq, n)
+func randomSaxpy(rng *rand.Rand, n int) []devkernels.SaxpyReq {
+	msgs := make([]devkernels.SaxpyReq, n)
 	for i := range msgs {
 		m := &msgs[i]
-		m.N = uint32(rng.IntN(VecLen + 1))
+		m.N = uint32(rng.IntN(devkernels.VecLen + 1))
 		if rng.IntN(100) == 0 {
-			m.N = VecLen + 1 + uint32(rng.IntN(1000)) // refused by the handler
+			m.N = devkernels.VecLen + 1 + uint32(rng.IntN(1000)) // refused by the handler
 		}
 		m.A = float32(rng.NormFloat64() * 10)
-		for j := range min(m.N, VecLen) {
+		for j := range min(m.N, devkernels.VecLen) {
 			m.X[j], m.Y[j] = float32(rng.NormFloat64()*1e3), float32(rng.NormFloat64()*1e-3)
 		}
 	}
@@ -142,7 +143,7 @@ func runVisibility(ctx context.Context, e *Env) error {
 
 // exchangeAll sends msgs through k as fast as the ring takes them and
 // checks each reply (in order, by correlation id) with check.
-func exchangeAll(ctx context.Context, k *cuda.RingKernel, msgs []SaxpyReq, check func(i int, h ring.SlotHeader, payload []byte) error) error {
+func exchangeAll(ctx context.Context, k *cuda.RingKernel, msgs []devkernels.SaxpyReq, check func(i int, h ring.SlotHeader, payload []byte) error) error {
 	buf := make([]byte, k.PayloadMax())
 	sent, recv := 0, 0
 	w := ring.Waiter{Strategy: ring.WaitStrategy{Spins: 64, Yields: 64, SleepMin: time.Microsecond, SleepMax: 100 * time.Microsecond}, Done: ctx.Done()}

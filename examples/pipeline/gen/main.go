@@ -15,8 +15,8 @@ import (
 	"os"
 	"strings"
 
-	"github.com/ringactor/ringactor/examples/pipeline/sensor"
 	"github.com/ringactor/ringactor/internal/excli"
+	"github.com/ringactor/ringactor/stream/sensor"
 )
 
 func main() {

@@ -16,33 +16,11 @@ typedef struct {
 #define RC_SIZE(s) {#s, NULL, sizeof(s), sizeof(s)}
 #define RC_FIELD(s, f, g) {#s, g, offsetof(s, f), sizeof(((s *)0)->f)}
 
-static const rc_hs_layout_row rc_hs_rows[] = {
-	RC_SIZE(rc_ring_header),
-	RC_FIELD(rc_ring_header, head, "Head"),
-	RC_FIELD(rc_ring_header, tail, "Tail"),
-	RC_FIELD(rc_ring_header, capacity, "Capacity"),
-	RC_FIELD(rc_ring_header, slot_size, "SlotSize"),
-	RC_SIZE(rc_slot_header),
-	RC_FIELD(rc_slot_header, type_id, "TypeID"),
-	RC_FIELD(rc_slot_header, flags, "Flags"),
-	RC_FIELD(rc_slot_header, correlation_id, "CorrelationID"),
-	RC_FIELD(rc_slot_header, length, "Length"),
-	RC_FIELD(rc_slot_header, status, "Status"),
-	RC_FIELD(rc_slot_header, timestamp_ns, "TimestampNS"),
-	RC_SIZE(rc_control_block),
-	RC_FIELD(rc_control_block, gate, "Gate"),
-	RC_FIELD(rc_control_block, terminate, "Terminate"),
-	RC_FIELD(rc_control_block, terminated_ack, "TerminatedAck"),
-	RC_FIELD(rc_control_block, processed, "Processed"),
-	RC_FIELD(rc_control_block, errors, "Errors"),
-	RC_FIELD(rc_control_block, dropped, "Dropped"),
-	RC_FIELD(rc_control_block, heartbeat, "Heartbeat"),
-	RC_FIELD(rc_control_block, latency_min, "LatencyMin"),
-	RC_FIELD(rc_control_block, latency_max, "LatencyMax"),
-	RC_FIELD(rc_control_block, latency_sum, "LatencySum"),
-	RC_FIELD(rc_control_block, latency_count, "LatencyCount"),
-	RC_FIELD(rc_control_block, restarts, "Restarts"),
-};
+// The one table of the generated structs and their Go fields
+// (RC_ABI_LAYOUT, written by gpu/ring/internal/abigen).
+#define RC_HS_S(s, goType) RC_SIZE(s),
+#define RC_HS_F(s, f, goField) RC_FIELD(s, f, goField),
+static const rc_hs_layout_row rc_hs_rows[] = {RC_ABI_LAYOUT(RC_HS_S, RC_HS_F)};
 
 static int rc_hs_row_count(void) { return sizeof(rc_hs_rows) / sizeof(rc_hs_rows[0]); }
 static const rc_hs_layout_row *rc_hs_row(int i) { return &rc_hs_rows[i]; }
@@ -69,9 +47,9 @@ type StructLayout struct {
 	Fields map[string]FieldLayout // by Go field name
 }
 
-// CLayouts returns the layouts of the ring protocol's C structs
-// (kernels/ring_abi_gen.h: ring header, slot header, control block), by C
-// struct name, as the C compiler laid them out. (The built-in handlers'
+// CLayouts returns the layouts of the ring protocol's C structs (every
+// struct of kernels/ring_abi_gen.h: its RC_ABI_LAYOUT table), by C struct
+// name, as the C compiler laid them out. (The built-in handlers'
 // payloads have no hand-written C mirror any more: their structs are
 // generated from gpu/ringmsg's Go types with every ring program.)
 func CLayouts() map[string]StructLayout {

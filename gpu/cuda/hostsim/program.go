@@ -16,6 +16,7 @@ static int rc_hs_call_program(void *fn, unsigned gx, unsigned gy, unsigned gz, u
 }
 
 static const char *rc_hs_call_entry(void *fn) { return ((const char *(*)(void))fn)(); }
+static unsigned long long rc_hs_call_u64(void *fn) { return ((unsigned long long (*)(void))fn)(); }
 
 static void *rc_hs_dlopen(const char *path) { return dlopen(path, RTLD_NOW | RTLD_LOCAL); }
 static const char *rc_hs_dlerror(void) { const char *e = dlerror(); return e ? e : "unknown dlopen error"; }
@@ -76,6 +77,18 @@ type Program struct {
 	launch    unsafe.Pointer
 	gridEntry string         // the program's persistent grid of mailboxes ("" when the library has none)
 	grid      unsafe.Pointer // its launch
+	reads     unsafe.Pointer // rc_hs_mapped_reads (nil in a library built before it)
+}
+
+// MappedReads is how many loads of mapped host memory (the system-scope
+// loads of ring_loop.cuh: each a round trip over the host link on a GPU)
+// the program's launches have made in this process, summed over its
+// grids, blocks and launches; 0 for a library without the counter.
+func (p *Program) MappedReads() uint64 {
+	if p == nil || p.reads == nil {
+		return 0
+	}
+	return uint64(C.rc_hs_call_u64(p.reads))
 }
 
 // GridEntry is the __global__ entry of the program's persistent grid of
@@ -228,7 +241,7 @@ func load(lib string) (*Program, error) {
 	if launch == nil || entry == nil {
 		return nil, fmt.Errorf("hostsim: %s lacks rc_hs_program_launch or rc_hs_program_entry: %w", lib, ErrUnknownKernel)
 	}
-	p := &Program{entry: C.GoString(C.rc_hs_call_entry(entry)), path: lib, launch: launch}
+	p := &Program{entry: C.GoString(C.rc_hs_call_entry(entry)), path: lib, launch: launch, reads: sym("rc_hs_mapped_reads")}
 	if grid, gentry := sym("rc_hs_grid_launch"), sym("rc_hs_grid_entry"); grid != nil && gentry != nil {
 		p.grid, p.gridEntry = grid, C.GoString(C.rc_hs_call_entry(gentry))
 	}

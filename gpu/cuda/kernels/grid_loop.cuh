@@ -10,6 +10,10 @@
 // Needs ring_abi_gen.h and ring_loop.cuh first (host_shim.h on the host).
 //
 // Per block (thread 0 decides, the block follows through shared memory):
+//   0. an idle block polls mapped memory only while it is the grid's
+//      watcher (one block at a time, a role claimed in device memory and
+//      given up when the watcher takes work); the others poll device
+//      memory until the role is free or a block has left the loop;
 //   1. without a mailbox in hand, take a doorbell slot (the queue's head
 //      is a device-memory word, claimed with a compare-and-swap; the slot
 //      is handed back to the host with a release store of its sequence),
@@ -45,13 +49,17 @@
 #define RC_GRID_ZERO 3u
 #define RC_GRID_NONE 0xffffffffu
 
-// Idle blocks back off up to this between looks at the doorbell. On the
-// simulated device every block is a host thread: a longer cap keeps idle
+// The idle blocks' watcher backs off up to RC_GRID_BACKOFF_MAX_NS between
+// looks at the doorbell (mapped memory); the other idle blocks poll device
+// memory only, and back off up to RC_GRID_PEER_BACKOFF_MAX_NS. On the
+// simulated device every block is a host thread: longer caps keep idle
 // grids from eating the host's cores.
 #if defined(RC_HOST_SIM)
 #define RC_GRID_BACKOFF_MAX_NS 200000u
+#define RC_GRID_PEER_BACKOFF_MAX_NS 200000u
 #else
 #define RC_GRID_BACKOFF_MAX_NS RC_LOOP_BACKOFF_MAX_NS
+#define RC_GRID_PEER_BACKOFF_MAX_NS 2000u
 #endif
 
 // Device-scope atomics on device memory.
@@ -102,14 +110,6 @@ __device__ __forceinline__ void rc_dev_store64(uint64_t *p, uint64_t v) {
 	*(volatile uint64_t *)p = v;
 #else
 	std::atomic_ref<uint64_t>(*p).store(v, std::memory_order_release);
-#endif
-}
-
-__device__ __forceinline__ void rc_fence_device() {
-#if defined(__CUDA_ARCH__)
-	__threadfence();
-#else
-	std::atomic_thread_fence(std::memory_order_seq_cst);
 #endif
 }
 
@@ -196,7 +196,6 @@ __device__ __forceinline__ uint32_t rc_grid_take(const rc_grid_view &g, rc_grid_
 template <class Req, class Resp, class State, uint32_t (*Handler)(const rc_ctx *, const Req *, Resp *, State *)>
 __device__ void rc_grid_loop_t(rc_control_block *gcb, rc_grid_header *tab, rc_grid_words *w, unsigned char *slab,
 			       unsigned char *smem) {
-	constexpr bool staged = rc_loop_staged(sizeof(Req), sizeof(Resp));
 	const unsigned tid = threadIdx.x;
 	const unsigned nt = blockDim.x;
 	if (gridDim.y * gridDim.z != 1 || blockDim.y * blockDim.z != 1 || nt > RC_LOOP_MAX_BLOCK) {
@@ -206,8 +205,6 @@ __device__ void rc_grid_loop_t(rc_control_block *gcb, rc_grid_header *tab, rc_gr
 		return;
 	}
 	volatile uint64_t *bc = (volatile uint64_t *)smem; // cmd, in index, out index, status, cb, in, out, state
-	Req *sreq = (Req *)(smem + RC_LOOP_SMEM_HEADER);
-	Resp *sresp = (Resp *)(smem + RC_LOOP_SMEM_HEADER + rc_align16(sizeof(Req)));
 
 	rc_grid_view g;
 	g.capacity = rc_sys_load_relaxed(&tab->capacity);
@@ -225,10 +222,25 @@ __device__ void rc_grid_loop_t(rc_control_block *gcb, rc_grid_header *tab, rc_gr
 	uint64_t gen = 0;
 	rc_control_block *cb = 0;
 	rc_ring_header *in = 0, *out = 0;
-	uint64_t in_head = 0, out_tail = 0, processed = 0, errors = 0;
-	uint64_t lat_min = 0, lat_max = 0, lat_sum = 0, lat_count = 0;
+	rc_loop_tally t = {};
 	unsigned backoff = RC_LOOP_BACKOFF_MIN_NS;
 	bool trapped = false;
+
+	// The idle blocks' watcher: at most one block at a time (the one whose
+	// index + 1 is in w->watcher, device memory) polls the host's words
+	// (the grid's terminate word and the doorbell's head slot: mapped
+	// memory, a PCIe round trip each on a GPU) while it has no mailbox;
+	// the other idle blocks poll only device memory: the watcher word (a
+	// free role is taken with a compare-and-swap) and w->exited (a block
+	// that left the loop: look at the terminate word once). A watcher that
+	// takes a doorbell slot gives the role up before it serves it, so an
+	// idle block takes over within its backoff. A block that let a mailbox
+	// go, or took one, looks at the doorbell once more on its own (awake).
+	bool watching = false, awake = true;
+	uint64_t exited0 = 0;
+	if (tid == 0) {
+		exited0 = rc_dev_load64(&w->exited);
+	}
 
 	for (;;) {
 		if (tid == 0) {
@@ -237,15 +249,44 @@ __device__ void rc_grid_loop_t(rc_control_block *gcb, rc_grid_header *tab, rc_gr
 #if !defined(__CUDA_ARCH__) && defined(RC_HOST_SIM)
 			trapped = ::rc_host::trapped(); // another block faulted: the launch is dead
 #endif
-			if (trapped || rc_sys_load_acquire(&gcb->terminate.v) != RC_TERMINATE_NONE) {
+			bool look = trapped || cur != RC_GRID_NONE || watching || awake;
+			if (!look) {
+				// Idle and not the watcher: device memory only.
+				if (rc_dev_load64(&w->exited) != exited0) {
+					look = true; // a block left: the grid may be parking
+				} else if (rc_dev_load64(&w->watcher) == 0 &&
+					   rc_dev_cas64(&w->watcher, 0u, (uint64_t)blockIdx.x + 1u) == 0u) {
+					watching = true;
+					look = true;
+				} else {
+					idle = true;
+				}
+			}
+			if (!look) {
+				// nothing to read in mapped memory this time
+			} else if (trapped || rc_sys_load_acquire(&gcb->terminate.v) != RC_TERMINATE_NONE) {
 				if (cur != RC_GRID_NONE) {
 					rc_fence_device();
 					rc_dev_exch32(&g.claims[cur], RC_CLAIM_FREE); // the host rings every mailbox after a relaunch
 					cur = RC_GRID_NONE;
 				}
+				if (watching) {
+					rc_dev_store64(&w->watcher, 0u); // every block exits: the role is free at the relaunch
+					watching = false;
+				}
 				cmd = RC_GRID_EXIT;
 			} else if (cur == RC_GRID_NONE) {
 				const uint32_t i = rc_grid_take(g, w, &idle);
+				if (i != RC_GRID_NONE) {
+					awake = true;
+					if (watching) {
+						rc_fence_device();
+						rc_dev_store64(&w->watcher, 0u); // busy now: another idle block watches
+						watching = false;
+					}
+				} else if (!watching) {
+					awake = false; // nothing rung: wait on device memory
+				}
 				while (i != RC_GRID_NONE) {
 					rc_mailbox_entry *e = &g.entries[i];
 					const uint64_t g1 = rc_sys_load_acquire(&e->gen);
@@ -263,14 +304,7 @@ __device__ void rc_grid_loop_t(rc_control_block *gcb, rc_grid_header *tab, rc_gr
 						cb = (rc_control_block *)(unsigned long long)c;
 						in = (rc_ring_header *)(unsigned long long)ip;
 						out = (rc_ring_header *)(unsigned long long)op;
-						in_head = rc_sys_load_relaxed(&in->head.v);
-						out_tail = rc_sys_load_relaxed(&out->tail.v);
-						processed = rc_sys_load_relaxed(&cb->processed.v);
-						errors = rc_sys_load_relaxed(&cb->errors.v);
-						lat_min = rc_sys_load_relaxed(&cb->latency_min.v);
-						lat_max = rc_sys_load_relaxed(&cb->latency_max.v);
-						lat_sum = rc_sys_load_relaxed(&cb->latency_sum.v);
-						lat_count = rc_sys_load_relaxed(&cb->latency_count.v);
+						rc_loop_tally_load(&t, cb, in, out);
 						if (rc_dev_load64(&g.seen[i]) != gen) {
 							cmd = RC_GRID_ZERO; // a new generation: its State starts zeroed
 						}
@@ -281,7 +315,7 @@ __device__ void rc_grid_loop_t(rc_control_block *gcb, rc_grid_header *tab, rc_gr
 			if (cmd == RC_GRID_IDLE && cur != RC_GRID_NONE) {
 				const uint64_t term = rc_sys_load_acquire(&cb->terminate.v);
 				const uint64_t gate = rc_sys_load_acquire(&cb->gate.v);
-				const bool pending = rc_sys_load_acquire(&in->tail.v) != in_head; // acquire: the slot's bytes
+				const bool pending = rc_sys_load_acquire(&in->tail.v) != t.in_head; // acquire: the slot's bytes
 				if (term == RC_TERMINATE_NOW || (term != RC_TERMINATE_NONE && !pending)) {
 					// Finished: record the dead generation, let go, then acknowledge.
 					rc_dev_store64(&g.dead[cur], gen);
@@ -293,11 +327,11 @@ __device__ void rc_grid_loop_t(rc_control_block *gcb, rc_grid_header *tab, rc_gr
 				} else if (pending && (gate != 0 || term == RC_TERMINATE_DRAIN)) {
 					// Backpressure: no room in the output ring: ask the host to ring
 					// when it frees a slot, and let the mailbox go; never drop.
-					bool room = out_tail - rc_sys_load_acquire(&out->head.v) < out->capacity;
+					bool room = t.out_tail - rc_sys_load_acquire(&out->head.v) < out->capacity;
 					if (!room) {
 						rc_sys_store_relaxed(&g.entries[cur].out_wait, 1u);
 						__threadfence_system();
-						room = out_tail - rc_sys_load_acquire(&out->head.v) < out->capacity;
+						room = t.out_tail - rc_sys_load_acquire(&out->head.v) < out->capacity;
 					}
 					if (room) {
 						cmd = RC_GRID_HANDLE;
@@ -309,15 +343,19 @@ __device__ void rc_grid_loop_t(rc_control_block *gcb, rc_grid_header *tab, rc_gr
 				}
 			}
 			bc[0] = cmd;
-			bc[1] = in_head;
-			bc[2] = out_tail;
+			bc[1] = t.in_head;
+			bc[2] = t.out_tail;
 			bc[4] = (uint64_t)(unsigned long long)cb;
 			bc[5] = (uint64_t)(unsigned long long)in;
 			bc[6] = (uint64_t)(unsigned long long)out;
 			bc[7] = cur == RC_GRID_NONE ? 0u : (uint64_t)(unsigned long long)(slab + (uint64_t)cur * g.stride);
 			if (cmd == RC_GRID_IDLE && idle) {
+				// The watcher backs off between looks at mapped memory; the
+				// other idle blocks between looks at device memory (cheap on a
+				// GPU: a shorter cap keeps the role's hand-over quick).
+				const unsigned cap = watching ? RC_GRID_BACKOFF_MAX_NS : RC_GRID_PEER_BACKOFF_MAX_NS;
 				__nanosleep(backoff);
-				backoff = backoff * 2 > RC_GRID_BACKOFF_MAX_NS ? RC_GRID_BACKOFF_MAX_NS : backoff * 2;
+				backoff = backoff * 2 > cap ? cap : backoff * 2;
 			} else if (cmd != RC_GRID_IDLE) {
 				backoff = RC_LOOP_BACKOFF_MIN_NS;
 			}
@@ -336,82 +374,13 @@ __device__ void rc_grid_loop_t(rc_control_block *gcb, rc_grid_header *tab, rc_gr
 				rc_dev_store64(&g.seen[cur], gen);
 			}
 		} else if (cmd == RC_GRID_HANDLE) {
+			rc_control_block *bcb = (rc_control_block *)(unsigned long long)bc[4];
 			rc_ring_header *bin = (rc_ring_header *)(unsigned long long)bc[5];
 			rc_ring_header *bout = (rc_ring_header *)(unsigned long long)bc[6];
-			const uint64_t in_index = bc[1];
-			const rc_slot_header *req = rc_loop_slot(bin, in_index);
-			rc_slot_header *rep = rc_loop_slot(bout, bc[2]);
-			const void *payload = (const void *)(req + 1);
-			void *reply = (void *)(rep + 1);
-			uint32_t status = RC_STATUS_BAD_LENGTH;
-			if (req->length == sizeof(Req) && sizeof(rc_slot_header) + sizeof(Req) <= bin->slot_size &&
-			    sizeof(rc_slot_header) + sizeof(Resp) <= bout->slot_size) {
-				const Req *r = (const Req *)payload;
-				Resp *wr = (Resp *)reply;
-				if (staged) {
-					rc_block_copy(sreq, payload, sizeof(Req));
-					rc_block_zero(sresp, sizeof(Resp));
-					r = sreq;
-					wr = sresp;
-				} else {
-					rc_block_zero(reply, sizeof(Resp));
-				}
-				rc_ctx ctx;
-				ctx.thread = tid;
-				ctx.threads = nt;
-				ctx.type_id = req->type_id;
-				ctx.reserved = 0;
-				ctx.correlation_id = req->correlation_id;
-				ctx.sequence = in_index;
-				ctx.scratch = (double *)(smem + rc_loop_smem(sizeof(Req), sizeof(Resp)));
-				__syncthreads();
-				const uint32_t st = Handler(&ctx, r, wr, state);
-				rc_fence_device(); // the State's writes before the mailbox can pass to another block
-				__syncthreads();
-#if !defined(__CUDA_ARCH__) && defined(RC_HOST_SIM)
-				if (::rc_host::trapped()) {
-					return; // the simulated device fault: the grid dies here, no ack, no reply
-				}
-#endif
-				if (tid == 0) {
-					bc[3] = st;
-				}
-				__syncthreads();
-				status = (uint32_t)bc[3];
-				if (staged && status == RC_STATUS_OK) {
-					rc_block_copy(reply, sresp, sizeof(Resp));
-				}
+			if (!rc_loop_serve_t<Req, Resp, State, Handler>(bcb, bin, bout, bc[1], bc[2], state, smem, bc, &t)) {
+				return; // the simulated device fault: the grid dies here, no ack, no reply
 			}
-			__syncthreads();
 			if (tid == 0) {
-				const uint64_t stamp = req->timestamp_ns;
-				rep->type_id = req->type_id;
-				rep->flags = RC_FLAG_REPLY | (status != RC_STATUS_OK ? RC_FLAG_ERROR : 0u);
-				rep->correlation_id = req->correlation_id;
-				rep->length = status == RC_STATUS_OK ? (uint32_t)sizeof(Resp) : 0u;
-				rep->status = status;
-				rep->timestamp_ns = stamp;
-				rc_sys_store_release(&out->tail.v, ++out_tail); // publish the reply
-				rc_sys_store_release(&in->head.v, ++in_head);   // hand the request slot back
-				const uint64_t now = rc_loop_now_ns();
-				rc_sys_store_relaxed(&cb->processed.v, ++processed);
-				if (status != RC_STATUS_OK) {
-					rc_sys_store_relaxed(&cb->errors.v, ++errors);
-				}
-				if (stamp != 0 && now >= stamp) {
-					const uint64_t lat = now - stamp;
-					if (lat < lat_min) {
-						lat_min = lat;
-						rc_sys_store_relaxed(&cb->latency_min.v, lat_min);
-					}
-					if (lat > lat_max) {
-						lat_max = lat;
-						rc_sys_store_relaxed(&cb->latency_max.v, lat_max);
-					}
-					rc_sys_store_relaxed(&cb->latency_sum.v, lat_sum += lat);
-					rc_sys_store_relaxed(&cb->latency_count.v, ++lat_count);
-				}
-				rc_sys_store_relaxed(&cb->heartbeat.v, now);
 				__threadfence_system(); // the head before the next look at the tail (see the top)
 			}
 		}

@@ -77,6 +77,11 @@ inline thread_local unsigned char *dyn_smem = nullptr;
 // trap_flag is set by __trap() in a launch_smem launch: the simulated
 // device's model of a device fault (see __trap below).
 inline thread_local std::atomic<bool> *trap_flag = nullptr;
+// mapped_reads counts the system-scope loads of ring_loop.cuh's
+// rc_sys_load_* (the words host and device share in mapped pinned memory:
+// a PCIe round trip each on a GPU), for the simulated device's link
+// accounting (hostsim.Program.MappedReads).
+inline std::atomic<unsigned long long> mapped_reads{0};
 
 inline unsigned long long now_ns() {
 	return (unsigned long long)std::chrono::duration_cast<std::chrono::nanoseconds>(

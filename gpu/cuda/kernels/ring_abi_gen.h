@@ -216,11 +216,25 @@ RC_ASSERT_OFFSET(offsetof(rc_doorbell_slot, pad) == 12, "rc_doorbell_slot.pad: o
 typedef struct rc_grid_words {
 	uint64_t bell_head; // the next doorbell position a block takes
 	uint64_t exited; // blocks that left the loop, summed over the grid's launches
-	uint8_t pad[48];
+	uint64_t watcher; // 0, or 1 + the index of the block that watches the doorbell for the idle ones
+	uint8_t pad[40];
 } rc_grid_words;
 RC_STATIC_ASSERT(sizeof(rc_grid_words) == 64, "sizeof rc_grid_words != Go's ring.GridWords");
 RC_ASSERT_OFFSET(offsetof(rc_grid_words, bell_head) == 0, "rc_grid_words.bell_head: offset differs from Go's ring.GridWords");
 RC_ASSERT_OFFSET(offsetof(rc_grid_words, exited) == 8, "rc_grid_words.exited: offset differs from Go's ring.GridWords");
-RC_ASSERT_OFFSET(offsetof(rc_grid_words, pad) == 16, "rc_grid_words.pad: offset differs from Go's ring.GridWords");
+RC_ASSERT_OFFSET(offsetof(rc_grid_words, watcher) == 16, "rc_grid_words.watcher: offset differs from Go's ring.GridWords");
+RC_ASSERT_OFFSET(offsetof(rc_grid_words, pad) == 24, "rc_grid_words.pad: offset differs from Go's ring.GridWords");
+
+// RC_ABI_LAYOUT(S, F) lists every struct above for layout checks: S(struct, "GoType") and
+// F(struct, field, "GoField") for each named field (padding left out).
+#define RC_ABI_LAYOUT(S, F) \
+	S(rc_padded_u64, "Word") F(rc_padded_u64, v, "Uint64") \
+	S(rc_control_block, "ControlBlock") F(rc_control_block, gate, "Gate") F(rc_control_block, terminate, "Terminate") F(rc_control_block, terminated_ack, "TerminatedAck") F(rc_control_block, processed, "Processed") F(rc_control_block, errors, "Errors") F(rc_control_block, dropped, "Dropped") F(rc_control_block, heartbeat, "Heartbeat") F(rc_control_block, latency_min, "LatencyMin") F(rc_control_block, latency_max, "LatencyMax") F(rc_control_block, latency_sum, "LatencySum") F(rc_control_block, latency_count, "LatencyCount") F(rc_control_block, restarts, "Restarts") \
+	S(rc_ring_header, "RingHeader") F(rc_ring_header, head, "Head") F(rc_ring_header, tail, "Tail") F(rc_ring_header, capacity, "Capacity") F(rc_ring_header, slot_size, "SlotSize") \
+	S(rc_slot_header, "SlotHeader") F(rc_slot_header, type_id, "TypeID") F(rc_slot_header, flags, "Flags") F(rc_slot_header, correlation_id, "CorrelationID") F(rc_slot_header, length, "Length") F(rc_slot_header, status, "Status") F(rc_slot_header, timestamp_ns, "TimestampNS") \
+	S(rc_grid_header, "GridHeader") F(rc_grid_header, capacity, "Capacity") F(rc_grid_header, bell_capacity, "BellCapacity") F(rc_grid_header, state_stride, "StateStride") \
+	S(rc_mailbox_entry, "MailboxEntry") F(rc_mailbox_entry, gen, "Gen") F(rc_mailbox_entry, control, "Control") F(rc_mailbox_entry, in, "In") F(rc_mailbox_entry, out, "Out") F(rc_mailbox_entry, queued, "Queued") F(rc_mailbox_entry, out_wait, "OutWait") \
+	S(rc_doorbell_slot, "DoorbellSlot") F(rc_doorbell_slot, seq, "Seq") F(rc_doorbell_slot, mailbox, "Mailbox") \
+	S(rc_grid_words, "GridWords") F(rc_grid_words, bell_head, "BellHead") F(rc_grid_words, exited, "Exited") F(rc_grid_words, watcher, "Watcher")
 
 #endif

@@ -70,6 +70,7 @@ __device__ __forceinline__ uint64_t rc_sys_load_acquire(const uint64_t *p) {
 	asm volatile("ld.acquire.sys.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
 	return v;
 #else
+	::rc_host::mapped_reads.fetch_add(1, std::memory_order_relaxed);
 	return std::atomic_ref<uint64_t>(*const_cast<uint64_t *>(p)).load(std::memory_order_acquire);
 #endif
 }
@@ -80,6 +81,7 @@ __device__ __forceinline__ uint64_t rc_sys_load_relaxed(const uint64_t *p) {
 	asm volatile("ld.relaxed.sys.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
 	return v;
 #else
+	::rc_host::mapped_reads.fetch_add(1, std::memory_order_relaxed);
 	return std::atomic_ref<uint64_t>(*const_cast<uint64_t *>(p)).load(std::memory_order_relaxed);
 #endif
 }
@@ -180,6 +182,131 @@ __device__ double rc_block_reduce(const rc_ctx *ctx, double v, Op op) {
 	return r;
 }
 
+// rc_fence_device orders a block's writes to device memory (its State)
+// before what it does next, device-wide.
+__device__ __forceinline__ void rc_fence_device() {
+#if defined(__CUDA_ARCH__)
+	__threadfence();
+#else
+	std::atomic_thread_fence(std::memory_order_seq_cst);
+#endif
+}
+
+// rc_loop_tally is thread 0's private copy of the words it alone writes
+// while it serves a ring: the rings' indices and the control block's
+// counters.
+typedef struct rc_loop_tally {
+	uint64_t in_head, out_tail, processed, errors;
+	uint64_t lat_min, lat_max, lat_sum, lat_count;
+} rc_loop_tally;
+
+// rc_loop_tally_load reads the words a (re)started loop resumes from.
+__device__ __forceinline__ void rc_loop_tally_load(rc_loop_tally *t, rc_control_block *cb, rc_ring_header *in,
+						   rc_ring_header *out) {
+	t->in_head = rc_sys_load_relaxed(&in->head.v);
+	t->out_tail = rc_sys_load_relaxed(&out->tail.v);
+	t->processed = rc_sys_load_relaxed(&cb->processed.v);
+	t->errors = rc_sys_load_relaxed(&cb->errors.v);
+	t->lat_min = rc_sys_load_relaxed(&cb->latency_min.v);
+	t->lat_max = rc_sys_load_relaxed(&cb->latency_max.v);
+	t->lat_sum = rc_sys_load_relaxed(&cb->latency_sum.v);
+	t->lat_count = rc_sys_load_relaxed(&cb->latency_count.v);
+}
+
+// rc_loop_serve_t handles the message at in_index of in into the slot at
+// out_index of out (steps 2 to 6 at the top): every thread of the block
+// calls it; thread 0 publishes the reply, hands the request slot back and
+// updates t and cb's counters. It returns false when the simulated device
+// trapped in the handler (the loop then dies: no ack, no reply). bc is the
+// loop's shared words (bc[3] carries thread 0's status).
+template <class Req, class Resp, class State, uint32_t (*Handler)(const rc_ctx *, const Req *, Resp *, State *)>
+__device__ __forceinline__ bool rc_loop_serve_t(rc_control_block *cb, rc_ring_header *in, rc_ring_header *out,
+						uint64_t in_index, uint64_t out_index, State *state, unsigned char *smem,
+						volatile uint64_t *bc, rc_loop_tally *t) {
+	constexpr bool staged = rc_loop_staged(sizeof(Req), sizeof(Resp));
+	const unsigned tid = threadIdx.x;
+	Req *sreq = (Req *)(smem + RC_LOOP_SMEM_HEADER);
+	Resp *sresp = (Resp *)(smem + RC_LOOP_SMEM_HEADER + rc_align16(sizeof(Req)));
+	const rc_slot_header *req = rc_loop_slot(in, in_index);
+	rc_slot_header *rep = rc_loop_slot(out, out_index);
+	const void *payload = (const void *)(req + 1);
+	void *reply = (void *)(rep + 1);
+	uint32_t status = RC_STATUS_BAD_LENGTH;
+	if (req->length == sizeof(Req) && sizeof(rc_slot_header) + sizeof(Req) <= in->slot_size &&
+	    sizeof(rc_slot_header) + sizeof(Resp) <= out->slot_size) {
+		const Req *r = (const Req *)payload;
+		Resp *w = (Resp *)reply;
+		if (staged) {
+			rc_block_copy(sreq, payload, sizeof(Req));
+			rc_block_zero(sresp, sizeof(Resp));
+			r = sreq;
+			w = sresp;
+		} else {
+			rc_block_zero(reply, sizeof(Resp));
+		}
+		rc_ctx ctx;
+		ctx.thread = tid;
+		ctx.threads = blockDim.x;
+		ctx.type_id = req->type_id;
+		ctx.reserved = 0;
+		ctx.correlation_id = req->correlation_id;
+		ctx.sequence = in_index;
+		ctx.scratch = (double *)(smem + rc_loop_smem(sizeof(Req), sizeof(Resp)));
+		__syncthreads();
+		const uint32_t st = Handler(&ctx, r, w, state);
+		rc_fence_device(); // the State's writes before the State can pass to another block
+		__syncthreads();   // every thread's writes to w are done
+#if !defined(__CUDA_ARCH__) && defined(RC_HOST_SIM)
+		if (::rc_host::trapped()) {
+			return false; // the simulated device fault
+		}
+#endif
+		if (tid == 0) {
+			bc[3] = st;
+		}
+		__syncthreads();
+		status = (uint32_t)bc[3];
+		if (staged && status == RC_STATUS_OK) {
+			rc_block_copy(reply, sresp, sizeof(Resp));
+		}
+	}
+	// Every thread's payload writes and request reads happen before
+	// thread 0's release stores below (bar.sync orders them at CTA scope;
+	// the system-scope release is cumulative).
+	__syncthreads();
+	if (tid == 0) {
+		const uint64_t stamp = req->timestamp_ns;
+		rep->type_id = req->type_id;
+		rep->flags = RC_FLAG_REPLY | (status != RC_STATUS_OK ? RC_FLAG_ERROR : 0u);
+		rep->correlation_id = req->correlation_id;
+		rep->length = status == RC_STATUS_OK ? (uint32_t)sizeof(Resp) : 0u;
+		rep->status = status;
+		rep->timestamp_ns = stamp;
+		rc_sys_store_release(&out->tail.v, ++t->out_tail); // publish the reply
+		rc_sys_store_release(&in->head.v, ++t->in_head);   // hand the request slot back
+		const uint64_t now = rc_loop_now_ns();
+		rc_sys_store_relaxed(&cb->processed.v, ++t->processed);
+		if (status != RC_STATUS_OK) {
+			rc_sys_store_relaxed(&cb->errors.v, ++t->errors);
+		}
+		if (stamp != 0 && now >= stamp) {
+			const uint64_t lat = now - stamp;
+			if (lat < t->lat_min) {
+				t->lat_min = lat;
+				rc_sys_store_relaxed(&cb->latency_min.v, t->lat_min);
+			}
+			if (lat > t->lat_max) {
+				t->lat_max = lat;
+				rc_sys_store_relaxed(&cb->latency_max.v, t->lat_max);
+			}
+			rc_sys_store_relaxed(&cb->latency_sum.v, t->lat_sum += lat);
+			rc_sys_store_relaxed(&cb->latency_count.v, ++t->lat_count);
+		}
+		rc_sys_store_relaxed(&cb->heartbeat.v, now);
+	}
+	return true;
+}
+
 // rc_ring_loop_t is the loop of one device ring kernel. cb, in and out are
 // device pointers of mapped pinned host memory; state points to
 // sizeof(State) zeroed bytes the kernel keeps between messages; smem is at
@@ -188,7 +315,6 @@ __device__ double rc_block_reduce(const rc_ctx *ctx, double v, Op op) {
 template <class Req, class Resp, class State, uint32_t (*Handler)(const rc_ctx *, const Req *, Resp *, State *)>
 __device__ void rc_ring_loop_t(rc_control_block *cb, rc_ring_header *in, rc_ring_header *out, State *state,
 			       unsigned char *smem) {
-	constexpr bool staged = rc_loop_staged(sizeof(Req), sizeof(Resp));
 	const unsigned tid = threadIdx.x;
 	const unsigned nt = blockDim.x;
 	if (gridDim.x * gridDim.y * gridDim.z != 1 || blockDim.y * blockDim.z != 1 || nt > RC_LOOP_MAX_BLOCK) {
@@ -198,22 +324,11 @@ __device__ void rc_ring_loop_t(rc_control_block *cb, rc_ring_header *in, rc_ring
 		return;
 	}
 	volatile uint64_t *bc = (volatile uint64_t *)smem; // cmd, in index, out index, status
-	Req *sreq = (Req *)(smem + RC_LOOP_SMEM_HEADER);
-	Resp *sresp = (Resp *)(smem + RC_LOOP_SMEM_HEADER + rc_align16(sizeof(Req)));
 
-	// Thread 0's private copies of the words it alone writes.
-	uint64_t in_head = 0, out_tail = 0, processed = 0, errors = 0;
-	uint64_t lat_min = 0, lat_max = 0, lat_sum = 0, lat_count = 0;
+	rc_loop_tally t = {};
 	unsigned backoff = RC_LOOP_BACKOFF_MIN_NS;
 	if (tid == 0) {
-		in_head = rc_sys_load_relaxed(&in->head.v);
-		out_tail = rc_sys_load_relaxed(&out->tail.v);
-		processed = rc_sys_load_relaxed(&cb->processed.v);
-		errors = rc_sys_load_relaxed(&cb->errors.v);
-		lat_min = rc_sys_load_relaxed(&cb->latency_min.v);
-		lat_max = rc_sys_load_relaxed(&cb->latency_max.v);
-		lat_sum = rc_sys_load_relaxed(&cb->latency_sum.v);
-		lat_count = rc_sys_load_relaxed(&cb->latency_count.v);
+		rc_loop_tally_load(&t, cb, in, out);
 		rc_sys_store_relaxed(&cb->heartbeat.v, rc_loop_now_ns());
 	}
 
@@ -222,18 +337,18 @@ __device__ void rc_ring_loop_t(rc_control_block *cb, rc_ring_header *in, rc_ring
 			uint64_t cmd = RC_LOOP_IDLE;
 			const uint64_t term = rc_sys_load_acquire(&cb->terminate.v);
 			const uint64_t gate = rc_sys_load_acquire(&cb->gate.v);
-			const bool pending = rc_sys_load_acquire(&in->tail.v) != in_head; // acquire: the slot's bytes
+			const bool pending = rc_sys_load_acquire(&in->tail.v) != t.in_head; // acquire: the slot's bytes
 			if (term == RC_TERMINATE_NOW || (term != RC_TERMINATE_NONE && !pending)) {
 				cmd = RC_LOOP_EXIT;
 			} else if (pending && (gate != 0 || term == RC_TERMINATE_DRAIN)) {
 				// Backpressure: wait for the host to free an output slot; never drop.
-				if (out_tail - rc_sys_load_acquire(&out->head.v) < out->capacity) {
+				if (t.out_tail - rc_sys_load_acquire(&out->head.v) < out->capacity) {
 					cmd = RC_LOOP_HANDLE;
 				}
 			}
 			bc[0] = cmd;
-			bc[1] = in_head;
-			bc[2] = out_tail;
+			bc[1] = t.in_head;
+			bc[2] = t.out_tail;
 		}
 		__syncthreads();
 		const uint64_t cmd = bc[0];
@@ -241,85 +356,10 @@ __device__ void rc_ring_loop_t(rc_control_block *cb, rc_ring_header *in, rc_ring
 			break;
 		}
 		if (cmd == RC_LOOP_HANDLE) {
-			const uint64_t in_index = bc[1];
-			const rc_slot_header *req = rc_loop_slot(in, in_index);
-			rc_slot_header *rep = rc_loop_slot(out, bc[2]);
-			const void *payload = (const void *)(req + 1);
-			void *reply = (void *)(rep + 1);
-			uint32_t status = RC_STATUS_BAD_LENGTH;
-			if (req->length == sizeof(Req) && sizeof(rc_slot_header) + sizeof(Req) <= in->slot_size &&
-			    sizeof(rc_slot_header) + sizeof(Resp) <= out->slot_size) {
-				const Req *r = (const Req *)payload;
-				Resp *w = (Resp *)reply;
-				if (staged) {
-					rc_block_copy(sreq, payload, sizeof(Req));
-					rc_block_zero(sresp, sizeof(Resp));
-					r = sreq;
-					w = sresp;
-				} else {
-					rc_block_zero(reply, sizeof(Resp));
-				}
-				rc_ctx ctx;
-				ctx.thread = tid;
-				ctx.threads = nt;
-				ctx.type_id = req->type_id;
-				ctx.reserved = 0;
-				ctx.correlation_id = req->correlation_id;
-				ctx.sequence = in_index;
-				ctx.scratch = (double *)(smem + rc_loop_smem(sizeof(Req), sizeof(Resp)));
-				__syncthreads();
-				const uint32_t st = Handler(&ctx, r, w, state);
-				__syncthreads(); // every thread's writes to w are done
-#if !defined(__CUDA_ARCH__) && defined(RC_HOST_SIM)
-				if (::rc_host::trapped()) {
-					return; // the simulated device fault: the kernel dies here, no ack, no reply
-				}
-#endif
-				if (tid == 0) {
-					bc[3] = st;
-				}
-				__syncthreads();
-				status = (uint32_t)bc[3];
-				if (staged && status == RC_STATUS_OK) {
-					rc_block_copy(reply, sresp, sizeof(Resp));
-				}
+			if (!rc_loop_serve_t<Req, Resp, State, Handler>(cb, in, out, bc[1], bc[2], state, smem, bc, &t)) {
+				return; // the simulated device fault: the kernel dies here, no ack, no reply
 			}
-			// Every thread's payload writes and request reads happen before
-			// thread 0's release stores below (bar.sync orders them at CTA
-			// scope; the system-scope release is cumulative).
-			__syncthreads();
-			if (tid == 0) {
-				const uint64_t stamp = req->timestamp_ns;
-				rep->type_id = req->type_id;
-				rep->flags = RC_FLAG_REPLY | (status != RC_STATUS_OK ? RC_FLAG_ERROR : 0u);
-				rep->correlation_id = req->correlation_id;
-				rep->length = status == RC_STATUS_OK ? (uint32_t)sizeof(Resp) : 0u;
-				rep->status = status;
-				rep->timestamp_ns = stamp;
-				rc_sys_store_release(&out->tail.v, ++out_tail); // publish the reply
-				rc_sys_store_release(&in->head.v, ++in_head);   // hand the request slot back
-
-				const uint64_t now = rc_loop_now_ns();
-				rc_sys_store_relaxed(&cb->processed.v, ++processed);
-				if (status != RC_STATUS_OK) {
-					rc_sys_store_relaxed(&cb->errors.v, ++errors);
-				}
-				if (stamp != 0 && now >= stamp) {
-					const uint64_t lat = now - stamp;
-					if (lat < lat_min) {
-						lat_min = lat;
-						rc_sys_store_relaxed(&cb->latency_min.v, lat_min);
-					}
-					if (lat > lat_max) {
-						lat_max = lat;
-						rc_sys_store_relaxed(&cb->latency_max.v, lat_max);
-					}
-					rc_sys_store_relaxed(&cb->latency_sum.v, lat_sum += lat);
-					rc_sys_store_relaxed(&cb->latency_count.v, ++lat_count);
-				}
-				rc_sys_store_relaxed(&cb->heartbeat.v, now);
-				backoff = RC_LOOP_BACKOFF_MIN_NS;
-			}
+			backoff = RC_LOOP_BACKOFF_MIN_NS;
 		} else if (tid == 0) {
 			__nanosleep(backoff);
 			backoff = backoff * 2 > RC_LOOP_BACKOFF_MAX_NS ? RC_LOOP_BACKOFF_MAX_NS : backoff * 2;

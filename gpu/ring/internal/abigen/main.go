@@ -221,6 +221,7 @@ typedef unsigned long long uint64_t;
 		}
 		cNames[s.go_] = s.c
 	}
+	genLayoutTable(p)
 	p("\n#endif\n")
 	return b.Bytes(), nil
 }
@@ -272,6 +273,31 @@ func genStruct(p func(string, ...any), cm comments, cNames map[reflect.Type]stri
 			cName, f.name, f.offset, cName, f.name, t.Name())
 	}
 	return nil
+}
+
+// genLayoutTable writes RC_ABI_LAYOUT, the one table of every generated
+// struct and named field for the cgo layout check (gpu/cuda/hostsim's
+// CLayouts): S(c struct, Go type name) and F(c struct, c field, Go field
+// name) for each, padding left out.
+func genLayoutTable(p func(string, ...any)) {
+	p("\n// RC_ABI_LAYOUT(S, F) lists every struct above for layout checks: S(struct, \"GoType\") and\n")
+	p("// F(struct, field, \"GoField\") for each named field (padding left out).\n")
+	p("#define RC_ABI_LAYOUT(S, F)")
+	for _, s := range structs {
+		p(" \\\n\tS(%s, %q)", s.c, s.go_.Name())
+		for i := 0; i < s.go_.NumField(); i++ {
+			f := s.go_.Field(i)
+			switch {
+			case f.Name == "_":
+				continue
+			case f.Anonymous:
+				p(" F(%s, v, %q)", s.c, f.Name)
+			default:
+				p(" F(%s, %s, %q)", s.c, snake(f.Name), f.Name)
+			}
+		}
+	}
+	p("\n")
 }
 
 // cType returns the C type of a Go field type and the array suffix.

@@ -1,0 +1,117 @@
+package compute
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"slices"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
+	"go.uber.org/goleak"
+
+	"github.com/ringactor/ringactor/gpu"
+	"github.com/ringactor/ringactor/telemetry"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// discardLogger writes nothing.
+func discardLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+// newTestOrchestrator makes a quiet orchestrator and closes it at the end
+// of the test.
+func newTestOrchestrator(t testing.TB, opts ...Option) *Orchestrator {
+	t.Helper()
+	orc, err := New(append([]Option{WithLogger(discardLogger())}, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := orc.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	})
+	return orc
+}
+
+// testCtx bounds a test's waits as a hang guard only: it expires
+// hangMargin before go test's -timeout (never under -timeout 0), not when
+// the machine is slow, and ends with the test.
+func testCtx(t testing.TB) context.Context {
+	ctx, cancel := context.WithCancel(context.Background())
+	if dt, ok := t.(interface{ Deadline() (time.Time, bool) }); ok {
+		if d, ok := dt.Deadline(); ok {
+			cancel()
+			ctx, cancel = context.WithDeadline(context.Background(), d.Add(-hangMargin))
+		}
+	}
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// hangMargin is how long before go test's -timeout a hang guard expires.
+const hangMargin = 30 * time.Second
+
+func wantErr(t testing.TB, err, target error) {
+	t.Helper()
+	if !errors.Is(err, target) {
+		t.Fatalf("error = %v, want %v", err, target)
+	}
+}
+
+func f32(t testing.TB, v ...float32) *gpu.UnifiedBuffer {
+	t.Helper()
+	b, err := gpu.NewBuffer(slices.Clone(v))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func read[T gpu.Number](t testing.TB, b *gpu.UnifiedBuffer) []T {
+	t.Helper()
+	v, err := gpu.ToSlice[T](context.Background(), b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+func bufs(b ...*gpu.UnifiedBuffer) []*gpu.UnifiedBuffer { return b }
+
+// withTestTelemetry is the telemetry an actors.Runtime made with
+// WithTelemetry(true) gives its orchestrator: instruments on mp (nil: otel's
+// global meter provider), spans from tp (nil: the global tracer provider).
+// They are closed at the end of the test.
+func withTestTelemetry(t testing.TB, mp metric.MeterProvider, tp trace.TracerProvider) Option {
+	t.Helper()
+	var opts []telemetry.Option
+	if mp != nil {
+		opts = append(opts, telemetry.WithMeterProvider(mp))
+	}
+	if tp != nil {
+		opts = append(opts, telemetry.WithTracerProvider(tp))
+	}
+	ins, err := telemetry.New(func() []telemetry.KernelStats { return nil }, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := ins.Close(); err != nil {
+			t.Errorf("closing telemetry: %v", err)
+		}
+	})
+	return WithTelemetry(ins, tp)
+}
+
+// telemetryIf is withTestTelemetry(t, nil, nil) when on, no option otherwise.
+func telemetryIf(t testing.TB, on bool) Option {
+	if on {
+		return withTestTelemetry(t, nil, nil)
+	}
+	return func(*config) {}
+}

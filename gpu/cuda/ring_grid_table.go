@@ -1,0 +1,187 @@
+package cuda
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/ringactor/ringactor/gpu"
+	"github.com/ringactor/ringactor/gpu/ring"
+)
+
+// gridTable is a program grid's mailbox table and the memory that goes
+// with its size: the table and its doorbell in pinned mapped memory, the
+// grid's words (claims, seen and dead generations) and the State slab in
+// device memory. Its addresses are the grid's launch arguments, so a
+// larger table replaces it in a device epoch (ringGrid.grow).
+type gridTable struct {
+	mem     unsafe.Pointer // pinned: GridHeader, entries, doorbell, then the words' host staging
+	base    DevicePtr
+	hdr     *ring.GridHeader
+	entries []ring.MailboxEntry
+	bells   []ring.DoorbellSlot
+	tail    atomic.Uint64 // the host's next doorbell position
+	words   DevicePtr
+	slab    DevicePtr
+	stride  uintptr
+}
+
+// args are the table's launch arguments after the grid's control block.
+func (t *gridTable) args() []uint64 {
+	return []uint64{ArgPtr(t.base), ArgPtr(t.words), ArgPtr(t.slab)}
+}
+
+// free gives the table's memory back (inside Do; the grid does not run on
+// it any more).
+func (t *gridTable) free(d *device) error {
+	var errs []error
+	if t.words != 0 {
+		errs = append(errs, d.devFree(t.words))
+		t.words = 0
+	}
+	if t.slab != 0 {
+		errs = append(errs, d.devFree(t.slab))
+		t.slab = 0
+	}
+	if t.mem != nil {
+		errs = append(errs, d.unpinned(t.mem))
+		t.mem = nil
+	}
+	return errors.Join(errs...)
+}
+
+// newGridTable allocates a table of capacity mailboxes (inside Do). With
+// old (the grid parked in a device epoch: no block runs) it carries old's
+// mailboxes over: their entries at the same indices, their seen and dead
+// generations and their State slots, so no kernel notices the move. The
+// new doorbell starts empty and every claim free (the parked blocks let
+// their mailboxes go): the relaunch rings every mailbox.
+func (d *device) newGridTable(capacity int, stride uintptr, old *gridTable) (_ *gridTable, err error) {
+	bells := bellCapacity(capacity)
+	entOff := unsafe.Sizeof(ring.GridHeader{})
+	bellOff := entOff + uintptr(capacity)*unsafe.Sizeof(ring.MailboxEntry{})
+	zeroOff := align64(bellOff + uintptr(bells)*unsafe.Sizeof(ring.DoorbellSlot{}))
+	wordsBytes := gridWordsBytes(capacity)
+	size := zeroOff + wordsBytes
+	mem, base, err := d.pinned(size)
+	if err != nil {
+		return nil, err
+	}
+	clear(unsafe.Slice((*byte)(mem), size))
+	t := &gridTable{mem: mem, base: base, stride: stride}
+	defer func() {
+		if err != nil {
+			err = errors.Join(err, t.free(d))
+		}
+	}()
+	t.hdr = (*ring.GridHeader)(mem)
+	t.hdr.Capacity, t.hdr.BellCapacity, t.hdr.StateStride = uint64(capacity), uint64(bells), uint64(stride)
+	t.entries = unsafe.Slice((*ring.MailboxEntry)(unsafe.Add(mem, entOff)), capacity)
+	t.bells = unsafe.Slice((*ring.DoorbellSlot)(unsafe.Add(mem, bellOff)), bells)
+	for i := range t.bells {
+		atomic.StoreUint64(&t.bells[i].Seq, uint64(i))
+	}
+	staging := unsafe.Add(mem, zeroOff)
+	if old != nil {
+		if err := d.carryWords(old, staging, capacity); err != nil {
+			return nil, err
+		}
+		for i := range old.entries {
+			o, e := &old.entries[i], &t.entries[i]
+			e.Gen, e.Control, e.In, e.Out = atomic.LoadUint64(&o.Gen), atomic.LoadUint64(&o.Control),
+				atomic.LoadUint64(&o.In), atomic.LoadUint64(&o.Out)
+			e.OutWait = atomic.LoadUint64(&o.OutWait)
+		}
+	}
+	// Device memory from the stream-ordered pool on the backend's stream,
+	// the words written by a copy there (a memset is a launch barrier); the
+	// stream's own synchronisation orders both before the grid's launch.
+	if t.words, err = d.devAlloc(uint64(wordsBytes)); err != nil {
+		return nil, err
+	}
+	if t.slab, err = d.devAlloc(uint64(capacity) * uint64(stride)); err != nil {
+		return nil, err
+	}
+	if err := d.api.MemcpyHtoDAsync(t.words, staging, uint64(wordsBytes), d.stream); err != nil {
+		return nil, err
+	}
+	if old != nil {
+		// The State slots, through a pinned bounce buffer (no device-to-device
+		// copy in the driver subset; the grid is parked, so nothing waits).
+		n := uint64(len(old.entries)) * uint64(stride)
+		tmp, _, err := d.pinned(uintptr(n))
+		if err != nil {
+			return nil, err
+		}
+		err = errors.Join(d.api.MemcpyDtoHAsync(tmp, old.slab, n, d.stream),
+			d.api.MemcpyHtoDAsync(t.slab, tmp, n, d.stream), d.api.StreamSynchronize(d.stream))
+		if err = errors.Join(err, d.unpinned(tmp)); err != nil {
+			return nil, err
+		}
+	}
+	if err := d.api.StreamSynchronize(d.stream); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// carryWords writes old's device words into the host staging of a table
+// of capacity entries: the blocks' exit count (the relaunch's last block
+// acknowledges by it), and every mailbox's seen and dead generations; the
+// doorbell head restarts at 0 with the new doorbell, the watcher role and
+// the claims are free.
+func (d *device) carryWords(old *gridTable, staging unsafe.Pointer, capacity int) error {
+	n := len(old.entries)
+	oldBytes := gridWordsBytes(n)
+	tmp, _, err := d.pinned(oldBytes)
+	if err != nil {
+		return err
+	}
+	err = errors.Join(d.api.MemcpyDtoHAsync(tmp, old.words, uint64(oldBytes), d.stream), d.api.StreamSynchronize(d.stream))
+	if err == nil {
+		head := unsafe.Sizeof(ring.GridWords{})
+		(*ring.GridWords)(staging).Exited = (*ring.GridWords)(tmp).Exited
+		oldSeen := unsafe.Add(tmp, head+uintptr(align16(n*4)))
+		newSeen := unsafe.Add(staging, head+uintptr(align16(capacity*4)))
+		copy(unsafe.Slice((*byte)(newSeen), 8*n), unsafe.Slice((*byte)(oldSeen), 8*n))
+		copy(unsafe.Slice((*byte)(unsafe.Add(newSeen, 8*capacity)), 8*n), unsafe.Slice((*byte)(unsafe.Add(oldSeen, 8*n)), 8*n))
+	}
+	return errors.Join(err, d.unpinned(tmp))
+}
+
+// grow doubles the grid's table, up to its limit (inside Do): in a device
+// epoch (every ring of the device parks; the grid's blocks let their
+// mailboxes go and exit), a larger table takes the old one's mailboxes,
+// generations and State slots, the grid is relaunched on it and rings
+// every mailbox. Hosts ringing meanwhile wait for the swap (tabMu).
+func (g *ringGrid) grow() error {
+	d := g.d
+	n := len(g.tab.entries)
+	if n >= g.limit {
+		return &gpu.DeviceError{Kind: gpu.DeviceCapacity, Backend: BackendName, Device: d.ordinal,
+			Reason: fmt.Sprintf("the mailbox table of ring program %s is full (%d kernels; WithMailboxes sets the bound)", g.name, n)}
+	}
+	next := min(2*n, g.limit)
+	return d.epoch(context.Background(), "mailbox table growth", func() error {
+		if g.stopped.Load() || g.k.cb == nil || g.k.cb.TerminatedAck.Load() == 0 {
+			return unavailable("the ring program's grid is not parked: its mailbox table cannot grow")
+		}
+		t, err := d.newGridTable(next, g.tab.stride, g.tab)
+		if err != nil {
+			return err
+		}
+		g.tabMu.Lock()
+		old := g.tab
+		g.tab = t
+		g.tabMu.Unlock()
+		g.k.park.args = append(g.k.park.args[:1], t.args()...)
+		g.mu.Lock()
+		g.free = append(g.free, g.drain...) // no doorbell of the new table names them
+		g.drain = nil
+		g.grows++
+		g.mu.Unlock()
+		return old.free(d)
+	})
+}
