@@ -26,13 +26,16 @@ import (
 
 // Help text of the serve and call commands.
 const (
-	serveSynopsis    = "--cluster NAME [--bind HOST:PORT] [--advertise HOST:PORT] (--peers HOST:PORT,... | --etcd ENDPOINTS | --provider k8s) [--admin ADDR [--pprof]] [-v]"
+	serveSynopsis    = "--cluster NAME [--bind HOST:PORT] [--advertise HOST:PORT] (--peers HOST:PORT,... | --etcd ENDPOINTS | --provider k8s) [--sim-devices N] [--admin ADDR [--pprof]] [-v]"
 	serveDescription = `Run a member of the cluster NAME hosting the built-in kinds until SIGINT or
 SIGTERM: echo (replies with the JSON object it is sent), add
 ({"a":[...],"b":[...]} -> {"sum":[...]}) and counter ({} or {"by":N} ->
 {"count":...,"activation":...}: the identity's count after the request,
-kept when the identity moves). Each activated identity runs its own ring
-kernel, on the one member that owns it. It binds 127.0.0.1 on a free port
+kept when the identity moves) and devscale, a device ring kernel placed
+only on members with a CUDA device ({} or {"by":N} -> {"calls":...,
+"placement":"HOST:PORT/cuda:sim1"}; --sim-devices N gives a member N
+simulated devices). Each activated identity runs its own ring kernel, on
+the one member that owns it. It binds 127.0.0.1 on a free port
 unless --bind says otherwise (a wildcard address is logged as a warning),
 advertises --advertise to the others (default: the bind address; for a
 wildcard bind, the host's first non-loopback address, logged) and prints
@@ -69,7 +72,7 @@ member unavailable, remote decode or execution error).
 // serveCommand is the "serve" subcommand.
 var serveCommand = command{
 	name:    "serve",
-	summary: "run a cluster member hosting the built-in kinds (echo, add, counter) until a signal",
+	summary: "run a cluster member hosting the built-in kinds (echo, add, counter, devscale) until a signal",
 	run:     runServeCommand,
 }
 
