@@ -72,8 +72,8 @@ func (k *Kind) Requirement() Requirement { return k.req }
 // travels with it. No request ever addresses it.
 const nodeAdPrefix = "ringactor.node?"
 
-// DeviceAd is what a member advertises of one of its CUDA devices.
-type DeviceAd struct {
+// deviceAd is what a member advertises of one of its CUDA devices.
+type deviceAd struct {
 	Name              string // the backend's name: "cuda:0", "cuda:sim1"
 	ComputeCapability string // "9.0"
 	MemoryBytes       uint64 // device memory
@@ -82,7 +82,7 @@ type DeviceAd struct {
 
 // nodeAd is a member's advertisement.
 type nodeAd struct {
-	devices []DeviceAd
+	devices []deviceAd
 	reqs    map[string]Requirement // kind → requirement, for its kinds that are not Anywhere
 }
 
@@ -117,7 +117,7 @@ func parseNodeAd(kinds []string) (a nodeAd, ok bool) {
 		}
 		names, ccs, mems, frees := v["name"], v["cc"], v["mem"], v["free"]
 		for i, n := range names {
-			d := DeviceAd{Name: n}
+			d := deviceAd{Name: n}
 			if i < len(ccs) {
 				d.ComputeCapability = ccs[i]
 			}
@@ -165,7 +165,7 @@ func (m *Member) advertisement(kinds []*Kind) string {
 		if b.Failed() != nil {
 			continue
 		}
-		d := DeviceAd{Name: b.Name()}
+		d := deviceAd{Name: b.Name()}
 		if info, ok := b.DeviceInfo(); ok {
 			d.ComputeCapability = fmt.Sprintf("%d.%d", info.ComputeCapability.Major, info.ComputeCapability.Minor)
 			d.MemoryBytes = info.TotalMem

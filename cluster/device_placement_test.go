@@ -127,7 +127,7 @@ func TestRequirementFallbacks(t *testing.T) {
 // TestNodeAdRoundTrip: the advertisement survives its pseudo-kind name,
 // which has no comma (the Kubernetes annotation joins kinds with commas).
 func TestNodeAdRoundTrip(t *testing.T) {
-	a := nodeAd{devices: []DeviceAd{{Name: "cuda:sim0", ComputeCapability: "9.0", MemoryBytes: 1 << 30, FreeMailboxes: 1000},
+	a := nodeAd{devices: []deviceAd{{Name: "cuda:sim0", ComputeCapability: "9.0", MemoryBytes: 1 << 30, FreeMailboxes: 1000},
 		{Name: "cuda:sim1", ComputeCapability: "8.0", MemoryBytes: 2 << 30, FreeMailboxes: 7}},
 		reqs: map[string]Requirement{"devscale": DeviceOnly, "a,b": DevicePreferred}}
 	name := a.encode()
