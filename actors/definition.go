@@ -84,6 +84,7 @@ type KernelDef[Req, Resp any] struct {
 	device     ringmsg.Op     // a built-in device ring handler (NewDeviceKernel); 0: none
 	prog       *deviceProgram // a user's device ring program (NewDeviceRingKernel); nil: none
 	onCapacity OnDeviceCapacity
+	pin        int // a device ring kernel's device (WithDevice), plus one; 0: none
 }
 
 // KernelOption configures a KernelDef.
@@ -98,6 +99,7 @@ type kernelOptions struct {
 	wait                       ring.WaitStrategy
 	yields                     int
 	onCapacity                 OnDeviceCapacity
+	pin                        int
 }
 
 // WithCapacity sets the input ring's capacity, a power of two (default 1024).
@@ -164,7 +166,7 @@ func NewKernel[Req, Resp any](id string, newHandler func() Handler[Req, Resp], o
 	return &KernelDef[Req, Resp]{
 		id: id, newHandler: newHandler, capacity: o.capacity, overflow: o.overflow, outCap: o.outCap,
 		policy: o.policy, drain: o.drain, downstream: o.downstream, decider: o.decider, wait: o.wait,
-		yields: o.yields, onCapacity: o.onCapacity,
+		yields: o.yields, onCapacity: o.onCapacity, pin: o.pin,
 	}
 }
 

@@ -156,11 +156,7 @@ func PrepareDevice[Req, Resp any](rt *Runtime, def *KernelDef[Req, Resp]) error 
 func (p *deviceProgram) prepare(rt *Runtime) error {
 	ctx, cancel := context.WithTimeout(context.Background(), deviceCompileTimeout)
 	defer cancel()
-	for _, b := range rt.backends.Backends() {
-		cb, ok := b.(*cuda.Backend)
-		if !ok {
-			continue
-		}
+	for _, cb := range rt.ringBackends() {
 		p.mu.Lock()
 		_, done := p.loaded[cb]
 		p.mu.Unlock()
@@ -221,36 +217,4 @@ type deviceLaunch struct {
 	ring    *cuda.RingKernel
 	backend *cuda.Backend
 	why     error
-}
-
-// launch opens a mailbox of the program's grid on the first backend of rt
-// it is loaded on, or says why it runs nowhere.
-func (p *deviceProgram) launch(rt *Runtime) (*cuda.RingKernel, *cuda.Backend, error) {
-	var why error = errors.New("the runtime has no CUDA backend")
-	for _, b := range rt.backends.Backends() {
-		cb, ok := b.(*cuda.Backend)
-		if !ok {
-			continue
-		}
-		p.mu.Lock()
-		prog, reason := p.loaded[cb], p.why[cb]
-		p.mu.Unlock()
-		if prog == nil {
-			if reason != nil {
-				why = fmt.Errorf("%s: %w", cb.Name(), reason)
-			}
-			continue
-		}
-		if err := cb.Failed(); err != nil {
-			why = err
-			continue
-		}
-		k, err := cb.OpenMailbox(prog, cuda.RingConfig{Threads: p.threads})
-		if err != nil {
-			why = fmt.Errorf("%s: %w", cb.Name(), err)
-			continue
-		}
-		return k, cb, nil
-	}
-	return nil, nil, why
 }

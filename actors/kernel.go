@@ -144,6 +144,9 @@ type kernel[Req, Resp any] struct {
 	// firstDevice is the device mailbox launch opened for the first
 	// incarnation of a device ring kernel (nil: none, or it fell back).
 	firstDevice *deviceLaunch
+	// offDevice is the device fault that moved the kernel to its fallback
+	// for good (it does not move to another device of the runtime).
+	offDevice error
 
 	// owned by the actor goroutine
 	loopRunning bool
@@ -241,7 +244,7 @@ func (k *kernel[Req, Resp]) launch(ctx context.Context) error {
 	if k.def.prog != nil {
 		// The first incarnation's mailbox is opened now, so a device without
 		// room for it is an error of Launch when the kernel asks for that.
-		r, b, err := k.def.prog.launch(k.rt)
+		r, b, err := k.def.prog.launch(k.rt, k.def.pin)
 		switch {
 		case err == nil:
 			dev = &deviceLaunch{ring: r, backend: b}

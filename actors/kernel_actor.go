@@ -110,11 +110,16 @@ func (k *kernel[Req, Resp]) startLoop(c actor.Context) {
 		var ring *cuda.RingKernel
 		var backend *cuda.Backend
 		var err error
-		if dev := k.firstDevice; dev != nil {
+		switch dev := k.firstDevice; {
+		case dev != nil:
 			k.firstDevice = nil
 			ring, backend, err = dev.ring, dev.backend, dev.why
-		} else {
-			ring, backend, err = k.def.prog.launch(k.rt)
+		case k.offDevice != nil:
+			// Its device faulted: it stays on its fallback rather than
+			// carry a fault that may be its own to another device.
+			err = k.offDevice
+		default:
+			ring, backend, err = k.def.prog.launch(k.rt, k.def.pin)
 		}
 		if err == nil {
 			k.startDeviceLoop(c, ring, backend)
@@ -196,6 +201,7 @@ func (k *kernel[Req, Resp]) onLoopEnd(c actor.Context, fault error) {
 		// The device failed under this kernel: the next incarnation runs
 		// the fallback, with the queued messages (no supervisor restart:
 		// nothing of the kernel's own failed).
+		k.offDevice = moved
 		k.startLoop(c)
 		return
 	}

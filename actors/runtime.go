@@ -44,6 +44,7 @@ type Runtime struct {
 	// through backends only.
 	compute  *compute.Orchestrator
 	backends compute.Backends
+	devs     deviceSet // the CUDA devices of device ring kernels (device_choice.go)
 }
 
 // Option configures a Runtime.
@@ -470,7 +471,7 @@ func (rt *Runtime) Close(ctx context.Context) error {
 	if err := rt.system.Root.StopFuture(rt.orch.pid).Wait(); err != nil {
 		errs = append(errs, fmt.Errorf("stopping orchestrator: %w", err))
 	}
-	errs = append(errs, rt.devices.close(), rt.telemetry.Close(), rt.compute.Close())
+	errs = append(errs, rt.devices.close(), rt.telemetry.Close(), rt.compute.Close(), rt.closeDevices())
 	rt.shutdownSystem()
 	return errors.Join(errs...)
 }

@@ -142,15 +142,19 @@ func (m *Member) call(ctx context.Context, kind, identity string, w *messages.Wi
 			}
 		}
 		pid, why, err := m.lookup(ctx, kind, identity)
-		if err != nil {
+		switch {
+		case errors.Is(err, ErrNoCapacity):
+			// A member with a device may yet join or be heard of: asked
+			// again until the deadline, which then reports it.
+			last = err
+		case err != nil:
 			return nil, ctxError(err, last)
-		}
-		if pid == nil {
+		case pid == nil:
 			last = fmt.Errorf("%w: no activation of %s/%s: %s", ErrMemberUnavailable, kind, identity, why)
-		} else if !wantReply {
+		case !wantReply:
 			m.sys.Root.Send(pid, w)
 			return nil, nil
-		} else {
+		default:
 			deadline, _ := ctx.Deadline()
 			w.TimeoutNs = uint64(max(time.Until(deadline), 0))
 			res, err := m.requestReply(ctx, pid, w, nil)
@@ -259,6 +263,9 @@ func (m *Member) lookup(ctx context.Context, kind, identity string) (*actor.PID,
 	}
 	target := m.currentView().owner(kind, identity)
 	if target == "" {
+		if _, err := m.PlacementOf(kind, identity); errors.Is(err, ErrNoCapacity) {
+			return nil, "", err
+		}
 		return nil, "no member hosts the kind in this node's topology", nil
 	}
 	req := &messages.PlacementRequest{Cluster: m.name, Protocol: ProtocolVersion, Kind: kind, Identity: identity}
@@ -283,6 +290,8 @@ func (m *Member) lookup(ctx context.Context, kind, identity string) (*actor.PID,
 			return nil, "", mismatchError(m.name, r.GetCluster(), r.GetProtocol(), target)
 		case messages.WireKindUnknownKind:
 			return nil, "", fmt.Errorf("%w: %q: %s", ErrUnknownKind, kind, r.GetError())
+		case wireKindNoCapacity:
+			return nil, "", fmt.Errorf("%w: %s", ErrNoCapacity, r.GetError())
 		default:
 			return nil, r.GetError(), nil
 		}

@@ -22,7 +22,7 @@ func NewDeviceKind[Req, Resp any](name string, src actors.DeviceSource, newFallb
 	if err != nil {
 		return nil, fmt.Errorf("cluster: device kind %q: %w", name, err)
 	}
-	k := &Kind{name: name, handlerTimeout: DefaultHandlerTimeout}
+	k := &Kind{name: name, handlerTimeout: DefaultHandlerTimeout, req: DevicePreferred}
 	k.prepare = func(m *Member) error { return actors.PrepareDevice(m.rt, probe) }
 	k.producer = func(m *Member, identity string, state []byte, in *inbox) actor.Producer {
 		return func() actor.Actor {

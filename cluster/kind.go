@@ -50,6 +50,7 @@ type Kind struct {
 	// prepare, if set, runs when member m starts (a device kind compiles
 	// its program there).
 	prepare func(m *Member) error
+	req     Requirement // which members may host it (Require; device_placement.go)
 }
 
 // NewKind declares a cluster kind named name whose activations run a ring
@@ -298,7 +299,7 @@ func (g *grain[Req, Resp]) serve(k *actors.Kernel[Req, Resp], w *messages.WireEn
 		refuse(wireError(messages.WireKindUnavailable, msg, id))
 		return
 	}
-	r := &grainRequest[Req, Resp]{g: g, sender: sender, id: id}
+	r := &grainRequest[Req, Resp]{g: g, k: k, sender: sender, id: id}
 	if _, err := messages.FromWireInto(w, g.member.maxPayload, &r.req); err != nil {
 		var mismatch *messages.TypeMismatchError
 		if errors.As(err, &mismatch) {
@@ -340,6 +341,7 @@ func (g *grain[Req, Resp]) serve(k *actors.Kernel[Req, Resp], w *messages.WireEn
 // one allocation.
 type grainRequest[Req, Resp any] struct {
 	g      *grain[Req, Resp]
+	k      *actors.Kernel[Req, Resp]
 	sender *actor.PID
 	id     uint64
 	remote bool // the deadline is the requester's, not the kind's
@@ -360,6 +362,9 @@ func (r *grainRequest[Req, Resp]) done(resp Resp, err error) {
 	switch {
 	case err == nil:
 		r.resp = resp
+		if s, ok := any(&r.resp).(PlacementStamper); ok {
+			s.StampPlacement(g.member.Address() + "/" + r.k.Placement())
+		}
 		g.answer(r.sender, g.encodeReply(&r.resp, r.id))
 	case r.remote && errors.Is(err, context.DeadlineExceeded):
 		// The requester's own deadline passed here.

@@ -105,6 +105,10 @@ func (m *Member) nextOwner(kind, identity string) string {
 	if len(rest) == 0 {
 		return ""
 	}
+	if r := v.reqs[kind]; r != Anywhere {
+		nodes, _ := nodesOf(rest)
+		return view{nodes: nodes}.placeDevice(r, kind, identity).addr
+	}
 	rdv := pcluster.NewRendezvous()
 	rdv.UpdateMembers(rest)
 	return rdv.GetByClusterIdentity(&pcluster.ClusterIdentity{Identity: identity, Kind: kind})

@@ -398,6 +398,11 @@ func newMember(sys *actor.ActorSystem, name string, kinds []*Kind, cfg memberCon
 		pkinds[i] = k.build(m)
 		m.kinds[k.name] = k
 	}
+	if !cfg.client {
+		if ad := m.advertisement(kinds); ad != "" {
+			pkinds = append(pkinds, adKind(ad))
+		}
+	}
 	if _, ok := sys.ProcessRegistry.Add(m.replies, replyProcessID); !ok {
 		_ = rt.Close(context.Background())
 		return nil, nil, fmt.Errorf("ringactor/cluster: process %q exists: one member per actor system", replyProcessID)
@@ -438,6 +443,7 @@ func (m *Member) onTopology(t *pcluster.ClusterTopology) {
 	rdv.UpdateMembers(t.Members)
 	self := m.sys.Address()
 	v := view{self: self, members: len(t.Members), rdv: rdv, all: t.Members}
+	v.nodes, v.reqs = nodesOf(t.Members)
 	inTopology := false
 	for _, mem := range t.Members {
 		if a := mem.Address(); a != self {

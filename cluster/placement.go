@@ -178,6 +178,10 @@ func (p *placement) onPlace(c actor.Context, req *messages.PlacementRequest) {
 			p.retry(c, to, "the member has no topology yet")
 			return
 		}
+		if r := v.reqs[req.GetKind()]; r != Anywhere && v.placeDevice(r, req.GetKind(), req.GetIdentity()).noCapacity {
+			p.reply(c, to, &messages.PlacementReply{ErrorKind: wireKindNoCapacity, Error: fmt.Sprintf("kind %q needs a device and no member with one lists it", req.GetKind())})
+			return
+		}
 		p.reply(c, to, &messages.PlacementReply{ErrorKind: messages.WireKindUnknownKind, Error: fmt.Sprintf("no member hosts kind %q", req.GetKind())})
 		return
 	case owner != v.self:
@@ -254,6 +258,10 @@ func (p *placement) onHandoffDone(c actor.Context, d *handoffDone) {
 		// go through the grain's mailbox.
 		p.m.logger.Warn("ringactor/cluster: activation without an inbox", slog.String("identity", d.key), slog.Any("error", err))
 		inPID = pid
+	}
+	if r := v.reqs[e.kind]; r == DevicePreferred && v.placeDevice(r, e.kind, e.identity).fallback {
+		p.m.logger.Info("ringactor/cluster: device-preferred identity activated on a member without a device (no member with one lists the kind): it runs its Go fallback",
+			slog.String("identity", d.key))
 	}
 	e.pid, e.inbox, e.state = pid, inPID, active
 	p.m.activations.Add(1)
@@ -391,8 +399,10 @@ type view struct {
 	self    string
 	members int
 	rdv     *pcluster.Rendezvous
-	others  []string           // addresses of the other members
-	all     []*pcluster.Member // every member, this one included
+	others  []string               // addresses of the other members
+	all     []*pcluster.Member     // every member, this one included
+	nodes   []nodeInfo             // every member's advertised devices and kinds (device_placement.go)
+	reqs    map[string]Requirement // the advertised requirements of kinds not placed Anywhere
 }
 
 // owner returns the address of the member that owns the identity of kind
@@ -400,6 +410,9 @@ type view struct {
 func (v view) owner(kind, identity string) string {
 	if v.rdv == nil {
 		return ""
+	}
+	if r := v.reqs[kind]; r != Anywhere {
+		return v.placeDevice(r, kind, identity).addr
 	}
 	return v.rdv.GetByClusterIdentity(&pcluster.ClusterIdentity{Identity: identity, Kind: kind})
 }

@@ -149,7 +149,7 @@ func (m *Member) Status() Status {
 	v := m.currentView()
 	m.status.mu.Lock()
 	for _, mem := range v.all {
-		ms := MemberStatus{Address: mem.Address(), ID: mem.Id, State: MemberReady, Kinds: append([]string(nil), mem.Kinds...)}
+		ms := MemberStatus{Address: mem.Address(), ID: mem.Id, State: MemberReady, Kinds: userKinds(mem.Kinds)}
 		if ms.Address == s.Address {
 			ms.Self, ms.State = true, s.State
 		}

@@ -67,6 +67,7 @@ func Example() {
 		fmt.Println(l)
 	}
 	// Output:
+	// ringactor.device.kernels 1
 	// ringactor.kernel.errors 0
 	// ringactor.kernel.executions 1
 	// ringactor.kernel.restarts 0

@@ -29,6 +29,7 @@ type Instruments struct {
 	restarts     metric.Int64ObservableCounter
 	errs         metric.Int64ObservableCounter
 	latency      metric.Float64ObservableGauge
+	devKernels   metric.Int64ObservableGauge
 
 	src      Source
 	producer *Producer
@@ -60,7 +61,7 @@ func New(src Source, opts ...Option) (*Instruments, error) {
 	}
 	reg, err := i.meter.RegisterCallback(i.observe,
 		i.memAllocated, i.ringDepth, i.processed, i.dropped,
-		i.restarts, i.errs, i.latency)
+		i.restarts, i.errs, i.latency, i.devKernels)
 	if err != nil {
 		return nil, err
 	}
@@ -110,6 +111,10 @@ func (i *Instruments) createObservable() error {
 	i.memAllocated, e = i.meter.Int64ObservableGauge(MemoryAllocated,
 		metric.WithDescription("Bytes held by a ring kernel (rings, control blocks)."),
 		metric.WithUnit(unitBytes))
+	err = errors.Join(err, e)
+	i.devKernels, e = i.meter.Int64ObservableGauge(DeviceKernels,
+		metric.WithDescription("Ring kernels placed on a device, per device."),
+		metric.WithUnit("{kernel}"))
 	err = errors.Join(err, e)
 	i.ringDepth, e = i.meter.Int64ObservableGauge(RingDepth,
 		metric.WithDescription("Messages waiting in a kernel's input ring, overflow included."),

@@ -17,6 +17,10 @@ const (
 	// MemoryTransferred is an Int64Counter of bytes moved between host and
 	// device; attributes AttrKernel, AttrBackend, AttrDirection.
 	MemoryTransferred = "ringactor.memory.transferred"
+	// DeviceKernels is an Int64ObservableGauge of the ring kernels running
+	// on each device (a kernel's Backend other than "cpu"); attribute
+	// AttrBackend, the device ("cuda:0", "cuda:sim1").
+	DeviceKernels = "ringactor.device.kernels"
 	// RingDepth is an Int64ObservableGauge of the messages waiting in a
 	// kernel's input ring, overflow included; attribute AttrKernel.
 	RingDepth = "ringactor.ring.depth"

@@ -14,7 +14,11 @@ func (i *Instruments) observe(_ context.Context, o metric.Observer) error {
 	if i.src == nil {
 		return nil
 	}
+	perDevice := map[string]int64{}
 	for _, s := range i.src() {
+		if s.Backend != "" && s.Backend != "cpu" {
+			perDevice[s.Backend]++
+		}
 		k := attribute.String(AttrKernel, s.Kernel)
 		kernel := metric.WithAttributeSet(attribute.NewSet(k))
 
@@ -28,6 +32,9 @@ func (i *Instruments) observe(_ context.Context, o metric.Observer) error {
 		o.ObserveFloat64(i.latency, s.LatencyMin.Seconds(), statSet(k, StatMin))
 		o.ObserveFloat64(i.latency, s.LatencyAvg.Seconds(), statSet(k, StatAvg))
 		o.ObserveFloat64(i.latency, s.LatencyMax.Seconds(), statSet(k, StatMax))
+	}
+	for dev, n := range perDevice {
+		o.ObserveInt64(i.devKernels, n, metric.WithAttributeSet(attribute.NewSet(attribute.String(AttrBackend, dev))))
 	}
 	return nil
 }

@@ -23,6 +23,11 @@ func TestObservables(t *testing.T) {
 	assertMetric(t, got, MessagesDropped, "{message}", intCounter(3, 0))
 	assertMetric(t, got, KernelRestarts, "{restart}", intCounter(1, 0))
 	assertMetric(t, got, KernelErrors, "{error}", intCounter(2, 0))
+	// Kernels per device: vector_add runs on "cuda"; reduce on the CPU is
+	// not counted.
+	assertMetric(t, got, DeviceKernels, "{kernel}", metricdata.Gauge[int64]{DataPoints: []metricdata.DataPoint[int64]{
+		{Attributes: attribute.NewSet(attribute.String(AttrBackend, "cuda")), Value: 1},
+	}})
 
 	lat := func(kernel, stat string, v float64) metricdata.DataPoint[float64] {
 		return metricdata.DataPoint[float64]{

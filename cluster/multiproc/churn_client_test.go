@@ -76,7 +76,7 @@ func (r *churnRecorder) record(id string, rep demomsg.CounterReply, send, recv t
 	defer r.mu.Unlock()
 	fmt.Fprintf(r.w, "%s %s %d %d %d %s\n", id, act, rep.Count, send.UnixNano(), recv.UnixNano(), class)
 	r.n++
-	if err == nil {
+	if err == nil && !isDeviceID(id) {
 		r.last[id] = rep.Activation
 	}
 }
@@ -134,6 +134,24 @@ func runChurnClient() int {
 
 func churnID(i int) string { return fmt.Sprintf("c%d", i) }
 
+// deviceID is the identity of the device kind (devpref) a churn worker
+// asks in every fourth request.
+func deviceID(i int) string { return fmt.Sprintf("g%d", i) }
+
+// isDeviceID reports whether a churn record is of the device kind.
+func isDeviceID(id string) bool { return strings.HasPrefix(id, "g") }
+
+// bumpDevice sends one devpref request with deadline d and records it:
+// its count is the activation's device count, its activation the
+// stamped placement (HOST:PORT/cuda:sim or HOST:PORT/cpu).
+func bumpDevice(cl *cluster.Member, rec *churnRecorder, id string, d time.Duration) {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	send := time.Now()
+	rep, err := cluster.Request[demomsg.DevscaleReply](ctx, cl, "devpref", id, demomsg.DevscaleRequest{})
+	rec.record(id, demomsg.CounterReply{Count: int64(rep.Calls), Activation: rep.PlacementText()}, send, time.Now(), err)
+}
+
 // bumpOnce sends one counter request with deadline d and records it.
 func bumpOnce(cl *cluster.Member, rec *churnRecorder, id string, d time.Duration) (demomsg.CounterReply, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), d)
@@ -169,6 +187,10 @@ func churn(cl *cluster.Member, rec *churnRecorder, ids, workers int) error {
 				case <-stop:
 					return
 				default:
+				}
+				if rnd.IntN(4) == 0 {
+					bumpDevice(cl, rec, deviceID(rnd.IntN(ids)), churnDeadline)
+					continue
 				}
 				_, _ = bumpOnce(cl, rec, churnID(rnd.IntN(ids)), churnDeadline)
 			}

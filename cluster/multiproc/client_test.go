@@ -51,8 +51,11 @@ const (
 )
 
 func runScenario(mode string) int {
-	if mode == "churn" {
+	switch mode {
+	case "churn":
 		return runChurnClient()
+	case "devices":
+		return runDevicesClient()
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()

@@ -16,7 +16,9 @@ import (
 
 	"github.com/ringactor/ringactor/actors"
 	"github.com/ringactor/ringactor/cluster"
+	"github.com/ringactor/ringactor/gpu"
 	"github.com/ringactor/ringactor/internal/demo"
+	"github.com/ringactor/ringactor/internal/demo/demomsg"
 	"github.com/ringactor/ringactor/internal/testutil/testproc"
 	"github.com/ringactor/ringactor/messages"
 )
@@ -56,7 +58,17 @@ func whoami() actors.Handler[Who, Here] {
 }
 
 func testKinds() []*cluster.Kind {
-	return append(demo.Kinds(self), cluster.NewKind("whoami", whoami))
+	// devpref: devscale's device handler, device preferred (NewDeviceKind's
+	// default): on a member without a device only when no member with one
+	// lists it.
+	devpref, err := cluster.NewDeviceKind("devpref", actors.DeviceSource{Code: demomsg.DevscaleCUDA, Entry: demomsg.DevscaleEntry, State: demomsg.DevscaleState{}},
+		func() actors.Handler[demomsg.DevscaleRequest, demomsg.DevscaleReply] {
+			return demomsg.NewDevscaleFallback()
+		})
+	if err != nil {
+		panic(err)
+	}
+	return append(demo.Kinds(self), cluster.NewKind("whoami", whoami), devpref)
 }
 
 const (
@@ -72,6 +84,8 @@ const (
 	// leakEnv makes a member check, after closing, that it left no
 	// goroutine behind (exit status 3 and "LEAK" on stderr otherwise).
 	leakEnv = "RINGACTOR_MULTIPROC_LEAKCHECK"
+	// simDevicesEnv gives a member that many simulated CUDA devices.
+	simDevicesEnv = "RINGACTOR_MULTIPROC_SIM_DEVICES"
 )
 
 // provider returns the provider the environment names: etcd at etcdEnv,
@@ -91,6 +105,9 @@ func seeds() []string {
 	return nil
 }
 
+// noDevices closes no devices.
+func noDevices() {}
+
 // runMember runs one member until SIGTERM, SIGINT or the end of its stdin
 // (its parent is gone), then closes it gracefully.
 func runMember() int {
@@ -104,6 +121,13 @@ func runMember() int {
 	opts := []cluster.Option{cluster.WithLogger(actors.DiscardLogger())}
 	if b := os.Getenv(bindEnv); b != "" {
 		opts = append(opts, cluster.WithAddress(b))
+	}
+	closeDevs := noDevices
+	if n := envInt(simDevicesEnv, 0); n > 0 {
+		var devs []gpu.Backend
+		devs, closeDevs = simDevices(n)
+		defer closeDevs() // on an early return; closing twice is harmless
+		opts = append(opts, cluster.WithRuntimeOptions(actors.WithBackends(devs...)))
 	}
 	m, err := cluster.Start(ctx, clusterName, p, testKinds(), opts...)
 	if err != nil {
@@ -130,6 +154,7 @@ func runMember() int {
 		fmt.Fprintln(os.Stderr, "close:", err)
 		return 1
 	}
+	closeDevs() // after the member, before the leak check
 	if os.Getenv(leakEnv) != "" {
 		signal.Stop(sig)
 		if err := goleak.Find(protoActorLeaks...); err != nil {

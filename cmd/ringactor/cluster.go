@@ -18,6 +18,7 @@ import (
 
 	"github.com/ringactor/ringactor/actors"
 	"github.com/ringactor/ringactor/cluster"
+	"github.com/ringactor/ringactor/gpu"
 	"github.com/ringactor/ringactor/internal/bench"
 	"github.com/ringactor/ringactor/internal/demo"
 	"github.com/ringactor/ringactor/telemetry"
@@ -25,13 +26,16 @@ import (
 
 // Help text of the serve and call commands.
 const (
-	serveSynopsis    = "--cluster NAME [--bind HOST:PORT] [--advertise HOST:PORT] (--peers HOST:PORT,... | --etcd ENDPOINTS | --provider k8s) [--admin ADDR [--pprof]] [-v]"
+	serveSynopsis    = "--cluster NAME [--bind HOST:PORT] [--advertise HOST:PORT] (--peers HOST:PORT,... | --etcd ENDPOINTS | --provider k8s) [--sim-devices N] [--admin ADDR [--pprof]] [-v]"
 	serveDescription = `Run a member of the cluster NAME hosting the built-in kinds until SIGINT or
 SIGTERM: echo (replies with the JSON object it is sent), add
 ({"a":[...],"b":[...]} -> {"sum":[...]}) and counter ({} or {"by":N} ->
 {"count":...,"activation":...}: the identity's count after the request,
-kept when the identity moves). Each activated identity runs its own ring
-kernel, on the one member that owns it. It binds 127.0.0.1 on a free port
+kept when the identity moves) and devscale, a device ring kernel placed
+only on members with a CUDA device ({} or {"by":N} -> {"calls":...,
+"placement":"HOST:PORT/cuda:sim1"}; --sim-devices N gives a member N
+simulated devices). Each activated identity runs its own ring kernel, on
+the one member that owns it. It binds 127.0.0.1 on a free port
 unless --bind says otherwise (a wildcard address is logged as a warning),
 advertises --advertise to the others (default: the bind address; for a
 wildcard bind, the host's first non-loopback address, logged) and prints
@@ -68,7 +72,7 @@ member unavailable, remote decode or execution error).
 // serveCommand is the "serve" subcommand.
 var serveCommand = command{
 	name:    "serve",
-	summary: "run a cluster member hosting the built-in kinds (echo, add, counter) until a signal",
+	summary: "run a cluster member hosting the built-in kinds (echo, add, counter, devscale) until a signal",
 	run:     runServeCommand,
 }
 
@@ -228,6 +232,7 @@ func runServeCommand(ctx context.Context, args []string, stdout, stderr io.Write
 	adv := fs.String("advertise", "", "HOST:PORT other nodes reach this member at (default: the bind address; never a wildcard)")
 	verbose := fs.Bool("v", false, "log at debug level")
 	benchKinds := fs.Bool("bench-kinds", false, "also host the plain Proto.Actor echo kind that ringactor bench --cluster compares with")
+	simDevs := fs.Int("sim-devices", 0, "give the member N simulated CUDA devices (cuda:sim0, cuda:sim1, ...; for tests and demos without a GPU; a Linux build with cgo)")
 	adm := addAdminFlags(fs)
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
@@ -240,6 +245,9 @@ func runServeCommand(ctx context.Context, args []string, stdout, stderr io.Write
 	}
 	if err := checkHostPort(*bind); err != nil {
 		return usageError(fs, "--bind: %v", err)
+	}
+	if *simDevs < 0 {
+		return usageError(fs, "--sim-devices %d: want 0 or more", *simDevs)
 	}
 	if *adv != "" {
 		if err := checkAdvertise(*adv); err != nil {
@@ -279,6 +287,18 @@ func runServeCommand(ctx context.Context, args []string, stdout, stderr io.Write
 	if *verbose {
 		opts = append(opts, cluster.WithProtoActorLogLevel(slog.LevelDebug))
 	}
+	if *simDevs > 0 {
+		sims, err := simulatedDevices(*simDevs)
+		if err != nil {
+			return failure(stderr, "serve", err)
+		}
+		backends := make([]gpu.Backend, len(sims))
+		for i, b := range sims {
+			backends[i] = b
+			defer func() { _ = b.Close() }() // after the member has closed
+		}
+		opts = append(opts, cluster.WithRuntimeOptions(actors.WithBackends(backends...)))
+	}
 	if *benchKinds {
 		bk, echo := bench.ClusterKinds()
 		kinds = append(kinds, bk...)
@@ -299,7 +319,7 @@ func runServeCommand(ctx context.Context, args []string, stdout, stderr io.Write
 	addr := m.Address()
 	self.Store(&addr)
 	fmt.Fprintf(stdout, "member %s\n", m.Address())
-	log.Info("serving", slog.String("cluster", *disc.name), slog.String("address", m.Address()), slog.String("kinds", "echo,add,counter"))
+	log.Info("serving", slog.String("cluster", *disc.name), slog.String("address", m.Address()), slog.String("kinds", "echo,add,counter,devscale"), slog.Int("devices", len(m.Runtime().Devices())))
 	<-ctx.Done()
 	log.Info("leaving the cluster", slog.String("address", m.Address()))
 	cctx, ccancel := context.WithTimeout(context.Background(), 30*time.Second)

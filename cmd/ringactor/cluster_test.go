@@ -118,6 +118,7 @@ func TestServeCallUsage(t *testing.T) {
 		{"serve", "--cluster", "c", "--peers", "", "extra"},
 		{"serve", "--cluster", "c", "--peers", "", "--advertise", "0.0.0.0:7000"},
 		{"serve", "--cluster", "c", "--peers", "", "--advertise", "no-port"},
+		{"serve", "--cluster", "c", "--peers", "", "--sim-devices", "-1"},
 		{"call", "--cluster", "c", "--peers", "127.0.0.1:1", "--identity", "i", "--json", "{}"},
 		{"call", "--cluster", "c", "--peers", "127.0.0.1:1", "--kind", "k", "--json", "{}"},
 		{"call", "--cluster", "c", "--peers", "127.0.0.1:1", "--kind", "k", "--identity", "i", "--json", "{nope"},

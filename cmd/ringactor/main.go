@@ -38,7 +38,7 @@
 //	       stream sensor CSV (FILE or -) through parse → scale → window →
 //	       sink ring kernels and print per-window statistics as CSV;
 //	       --max-rejects N stops after more than N rejected rows.
-//	serve  run a cluster member hosting the built-in kinds (echo, add)
+//	serve  run a cluster member hosting the built-in kinds (echo, add, counter, devscale)
 //	       until SIGINT or SIGTERM: --cluster NAME, --bind HOST:PORT,
 //	       --peers HOST:PORT,... or --etcd ENDPOINTS, optional mutual TLS
 //	       (--tls-ca, --tls-cert, --tls-key); --admin ADDR serves

@@ -103,7 +103,7 @@ func TestCallSaysWhy(t *testing.T) {
 	_, stderr, code = call(t, "--cluster", "dead", "--peers", dead, "--kind", "nope", "--identity", "a",
 		"--data", "{}", "--timeout", "1s")
 	if code != exitFailure || !strings.Contains(stderr, `"nope" has no JSON form here`) ||
-		!strings.Contains(stderr, "add, counter, echo") {
+		!strings.Contains(stderr, "add, counter, devscale, echo") {
 		t.Errorf("unknown kind: exit %d, stderr:\n%s", code, stderr)
 	}
 }

@@ -6,5 +6,14 @@ import (
 	"github.com/ringactor/ringactor/gpu/cuda"
 )
 
+// simulatedDevices are serve's --sim-devices.
+func simulatedDevices(n int) ([]closingBackend, error) {
+	var out []closingBackend
+	for _, b := range cuda.NewSimulatedBackends(n, 256<<20) {
+		out = append(out, b)
+	}
+	return out, nil
+}
+
 // simulatedBackend is the simulated CUDA device of --device=sim.
 func simulatedBackend() (closingBackend, error) { return cuda.NewSimulatedBackend(256 << 20), nil }

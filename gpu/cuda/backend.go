@@ -40,6 +40,9 @@ type Backend struct {
 	mu      sync.Mutex // closed
 	closed  bool
 	name    string // "cuda:0"; "cuda:sim" for a simulated device
+	ordinal int    // the device ordinal (WithOrdinal; backends.go)
+	// ordinalOpen: openFn is WithOrdinal's (NewContext(ordinal)).
+	ordinalOpen bool
 
 	arenaBytes   uintptr        // pinned arena reserved at open (0: DefaultArenaBytes)
 	mailboxes    int            // the most mailboxes of each ring program grid (0: DefaultMailboxes)
@@ -136,7 +139,8 @@ func (b *Backend) device() (*device, error) {
 // Report returns what the driver probe found.
 func (b *Backend) Report() Report { return b.probe() }
 
-// Name is "cuda:0" ("cuda:sim" for NewSimulatedBackend).
+// Name is "cuda:0" ("cuda:N" with WithOrdinal(N); "cuda:sim" for
+// NewSimulatedBackend, "cuda:simN" for one of several NewSimulatedBackends).
 func (b *Backend) Name() string { return b.name }
 
 // Kind is gpu.KindCUDA.

@@ -1,0 +1,156 @@
+package multiproc
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/ringactor/ringactor/actors"
+	"github.com/ringactor/ringactor/cluster"
+	"github.com/ringactor/ringactor/internal/demo"
+	"github.com/ringactor/ringactor/internal/demo/demomsg"
+)
+
+// devIdentitiesEnv sets the devices scenario's identities of the
+// device-only kind (default devIdentitiesCI; the full size is 1000).
+const (
+	devIdentitiesEnv = "RINGACTOR_DEVICE_IDENTITIES"
+	devIdentitiesCI  = 300
+	devPrefIDs       = 40 // identities of the device-preferred kind
+	devCallDeadline  = 30 * time.Second
+	// Without a device member, device-only calls end at their deadline:
+	// this many, with this deadline.
+	devNoCapacityIDs      = 10
+	devNoCapacityDeadline = 2 * time.Second
+)
+
+// devicesPhase is what one phase of the devices scenario saw.
+type devicesPhase struct {
+	Kind       string
+	ByMember   map[string]int // member address → identities answered there
+	ByDevice   map[string]int // "HOST:PORT/cuda:simN" → identities
+	NoCapacity int            // typed ErrNoCapacity outcomes
+	Fallback   int            // identities PlacementOf called a fallback
+	Errors     []string       // other failures (at most 10)
+	Failed     int
+	Retried    int // requests asked again after ErrMemberUnavailable
+}
+
+// runDevicesClient calls every identity of devscale (device only) and
+// devpref (device preferred) once per phase, printing each phase's result;
+// the test moves it to the next phase by a line on stdin, after killing
+// members.
+func runDevicesClient() int {
+	demo.Register()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute) // a hang guard
+	defer cancel()
+	p, err := provider()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "provider:", err)
+		return 1
+	}
+	cl, err := cluster.Start(ctx, clusterName, p, nil, cluster.AsClient(), cluster.WithLogger(actors.DiscardLogger()))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "start:", err)
+		return 1
+	}
+	defer func() {
+		cctx, ccancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer ccancel()
+		_ = cl.Close(cctx)
+	}()
+	if err := cl.WaitMembers(ctx, 3); err != nil {
+		fmt.Fprintln(os.Stderr, "waiting for members:", err)
+		return 1
+	}
+	n := envInt(devIdentitiesEnv, devIdentitiesCI)
+	in := bufio.NewScanner(os.Stdin)
+	for phase := 0; ; phase++ {
+		devN, devDeadline := n, devCallDeadline
+		if phase == 2 {
+			// No device member is left: each call waits for one until its
+			// deadline, then fails with ErrNoCapacity.
+			devN, devDeadline = devNoCapacityIDs, devNoCapacityDeadline
+		}
+		for _, k := range []struct {
+			kind     string
+			n        int
+			deadline time.Duration
+		}{{"devscale", devN, devDeadline}, {"devpref", devPrefIDs, devCallDeadline}} {
+			res := devicesRound(ctx, cl, k.kind, k.n, k.deadline)
+			b, _ := json.Marshal(res)
+			fmt.Printf("PHASE%d %s\n", phase, b)
+		}
+		if !in.Scan() {
+			return 0
+		}
+		gone, ok := strings.CutPrefix(strings.TrimSpace(in.Text()), "next ")
+		if !ok {
+			return 0
+		}
+		// The killed member must have left this client's topology first.
+		for memberReady(cl, gone) {
+			select {
+			case <-ctx.Done():
+				fmt.Fprintln(os.Stderr, "the killed member stayed in the topology:", gone)
+				return 1
+			case <-time.After(50 * time.Millisecond):
+			}
+		}
+	}
+}
+
+// memberReady reports whether addr is a ready member in cl's topology.
+func memberReady(cl *cluster.Member, addr string) bool {
+	for _, m := range cl.Status().Members {
+		if m.Address == addr && m.State == cluster.MemberReady {
+			return true
+		}
+	}
+	return false
+}
+
+// devicesRound calls each of n identities of kind once.
+func devicesRound(ctx context.Context, cl *cluster.Member, kind string, n int, deadline time.Duration) devicesPhase {
+	r := devicesPhase{Kind: kind, ByMember: map[string]int{}, ByDevice: map[string]int{}}
+	for i := range n {
+		id := fmt.Sprintf("d%d", i)
+		cctx, cancel := context.WithTimeout(ctx, deadline)
+		var rep demomsg.DevscaleReply
+		var err error
+		for {
+			rep, err = cluster.Request[demomsg.DevscaleReply](cctx, cl, kind, id, demomsg.DevscaleRequest{})
+			if !errors.Is(err, cluster.ErrMemberUnavailable) || cctx.Err() != nil {
+				break
+			}
+			// Its member died with the request in flight (a typed
+			// outcome): the caller asks again, as the churn test's do.
+			r.Retried++
+		}
+		cancel()
+		switch {
+		case errors.Is(err, cluster.ErrNoCapacity):
+			r.NoCapacity++
+			continue
+		case err != nil:
+			r.Failed++
+			if len(r.Errors) < 10 {
+				r.Errors = append(r.Errors, fmt.Sprintf("%s/%s: %v", kind, id, err))
+			}
+			continue
+		}
+		where := rep.PlacementText()
+		addr, _, _ := strings.Cut(where, "/")
+		r.ByMember[addr]++
+		r.ByDevice[where]++
+		if pl, err := cl.PlacementOf(kind, id); err == nil && pl.Fallback {
+			r.Fallback++
+		}
+	}
+	return r
+}
