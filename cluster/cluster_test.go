@@ -109,7 +109,9 @@ func TestMain(m *testing.M) {
 }
 
 func run(m *testing.M) int {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	// A hang guard for starting the package's two members, not a speed
+	// bound: a loaded CI machine takes many times an idle one's second.
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	agent := ptest.NewInMemAgent()
 	var errA, errB error
@@ -122,7 +124,7 @@ func run(m *testing.M) int {
 			if mem == nil {
 				continue
 			}
-			cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			cctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute) // a hang guard
 			if err := mem.Close(cctx); err != nil {
 				fmt.Fprintln(os.Stderr, "close:", err)
 			}

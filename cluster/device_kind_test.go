@@ -63,7 +63,7 @@ func TestDeviceKind(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() {
-		cctx, ccancel := context.WithTimeout(context.Background(), 10*time.Second)
+		cctx, ccancel := context.WithCancel(testCtx(t)) // a hang guard, not a speed bound
 		defer ccancel()
 		if err := m.Close(cctx); err != nil {
 			t.Error(err)

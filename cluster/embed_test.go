@@ -6,7 +6,6 @@ import (
 	"context"
 	"log/slog"
 	"testing"
-	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
 	pcluster "github.com/asynkron/protoactor-go/cluster"
@@ -23,7 +22,7 @@ import (
 // the user builds and owns, next to the user's own grain: both answer, and
 // closing the embedded member leaves the user's cluster running.
 func TestEmbedInUsersCluster(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	ctx, cancel := context.WithCancel(testCtx(t)) // a hang guard, not a speed bound
 	defer cancel()
 	sys := actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger { return actors.DiscardLogger() }))
 	m, kinds, err := cluster.Embed(sys, []*cluster.Kind{cluster.NewKind("add", addHandler)}, cluster.WithLogger(actors.DiscardLogger()))

@@ -66,7 +66,7 @@ func TestEtcdProvider(t *testing.T) {
 		return startIsolatedMember(t, "etcd", p, kinds())
 	}
 	a, b := newProvider(), newProvider()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithCancel(testCtx(t)) // a hang guard, not a speed bound
 	defer cancel()
 	for _, m := range []*cluster.Member{a, b} {
 		if err := m.WaitMembers(ctx, 2); err != nil {

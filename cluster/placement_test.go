@@ -214,7 +214,7 @@ func TestClusterIsolation(t *testing.T) {
 	var logA, logB lockedBuffer
 	a := tallyMember(t, "alpha", nil, cluster.WithLogger(slog.New(slog.NewTextHandler(&logA, nil))))
 	b := tallyMember(t, "beta", []string{a.Address()}, cluster.WithLogger(slog.New(slog.NewTextHandler(&logB, nil))))
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithCancel(testCtx(t)) // a hang guard, not a speed bound
 	defer cancel()
 	// b is up on its own: it serves its own identities.
 	if r, err := cluster.Request[tallied](ctx, b, "tally", "x", bump{}); err != nil || r.Member != b.Address() {
@@ -282,7 +282,7 @@ func TestAdvertise(t *testing.T) {
 	b := tallyMember(t, "advertise", []string{bind})
 	waitTopology(t, a, 2)
 	waitTopology(t, b, 2)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithCancel(testCtx(t)) // a hang guard, not a speed bound
 	defer cancel()
 	bumpAll(t, ctx, b, []string{"p", "q", "r", "s"})
 	if _, err := cluster.Start(ctx, "advertise", cluster.Peers(nil), nil, cluster.WithAdvertise("0.0.0.0:7000")); err == nil {

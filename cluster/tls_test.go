@@ -23,7 +23,7 @@ import (
 // closed at the end of the test (if the test has not closed it already).
 func startIsolatedMember(t *testing.T, name string, provider pcluster.ClusterProvider, ks []*cluster.Kind, opts ...cluster.Option) *cluster.Member {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithCancel(testCtx(t)) // a hang guard, not a speed bound
 	defer cancel()
 	opts = append([]cluster.Option{cluster.WithLogger(actors.DiscardLogger())}, opts...)
 	m, err := cluster.Start(ctx, name, provider, ks, opts...)
@@ -37,7 +37,7 @@ func startIsolatedMember(t *testing.T, name string, provider pcluster.ClusterPro
 // closeMember closes m within a deadline.
 func closeMember(t *testing.T, m *cluster.Member) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	ctx, cancel := context.WithCancel(testCtx(t)) // a hang guard, not a speed bound
 	defer cancel()
 	if err := m.Close(ctx); err != nil {
 		t.Errorf("closing member: %v", err)
@@ -73,7 +73,7 @@ func TestTLS(t *testing.T) {
 	agent := ptest.NewInMemAgent()
 	a := startIsolatedMember(t, "tls", ptest.NewTestProvider(agent), kinds(), cluster.WithTLS(cluster.MutualTLS(ca.pool(), certA)))
 	b := startIsolatedMember(t, "tls", ptest.NewTestProvider(agent), kinds(), cluster.WithTLS(cfgB))
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithCancel(testCtx(t)) // a hang guard, not a speed bound
 	defer cancel()
 	for _, m := range []*cluster.Member{a, b} {
 		if err := m.WaitMembers(ctx, 2); err != nil {
@@ -110,7 +110,7 @@ func TestTLS(t *testing.T) {
 	}
 	for _, in := range intruders {
 		t.Run(in.name, func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			ctx, cancel := context.WithCancel(testCtx(t)) // a hang guard, not a speed bound
 			defer cancel()
 			// The intruder learns the members' addresses from the shared
 			// provider, as a member joining the cluster would, but hosts
