@@ -12,6 +12,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/ringactor/ringactor/gpu"
+	"github.com/ringactor/ringactor/internal/testutil/hangguard"
 	"github.com/ringactor/ringactor/messages"
 	"github.com/ringactor/ringactor/supervision"
 )
@@ -72,16 +73,12 @@ func newTestRuntime(t testing.TB, opts ...Option) *Runtime {
 	return rt
 }
 
-// testCtx bounds a test's waits as a hang guard only (see hangCtx); it ends
-// with the test.
-func testCtx(t testing.TB) context.Context {
-	ctx, cancel := hangCtx(t)
-	t.Cleanup(cancel)
-	return ctx
-}
+// testCtx is the test's hang guard (hangguard.Context): no wall-clock
+// deadline of its own.
+func testCtx(t testing.TB) context.Context { return hangguard.Context(t) }
 
 // hangCtx is a context for a wait that must end: it expires when the wait
-// is a hang, not when the machine is slow — hangMargin before go test's
+// is a hang, not when the machine is slow — hangguard.Margin before go test's
 // own -timeout (so that the failure says what hung, before the binary
 // panics), never under -timeout 0. No test bounds a wait by the machine's
 // speed: a loaded 2-core CI machine takes many times longer than an idle one.
@@ -96,7 +93,7 @@ func hangCtx(t testing.TB) (context.Context, context.CancelFunc) {
 func hangDeadline(t testing.TB) (time.Time, bool) {
 	if dt, ok := t.(interface{ Deadline() (time.Time, bool) }); ok {
 		if d, ok := dt.Deadline(); ok {
-			return d.Add(-hangMargin), true
+			return d.Add(-hangguard.Margin), true
 		}
 	}
 	return time.Time{}, false
@@ -110,9 +107,6 @@ func hangWait(t testing.TB) time.Duration {
 	}
 	return time.Hour
 }
-
-// hangMargin is how long before go test's -timeout a hang guard expires.
-const hangMargin = 30 * time.Second
 
 func vectorAdd(_ context.Context, r addReq) (addResp, error) {
 	if len(r.A) != len(r.B) {

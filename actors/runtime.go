@@ -165,7 +165,7 @@ func NewRuntime(opts ...Option) (*Runtime, error) {
 		}
 		rt.telemetry = ins
 		rt.tracing = true
-		rt.spans = spansWanted(cfg.tracerProv)
+		rt.spans = telemetry.MakesSpans(cfg.tracerProv)
 		if !cfg.deviceMonitorSet {
 			cfg.deviceMonitor = openNVML
 		}

@@ -6,7 +6,6 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
-	tracenoop "go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/ringactor/ringactor/gpu"
 	"github.com/ringactor/ringactor/telemetry"
@@ -24,21 +23,6 @@ const (
 	// parent is sampled.
 	SpanHandle = "ringactor.handle"
 )
-
-// spansWanted reports whether a runtime with telemetry on and the tracer
-// provider tp makes message spans: tp was given and is not a no-op
-// provider. Without one, Request and Send create nothing (not even a
-// non-recording span), so they stay allocation-free.
-func spansWanted(tp trace.TracerProvider) bool {
-	if tp == nil {
-		return false
-	}
-	switch tp.(type) {
-	case tracenoop.TracerProvider, *tracenoop.TracerProvider:
-		return false
-	}
-	return true
-}
 
 // tracedRequest is request inside a SpanRequest span; the handler's context
 // descends from it.

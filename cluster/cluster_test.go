@@ -26,6 +26,7 @@ import (
 	"github.com/ringactor/ringactor/actors"
 	"github.com/ringactor/ringactor/cluster"
 	"github.com/ringactor/ringactor/gpu"
+	"github.com/ringactor/ringactor/internal/testutil/hangguard"
 	"github.com/ringactor/ringactor/internal/testutil/testproc"
 	"github.com/ringactor/ringactor/messages"
 )
@@ -147,11 +148,9 @@ var runs atomic.Int64
 // cluster, and its activations keep their state).
 func unique(id string) string { return fmt.Sprintf("%s#%d", id, runs.Add(1)) }
 
-func testCtx(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	t.Cleanup(cancel)
-	return ctx
-}
+// testCtx is the test's hang guard (hangguard.Context): no wall-clock
+// deadline of its own.
+func testCtx(t testing.TB) context.Context { return hangguard.Context(t) }
 
 func TestMembersBindLoopback(t *testing.T) {
 	for _, mem := range []*cluster.Member{memberA, memberB} {

@@ -51,7 +51,12 @@ func TestDeviceKindManyIdentities(t *testing.T) {
 	defer sim.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	m, err := cluster.Start(ctx, "devmany", ptest.NewTestProvider(ptest.NewInMemAgent()), []*cluster.Kind{kind.Kind()},
+	// A message's handling waits behind a thousand mailboxes' on host
+	// threads the machine shares with everything else: the handler bound
+	// (DefaultHandlerTimeout, 5 s) failed a request under two busy loops
+	// and a parallel go test; the test's own deadline is the hang guard.
+	hosted := kind.Kind().WithHandlerTimeout(5 * time.Minute)
+	m, err := cluster.Start(ctx, "devmany", ptest.NewTestProvider(ptest.NewInMemAgent()), []*cluster.Kind{hosted},
 		cluster.WithLogger(actors.DiscardLogger()), cluster.WithRuntimeOptions(actors.WithBackends(sim)),
 		// Thousands of launches go through one orchestrator: on a loaded
 		// machine one can wait longer than the default 5 s (seen under two

@@ -7,13 +7,13 @@ import (
 	"log/slog"
 	"slices"
 	"testing"
-	"time"
 
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/goleak"
 
 	"github.com/ringactor/ringactor/gpu"
+	"github.com/ringactor/ringactor/internal/testutil/hangguard"
 	"github.com/ringactor/ringactor/telemetry"
 )
 
@@ -38,23 +38,9 @@ func newTestOrchestrator(t testing.TB, opts ...Option) *Orchestrator {
 	return orc
 }
 
-// testCtx bounds a test's waits as a hang guard only: it expires
-// hangMargin before go test's -timeout (never under -timeout 0), not when
-// the machine is slow, and ends with the test.
-func testCtx(t testing.TB) context.Context {
-	ctx, cancel := context.WithCancel(context.Background())
-	if dt, ok := t.(interface{ Deadline() (time.Time, bool) }); ok {
-		if d, ok := dt.Deadline(); ok {
-			cancel()
-			ctx, cancel = context.WithDeadline(context.Background(), d.Add(-hangMargin))
-		}
-	}
-	t.Cleanup(cancel)
-	return ctx
-}
-
-// hangMargin is how long before go test's -timeout a hang guard expires.
-const hangMargin = 30 * time.Second
+// testCtx is the test's hang guard (hangguard.Context): no wall-clock
+// deadline of its own.
+func testCtx(t testing.TB) context.Context { return hangguard.Context(t) }
 
 func wantErr(t testing.TB, err, target error) {
 	t.Helper()

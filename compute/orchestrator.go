@@ -72,7 +72,7 @@ func New(opts ...Option) (*Orchestrator, error) {
 	} else {
 		orc.tracing = true
 		orc.ownTP = cfg.tracerProv != nil
-		orc.spans = spansWanted(cfg.tracerProv)
+		orc.spans = telemetry.MakesSpans(cfg.tracerProv)
 	}
 	orc.tracer = orc.ins.Tracer()
 	orc.registry = gpu.NewRegistry()

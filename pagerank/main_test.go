@@ -7,9 +7,10 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"go.uber.org/goleak"
+
+	"github.com/ringactor/ringactor/internal/testutil/hangguard"
 )
 
 // TestMain fails the package when a test leaves goroutines behind: every
@@ -18,12 +19,9 @@ func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
 }
 
-// testCtx is a context that ends with the test or after a minute.
-func testCtx(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	t.Cleanup(cancel)
-	return ctx
-}
+// testCtx is the test's hang guard (hangguard.Context): no wall-clock
+// deadline of its own.
+func testCtx(t testing.TB) context.Context { return hangguard.Context(t) }
 
 // reference is a .ranks.tsv file written by testdata/make_reference.py.
 type reference struct {

@@ -10,6 +10,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/ringactor/ringactor/actors"
+	"github.com/ringactor/ringactor/internal/testutil/hangguard"
 	"github.com/ringactor/ringactor/messages"
 )
 
@@ -29,26 +30,9 @@ func init() {
 	messages.MustRegister[word]("stream.test.word")
 }
 
-// testCtx bounds a test's waits as a hang guard only: it expires
-// hangMargin before go test's own -timeout (so that the failure says what
-// hung), never under -timeout 0, and ends with the test. No test bounds a
-// wait by the machine's speed: a loaded 2-core CI machine takes many times
-// longer than an idle one.
-func testCtx(t testing.TB) context.Context {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	if dt, ok := t.(interface{ Deadline() (time.Time, bool) }); ok {
-		if d, ok := dt.Deadline(); ok {
-			cancel()
-			ctx, cancel = context.WithDeadline(context.Background(), d.Add(-hangMargin))
-		}
-	}
-	t.Cleanup(cancel)
-	return ctx
-}
-
-// hangMargin is how long before go test's -timeout testCtx expires.
-const hangMargin = 30 * time.Second
+// testCtx is the test's hang guard (hangguard.Context): no wall-clock
+// deadline of its own.
+func testCtx(t testing.TB) context.Context { return hangguard.Context(t) }
 
 // newGraph declares a graph in a quiet runtime of its own, stopped at the
 // end of the test.

@@ -19,6 +19,7 @@ import (
 
 	"github.com/ringactor/ringactor/actors"
 	"github.com/ringactor/ringactor/internal/bench"
+	"github.com/ringactor/ringactor/internal/testutil/hangguard"
 	"github.com/ringactor/ringactor/internal/testutil/testproc"
 	"github.com/ringactor/ringactor/internal/version"
 )
@@ -46,12 +47,9 @@ func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m, testproc.ProtoActorThrottles()...)
 }
 
-// testCtx is a context that ends with the test. It has no deadline of its
-// own: a busy machine makes every step slower, and go test's -timeout is the
-// one bound on a hung test.
-func testCtx(t *testing.T) context.Context {
-	return t.Context()
-}
+// testCtx is the test's hang guard (hangguard.Context): no wall-clock
+// deadline of its own.
+func testCtx(t testing.TB) context.Context { return hangguard.Context(t) }
 
 // tinyBench is a benchmark configuration that runs in a moment, also under
 // the race detector: small compute sizes instead of 10M and 1024, and a

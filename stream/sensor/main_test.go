@@ -10,6 +10,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/ringactor/ringactor/actors"
+	"github.com/ringactor/ringactor/internal/testutil/hangguard"
 )
 
 // TestMain fails the package when a test leaves goroutines behind.
@@ -46,12 +47,9 @@ func goroutinesMention(fn string) bool {
 	}
 }
 
-// testCtx is a context that ends with the test or after a minute.
-func testCtx(t testing.TB) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	t.Cleanup(cancel)
-	return ctx
-}
+// testCtx is the test's hang guard (hangguard.Context): no wall-clock
+// deadline of its own.
+func testCtx(t testing.TB) context.Context { return hangguard.Context(t) }
 
 // quiet are the runtime options of the tests: no logs, no telemetry.
 func quiet() []actors.Option {
