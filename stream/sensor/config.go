@@ -37,9 +37,7 @@ type Config struct {
 	// A line longer than a chunk gets a chunk of its own.
 	ChunkBytes int
 	// RingCapacity is each stage's input ring, in messages, a power of two
-	// at least 2 (0: DefaultRingCapacity): what a stage holds before its
-	// sender waits. The stream graph (RunGraph) gives its stages rings of
-	// half of it, whose overflow holds as many again (stream.WithCapacity).
+	// at least 2 (0: DefaultRingCapacity).
 	RingCapacity int
 	// DeviceScale runs the scale stage's arithmetic as a device ring kernel
 	// (NewDeviceScaleKernel): on the runtime's CUDA backend (or the

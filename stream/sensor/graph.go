@@ -69,7 +69,7 @@ func DefaultScaleStage(g *stream.Graph, cfg Config) *stream.Stage[Reading, Readi
 // 4,096 took 5–12 % less CPU and less wall time than 1,024 (8,192, one
 // packet a chunk, no less than 4,096); earlier, 1,024 had taken a fifth to
 // a third less wall time than 256. With RingCapacity 8 the scale loop
-// holds at most 8·4,096 readings it has not handled (some 1 MB).
+// holds at most 2·8·4,096 readings it has not handled (some 3 MB).
 const GraphBatch = 4096
 
 // GraphOptions tune RunGraph.
@@ -109,12 +109,7 @@ func RunGraph(ctx context.Context, cfg Config, in io.Reader, out, rejects io.Wri
 	p := newPools(cfg.ChunkBytes)
 	rctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	// A stage's ring of half of RingCapacity and its overflow of as many
-	// hold RingCapacity messages, as the channel pipeline's channels do: a
-	// ring of RingCapacity held twice as many of the reader's chunks in
-	// flight, fresh memory for every run (18 chunk buffers of 128 KiB a
-	// run against 11; in BenchmarkStreamGraph some 4 % more CPU).
-	opts := []stream.Option{stream.WithCapacity(max(2, cfg.RingCapacity/2)), stream.WithBatch(cmp.Or(o.Batch, GraphBatch)), stream.WithErrorHandler(func(e *stream.StageError) {
+	opts := []stream.Option{stream.WithCapacity(cfg.RingCapacity), stream.WithBatch(cmp.Or(o.Batch, GraphBatch)), stream.WithErrorHandler(func(e *stream.StageError) {
 		cancel(e) // any failure ends the run
 	})}
 	rt := o.Runtime
