@@ -85,7 +85,10 @@
 // # Event time
 //
 // A source (or a stage's output) declares event time with EventTime: a
-// function of the element and the allowed lateness. Its watermark, the
+// function of the element and the allowed lateness (a stage's output may
+// take EventTimes instead, a function of a run of elements that writes
+// their times: one call a packet where MapInPlace hands packets on). Its
+// watermark, the
 // largest time so far minus the lateness, travels between the elements;
 // a stage's watermark is the minimum over its inputs (an ended input no
 // longer counts), and math.MaxInt64 once they have all ended. Window is a

@@ -32,6 +32,9 @@ type Emitter[T any] struct {
 
 	// event time assigned on this output (EventTime), and its watermark
 	timeOf   func(T) int64
+	timesOf  func(vs []T, ts []int64) // EventTimes' function (timeOf calls it for one element)
+	times    []int64                  // timesOf's output
+	oneV     [1]T                     // timeOf's input to timesOf
 	lateness int64
 	wm       int64
 	wmPend   bool // wm is not yet in the pending packets (placeWM)
@@ -193,6 +196,23 @@ func (e *Emitter[T]) placeWM() {
 			}
 			t.pend.marks = append(t.pend.marks, mark{pos: pos, wm: wm})
 		}
+	}
+}
+
+// setTimes makes times (Stage.EventTimes) this output's event time: per
+// element (timeOf) through a run of one in the emitter's own arrays.
+func (e *Emitter[T]) setTimes(times func(vs []T, ts []int64)) {
+	e.timesOf = times
+	e.timeOf = func(v T) int64 {
+		e.oneV[0] = v
+		if cap(e.times) == 0 {
+			e.times = make([]int64, 1, e.batch)
+		}
+		ts := e.times[:1]
+		times(e.oneV[:], ts)
+		var zero T
+		e.oneV[0] = zero
+		return ts[0]
 	}
 }
 

@@ -88,19 +88,25 @@ func (in *instance[In, Out]) packetInPlace(fn func([]In) error, p packet[In]) (h
 	items := p.items
 	t.items = items[:0]
 	mi := 0
-	for i := range items {
-		for mi < len(p.marks) && int(p.marks[mi].pos) <= i {
-			in.senderWM(p.from, p.marks[mi].wm)
-			mi++
-		}
-		if e.wmPend {
-			t.items = items[:i]
-			e.placeWM()
-		}
-		if e.timeOf != nil {
-			ts := e.timeOf(items[i])
-			if ts >= math.MinInt64+e.lateness && ts-e.lateness > e.wm {
-				e.advance(ts - e.lateness)
+	if len(p.marks) == 0 && e.timeOf != nil {
+		// The common case of event time assigned here (no watermark came
+		// with the packet): one loop, the watermark kept in locals.
+		e.eventTimes(t, items)
+	} else {
+		for i := range items {
+			for mi < len(p.marks) && int(p.marks[mi].pos) <= i {
+				in.senderWM(p.from, p.marks[mi].wm)
+				mi++
+			}
+			if e.wmPend {
+				t.items = items[:i]
+				e.placeWM()
+			}
+			if e.timeOf != nil {
+				ts := e.timeOf(items[i])
+				if ts >= math.MinInt64+e.lateness && ts-e.lateness > e.wm {
+					e.advance(ts - e.lateness)
+				}
 			}
 		}
 	}
@@ -121,4 +127,46 @@ func (in *instance[In, Out]) packetInPlace(fn func([]In) error, p packet[In]) (h
 	}
 	in.stats.done.Add(done)
 	return true, true
+}
+
+// eventTimes is, for the elements items that the pending packet of t (e's
+// only target) has just taken over, what Emit does per element for event
+// time: a watermark that advanced before an element is marked in front of
+// it, the last one stays pending (wmPend) as after Emit. The watermark is
+// kept in locals and marked in t's packet directly (placeWM's work for one
+// target).
+func (e *Emitter[T]) eventTimes(t *target[T], items []T) {
+	timeOf, lateness, wm, pend := e.timeOf, e.lateness, e.wm, e.wmPend
+	lo := math.MinInt64 + lateness
+	marks := t.pend.marks
+	var ts []int64
+	if e.timesOf != nil {
+		if cap(e.times) < len(items) {
+			e.times = make([]int64, len(items))
+		}
+		ts = e.times[:len(items)]
+		e.timesOf(items, ts)
+	}
+	for i := range items {
+		if pend {
+			pend = false
+			pos := int32(i)
+			if n := len(marks); n > 0 && marks[n-1].pos == pos {
+				marks[n-1].wm = wm
+			} else {
+				marks = append(marks, mark{pos: pos, wm: wm})
+			}
+		}
+		var at int64
+		if ts != nil {
+			at = ts[i]
+		} else {
+			at = timeOf(items[i])
+		}
+		if at >= lo && at-lateness > wm {
+			wm, pend = at-lateness, true
+		}
+	}
+	t.pend.marks = marks
+	e.wm, e.wmPend = wm, pend
 }

@@ -22,6 +22,7 @@ type inPlaceRun struct {
 type inPlaceVariant struct {
 	inPlace   bool // MapInPlace, else Map
 	stageTime bool // event time assigned on the stage's output, else at the source
+	batchTime bool // with stageTime: Stage.EventTimes rather than EventTime
 	par       int  // the window stage's parallelism (KeyBy when > 1)
 }
 
@@ -52,9 +53,16 @@ func runInPlaceGraph(t *testing.T, in []word, v inPlaceVariant, opts ...Option) 
 			return w, nil
 		})
 	}
-	if v.stageTime {
+	switch {
+	case v.stageTime && v.batchTime:
+		st.EventTimes(func(ws []word, ts []int64) {
+			for i := range ws {
+				ts[i] = ws[i].TS
+			}
+		}, 5)
+	case v.stageTime:
 		st.EventTime(func(w word) int64 { return w.TS }, 5)
-	} else {
+	default:
 		src.EventTime(func(w word) int64 { return w.TS }, 5)
 	}
 	win, late := Window(g, "count", countSpec(20, 10), Parallelism(max(v.par, 1)))
@@ -87,16 +95,18 @@ func runInPlaceGraph(t *testing.T, in []word, v inPlaceVariant, opts ...Option) 
 // TestMapInPlaceAsMap: a MapInPlace stage gives downstream what Map gives,
 // the same elements, late ones and watermarks (the same windows close with
 // the same counts), with chaining on and off, with event time at the
-// source or on the stage's output, and to a keyed parallel stage (where
-// it goes element by element); where its output has one target its
-// function gets whole packets.
+// source or on the stage's output (EventTime or EventTimes), and to a
+// keyed parallel stage (where it goes element by element); where its
+// output has one target its function gets whole packets.
 func TestMapInPlaceAsMap(t *testing.T) {
 	in := words(3000, []string{"a", "b", "c", "d", "e"})
 	for i := range in {
 		in[i].TS -= int64((i * 7919) % 61) // some are late
 	}
-	for _, v := range []inPlaceVariant{{}, {stageTime: true}, {par: 3}, {stageTime: true, par: 3}} {
-		want := runInPlaceGraph(t, in, v)
+	for _, v := range []inPlaceVariant{{}, {stageTime: true}, {par: 3}, {stageTime: true, par: 3}, {stageTime: true, batchTime: true}, {stageTime: true, batchTime: true, par: 3}} {
+		mv := v
+		mv.batchTime = false // Map with EventTime: what the others must give
+		want := runInPlaceGraph(t, in, mv)
 		if len(want.wins) == 0 || len(want.late) == 0 {
 			t.Fatalf("%+v: %d windows, %d late: the test shows nothing", v, len(want.wins), len(want.late))
 		}

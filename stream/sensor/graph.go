@@ -186,7 +186,12 @@ func RunGraph(ctx context.Context, cfg Config, in io.Reader, out, rejects io.Wri
 		// tracking the watermark leaves parse, the busiest stage, and is
 		// done once instead of twice (assigned at parse, then forwarded by
 		// scale).
-		scale.EventTime(func(r Reading) int64 { return r.TS }, cfg.LatenessMS)
+		// EventTimes: one call a packet reads the readings' times.
+		scale.EventTimes(func(rs []Reading, ts []int64) {
+			for i := range rs {
+				ts[i] = rs[i].TS
+			}
+		}, cfg.LatenessMS)
 	}
 	win, side := stream.Window(g, "window", stream.WindowSpec[Reading, uint32, agg, WindowStat]{
 		Size: cfg.WindowMS,
