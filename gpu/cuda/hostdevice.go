@@ -36,9 +36,9 @@ type HostDevice interface {
 
 // NewHostBackend returns a Backend whose device is dev, named name (a
 // simulated device's "cuda:sim"), of the given ordinal, with info as the
-// probe's description of it. Its calls run on a locked OS thread of its
-// own, as a [Context]'s do. [WithOrdinal] does not apply to it. Close it
-// when done.
+// probe's description of it (its Report's LibraryPath is "host"). Its
+// calls run on a locked OS thread of its own, as a [Context]'s do.
+// [WithOrdinal] does not apply to it. Close it when done.
 func NewHostBackend(dev HostDevice, name string, ordinal int, info DeviceInfo, opts ...BackendOption) *Backend {
 	var b *Backend
 	b = newBackend(func() Report {
