@@ -1,7 +1,6 @@
 package layering
 
 import (
-	"os/exec"
 	"strings"
 	"testing"
 )
@@ -19,15 +18,7 @@ var production = []string{"./gpu/cuda", "./compute", "./actors", "./stream", "./
 // build of pkgs links, as `go list -deps` lists them.
 func deps(t *testing.T, pkgs ...string) map[string]bool {
 	t.Helper()
-	cmd := exec.Command("go", append([]string{"list", "-deps", "-f", "{{.ImportPath}}"}, pkgs...)...)
-	cmd.Dir = root
-	out, err := cmd.Output()
-	if err != nil {
-		if ee, ok := err.(*exec.ExitError); ok {
-			t.Fatalf("go list -deps: %v\n%s", err, ee.Stderr)
-		}
-		t.Skipf("no go command: %v", err)
-	}
+	out := goCmd(t, append([]string{"list", "-deps", "-f", "{{.ImportPath}}"}, pkgs...)...)
 	got := map[string]bool{}
 	for _, p := range strings.Fields(string(out)) {
 		got[strings.TrimPrefix(p, "github.com/ringactor/ringactor/")] = true
