@@ -17,8 +17,9 @@ import (
 // On a real device ([NewBackend]) the SM figures come from the device's
 // attributes, MaxResidentGrids from [MaxResidentGrids] (it is no
 // attribute) and HardwareQueues from CUDA_DEVICE_MAX_CONNECTIONS
-// ([HardwareQueues]). The simulated device (simdevice.NewBackend, a [HostDevice]) takes
-// it from [WithDeviceProfile], [H100Profile] by default, and enforces it
+// ([HardwareQueues]). The simulated device (simdevice.NewBackend, a
+// [HostDevice]) takes it from [WithDeviceProfile], [H100Profile] by
+// default, and enforces it
 // (see hostsim.Limits): a launch that cannot become resident beside
 // persistent kernels, or a command that waits for one on a hardware queue
 // other streams share, is a hazard. A zero figure is unknown (not
