@@ -96,20 +96,21 @@ func pack(v any, id messages.TypeID, h messages.Header, max int) (*WireEnvelope,
 		return nil, fmt.Errorf("wire: envelope type %v does not match its payload's type %v (%T)", h.Type, id, v)
 	}
 	buf := scratch.Get().(*[]byte)
-	defer scratch.Put(buf)
 	p, err := messages.AppendPayload((*buf)[:0], v)
+	var w *WireEnvelope
+	switch n := len(p); {
+	case err != nil:
+	case n > max:
+		err = &messages.PayloadTooLargeError{Size: n, Max: max}
+	case n <= inlinePayload:
+		w = newEnvelope(p)
+	default:
+		// p outgrew the scratch buffer: append gave it an array of its own.
+		w = &WireEnvelope{Payload: p[:n:n]}
+	}
+	scratch.Put(buf)
 	if err != nil {
 		return nil, err
-	}
-	if n := len(p); n > max {
-		return nil, &messages.PayloadTooLargeError{Size: n, Max: max}
-	}
-	var w *WireEnvelope
-	if len(p) <= inlinePayload {
-		w = newEnvelope(p)
-	} else {
-		// p outgrew the scratch buffer: append gave it an array of its own.
-		w = &WireEnvelope{Payload: p[:len(p):len(p)]}
 	}
 	w.Id, w.CorrelationId, w.Priority, w.TypeId, w.ReplyTo = h.ID, h.CorrelationID, uint32(h.Priority), uint32(id), h.ReplyTo
 	return w, nil
