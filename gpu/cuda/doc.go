@@ -42,8 +42,12 @@
 // # Where things are
 //
 // The driver binding: driver*.go, driver_cgo.c, loader.go, context.go,
-// types.go, handles.go, errors.go, probe.go, moduleloading.go,
-// loadingmode*.go, nvrtc*.go. The device a backend opens and the one-shot
+// types.go, errors.go, probe.go, moduleloading.go, loadingmode*.go,
+// nvrtc*.go; the driver API's types themselves (handles, Dim3,
+// DeviceAttribute, Result, DriverError, DeviceAPI) are declared in
+// gpu/cuda/internal/driverapi and re-exported here as aliases, so that
+// the packages the ring runtime moves to (docs/DESIGN.md, "The device
+// ring runtime's own package") can name them. The device a backend opens and the one-shot
 // compute backend: backend*.go, backends.go, device*.go, arena.go,
 // mempool.go, module_load.go, kernels_oneshot.go, runptx.go, ptx.go,
 // profile.go, hostdevice.go. The device ring runtime: ring_program*.go

@@ -12,6 +12,8 @@ import "C"
 import (
 	"fmt"
 	"unsafe"
+
+	"github.com/ringactor/ringactor/gpu/cuda/internal/driverapi"
 )
 
 // Driver is a loaded libcuda.so.1: the resolved entry points and thin
@@ -146,7 +148,7 @@ func (d *Driver) DeviceTotalMem(dev Device) (uint64, error) {
 func (d *Driver) DevicePrimaryCtxRetain(dev Device) (CtxHandle, error) {
 	var c C.CUcontext
 	err := d.check("cuDevicePrimaryCtxRetain", C.rc_cuDevicePrimaryCtxRetain(d.api, &c, C.CUdevice(dev)))
-	return CtxHandle{unsafe.Pointer(c)}, err
+	return driverapi.CtxHandleFromRaw(unsafe.Pointer(c)), err
 }
 
 // DevicePrimaryCtxRelease releases dev's primary context.
@@ -157,7 +159,7 @@ func (d *Driver) DevicePrimaryCtxRelease(dev Device) error {
 // CtxSetCurrent makes c current on the calling OS thread (the null handle
 // unbinds). Use it only on a [Context]'s thread.
 func (d *Driver) CtxSetCurrent(c CtxHandle) error {
-	return d.check("cuCtxSetCurrent", C.rc_cuCtxSetCurrent(d.api, C.CUcontext(c.p)))
+	return d.check("cuCtxSetCurrent", C.rc_cuCtxSetCurrent(d.api, C.CUcontext(c.Raw())))
 }
 
 // CtxSynchronize waits for all work of the current context.
@@ -187,12 +189,12 @@ func (d *Driver) ModuleLoadData(image []byte, verbose bool) (Module, JITLog, err
 		&info[0], C.size_t(len(info)), &elog[0], C.size_t(len(elog)), v)
 	info[len(info)-1], elog[len(elog)-1] = 0, 0
 	log := JITLog{Info: C.GoString(&info[0]), Error: C.GoString(&elog[0])}
-	return Module{unsafe.Pointer(m)}, log, d.check("cuModuleLoadDataEx", r)
+	return driverapi.ModuleFromRaw(unsafe.Pointer(m)), log, d.check("cuModuleLoadDataEx", r)
 }
 
 // ModuleUnload unloads m.
 func (d *Driver) ModuleUnload(m Module) error {
-	return d.check("cuModuleUnload", C.rc_cuModuleUnload(d.api, C.CUmodule(m.p)))
+	return d.check("cuModuleUnload", C.rc_cuModuleUnload(d.api, C.CUmodule(m.Raw())))
 }
 
 // ModuleGetFunction returns the kernel name of m (its extern "C" name).
@@ -200,8 +202,8 @@ func (d *Driver) ModuleGetFunction(m Module, name string) (Function, error) {
 	cname := C.CString(name)
 	defer C.free(unsafe.Pointer(cname))
 	var f C.CUfunction
-	err := d.check("cuModuleGetFunction", C.rc_cuModuleGetFunction(d.api, &f, C.CUmodule(m.p), cname))
-	return Function{unsafe.Pointer(f)}, err
+	err := d.check("cuModuleGetFunction", C.rc_cuModuleGetFunction(d.api, &f, C.CUmodule(m.Raw()), cname))
+	return driverapi.FunctionFromRaw(unsafe.Pointer(f)), err
 }
 
 // LaunchKernel enqueues f on s with the given grid, block and dynamic shared
@@ -218,26 +220,26 @@ func (d *Driver) LaunchKernel(f Function, grid, block Dim3, sharedMem uint32, s 
 	if len(args) > 0 {
 		argp = (*C.ulonglong)(unsafe.Pointer(&args[0]))
 	}
-	return d.check("cuLaunchKernel", C.rc_cuLaunchKernel(d.api, C.CUfunction(f.p),
+	return d.check("cuLaunchKernel", C.rc_cuLaunchKernel(d.api, C.CUfunction(f.Raw()),
 		C.uint(g.X), C.uint(g.Y), C.uint(g.Z), C.uint(b.X), C.uint(b.Y), C.uint(b.Z),
-		C.uint(sharedMem), C.CUstream(s.p), argp, C.int(len(args))))
+		C.uint(sharedMem), C.CUstream(s.Raw()), argp, C.int(len(args))))
 }
 
 // StreamCreate creates a stream with flags ([StreamNonBlocking] or 0).
 func (d *Driver) StreamCreate(flags uint32) (Stream, error) {
 	var s C.CUstream
 	err := d.check("cuStreamCreate", C.rc_cuStreamCreate(d.api, &s, C.uint(flags)))
-	return Stream{unsafe.Pointer(s)}, err
+	return driverapi.StreamFromRaw(unsafe.Pointer(s)), err
 }
 
 // StreamDestroy destroys s.
 func (d *Driver) StreamDestroy(s Stream) error {
-	return d.check("cuStreamDestroy_v2", C.rc_cuStreamDestroy(d.api, C.CUstream(s.p)))
+	return d.check("cuStreamDestroy_v2", C.rc_cuStreamDestroy(d.api, C.CUstream(s.Raw())))
 }
 
 // StreamSynchronize waits for all work enqueued on s.
 func (d *Driver) StreamSynchronize(s Stream) error {
-	return d.check("cuStreamSynchronize", C.rc_cuStreamSynchronize(d.api, C.CUstream(s.p)))
+	return d.check("cuStreamSynchronize", C.rc_cuStreamSynchronize(d.api, C.CUstream(s.Raw())))
 }
 
 // StreamQuery reports, without waiting, whether the work enqueued on s has
@@ -248,36 +250,36 @@ func (d *Driver) StreamSynchronize(s Stream) error {
 // It does not synchronise anything, so it is safe beside a running
 // persistent kernel.
 func (d *Driver) StreamQuery(s Stream) error {
-	return d.check("cuStreamQuery", C.rc_cuStreamQuery(d.api, C.CUstream(s.p)))
+	return d.check("cuStreamQuery", C.rc_cuStreamQuery(d.api, C.CUstream(s.Raw())))
 }
 
 // EventCreate creates an event with flags ([EventDisableTiming] and others).
 func (d *Driver) EventCreate(flags uint32) (Event, error) {
 	var e C.CUevent
 	err := d.check("cuEventCreate", C.rc_cuEventCreate(d.api, &e, C.uint(flags)))
-	return Event{unsafe.Pointer(e)}, err
+	return driverapi.EventFromRaw(unsafe.Pointer(e)), err
 }
 
 // EventRecord records e on s.
 func (d *Driver) EventRecord(e Event, s Stream) error {
-	return d.check("cuEventRecord", C.rc_cuEventRecord(d.api, C.CUevent(e.p), C.CUstream(s.p)))
+	return d.check("cuEventRecord", C.rc_cuEventRecord(d.api, C.CUevent(e.Raw()), C.CUstream(s.Raw())))
 }
 
 // EventSynchronize waits until e has completed.
 func (d *Driver) EventSynchronize(e Event) error {
-	return d.check("cuEventSynchronize", C.rc_cuEventSynchronize(d.api, C.CUevent(e.p)))
+	return d.check("cuEventSynchronize", C.rc_cuEventSynchronize(d.api, C.CUevent(e.Raw())))
 }
 
 // EventElapsedTime returns the milliseconds between two completed events.
 func (d *Driver) EventElapsedTime(start, end Event) (float32, error) {
 	var ms C.float
-	err := d.check("cuEventElapsedTime", C.rc_cuEventElapsedTime(d.api, &ms, C.CUevent(start.p), C.CUevent(end.p)))
+	err := d.check("cuEventElapsedTime", C.rc_cuEventElapsedTime(d.api, &ms, C.CUevent(start.Raw()), C.CUevent(end.Raw())))
 	return float32(ms), err
 }
 
 // EventDestroy destroys e.
 func (d *Driver) EventDestroy(e Event) error {
-	return d.check("cuEventDestroy_v2", C.rc_cuEventDestroy(d.api, C.CUevent(e.p)))
+	return d.check("cuEventDestroy_v2", C.rc_cuEventDestroy(d.api, C.CUevent(e.Raw())))
 }
 
 // MemAlloc allocates bytes of device memory.
@@ -320,13 +322,13 @@ func (d *Driver) MemHostGetDevicePointer(p unsafe.Pointer, flags uint32) (Device
 // unchanged until s is synchronised; it must be memory outside the Go heap
 // (from MemHostAlloc), as cgo forbids C from keeping Go pointers.
 func (d *Driver) MemcpyHtoDAsync(dst DevicePtr, src unsafe.Pointer, bytes uint64, s Stream) error {
-	return d.check("cuMemcpyHtoDAsync_v2", C.rc_cuMemcpyHtoDAsync(d.api, C.CUdeviceptr(dst), src, C.size_t(bytes), C.CUstream(s.p)))
+	return d.check("cuMemcpyHtoDAsync_v2", C.rc_cuMemcpyHtoDAsync(d.api, C.CUdeviceptr(dst), src, C.size_t(bytes), C.CUstream(s.Raw())))
 }
 
 // MemcpyDtoHAsync enqueues a copy of bytes from device src to host dst on s.
 // dst follows the rules of MemcpyHtoDAsync's src.
 func (d *Driver) MemcpyDtoHAsync(dst unsafe.Pointer, src DevicePtr, bytes uint64, s Stream) error {
-	return d.check("cuMemcpyDtoHAsync_v2", C.rc_cuMemcpyDtoHAsync(d.api, dst, C.CUdeviceptr(src), C.size_t(bytes), C.CUstream(s.p)))
+	return d.check("cuMemcpyDtoHAsync_v2", C.rc_cuMemcpyDtoHAsync(d.api, dst, C.CUdeviceptr(src), C.size_t(bytes), C.CUstream(s.Raw())))
 }
 
 // MemGetInfo returns the free and total memory of the current context's
@@ -348,14 +350,14 @@ func (d *Driver) HasStreamOrderedAlloc() bool { return C.rc_cuda_has_stream_orde
 func (d *Driver) DeviceGetDefaultMemPool(dev Device) (MemPool, error) {
 	var p C.CUmemoryPool
 	err := d.check("cuDeviceGetDefaultMemPool", C.rc_cuDeviceGetDefaultMemPool(d.api, &p, C.CUdevice(dev)))
-	return MemPool{unsafe.Pointer(p)}, err
+	return driverapi.MemPoolFromRaw(unsafe.Pointer(p)), err
 }
 
 // MemPoolSetReleaseThreshold sets pool's CU_MEMPOOL_ATTR_RELEASE_THRESHOLD:
 // the bytes of freed memory the pool keeps instead of giving them back to
 // the system at the next synchronisation (math.MaxUint64: keep all).
 func (d *Driver) MemPoolSetReleaseThreshold(pool MemPool, bytes uint64) error {
-	return d.check("cuMemPoolSetAttribute", C.rc_cuMemPoolSetReleaseThreshold(d.api, C.CUmemoryPool(pool.p), C.ulonglong(bytes)))
+	return d.check("cuMemPoolSetAttribute", C.rc_cuMemPoolSetReleaseThreshold(d.api, C.CUmemoryPool(pool.Raw()), C.ulonglong(bytes)))
 }
 
 // MemAllocFromPoolAsync allocates bytes of device memory from pool,
@@ -363,14 +365,14 @@ func (d *Driver) MemPoolSetReleaseThreshold(pool MemPool, bytes uint64) error {
 // call. It does not synchronise with other streams.
 func (d *Driver) MemAllocFromPoolAsync(bytes uint64, pool MemPool, s Stream) (DevicePtr, error) {
 	var p C.CUdeviceptr
-	err := d.check("cuMemAllocFromPoolAsync", C.rc_cuMemAllocFromPoolAsync(d.api, &p, C.size_t(bytes), C.CUmemoryPool(pool.p), C.CUstream(s.p)))
+	err := d.check("cuMemAllocFromPoolAsync", C.rc_cuMemAllocFromPoolAsync(d.api, &p, C.size_t(bytes), C.CUmemoryPool(pool.Raw()), C.CUstream(s.Raw())))
 	return DevicePtr(p), err
 }
 
 // MemFreeAsync frees p back to its pool once the work enqueued on s before
 // it has finished. It does not synchronise with other streams.
 func (d *Driver) MemFreeAsync(p DevicePtr, s Stream) error {
-	return d.check("cuMemFreeAsync", C.rc_cuMemFreeAsync(d.api, C.CUdeviceptr(p), C.CUstream(s.p)))
+	return d.check("cuMemFreeAsync", C.rc_cuMemFreeAsync(d.api, C.CUdeviceptr(p), C.CUstream(s.Raw())))
 }
 
 // OccupancyMaxActiveBlocksPerMultiprocessor returns how many blocks of f
@@ -380,7 +382,7 @@ func (d *Driver) MemFreeAsync(p DevicePtr, s Stream) error {
 func (d *Driver) OccupancyMaxActiveBlocksPerMultiprocessor(f Function, block int, smem uint32) (int, error) {
 	var n C.int
 	err := d.check("cuOccupancyMaxActiveBlocksPerMultiprocessor",
-		C.rc_cuOccupancyMaxActiveBlocksPerMultiprocessor(d.api, &n, C.CUfunction(f.p), C.int(block), C.size_t(smem)))
+		C.rc_cuOccupancyMaxActiveBlocksPerMultiprocessor(d.api, &n, C.CUfunction(f.Raw()), C.int(block), C.size_t(smem)))
 	return int(n), err
 }
 

@@ -289,7 +289,7 @@ func (d *device) startGrid(p *RingProgram, threads, limit, first, simBlocks int)
 
 // gridFunction resolves p's grid entry (inside Do).
 func (d *device) gridFunction(p *RingProgram) (Function, error) {
-	if p.gridFn.p != nil {
+	if !p.gridFn.IsNil() {
 		return p.gridFn, nil
 	}
 	var f Function

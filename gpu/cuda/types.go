@@ -3,6 +3,8 @@ package cuda
 import (
 	"fmt"
 	"unsafe"
+
+	"github.com/ringactor/ringactor/gpu/cuda/internal/driverapi"
 )
 
 // LibraryEnv names the environment variable that overrides the driver
@@ -12,49 +14,55 @@ const LibraryEnv = "RINGACTOR_CUDA_LIBRARY"
 // DefaultLibrary is the soname of the driver library.
 const DefaultLibrary = "libcuda.so.1"
 
-// Device is a CUdevice: a driver device handle, not necessarily equal to
-// the ordinal it was obtained from.
-type Device int32
+// The driver API's handle and value types, declared in package
+// gpu/cuda/internal/driverapi (so that the device core and the ring
+// runtime under this package can name them) and these names' home for
+// users.
+type (
+	// Device is a CUdevice: a driver device handle, not necessarily equal
+	// to the ordinal it was obtained from.
+	Device = driverapi.Device
+	// DevicePtr is a CUdeviceptr: an address in the device's (unified)
+	// address space. It is a number, never dereferenced on the host.
+	DevicePtr = driverapi.DevicePtr
+	// CtxHandle is a CUcontext.
+	CtxHandle = driverapi.CtxHandle
+	// Module is a CUmodule: loaded PTX or cubin.
+	Module = driverapi.Module
+	// Function is a CUfunction: a kernel entry point of a Module.
+	Function = driverapi.Function
+	// Stream is a CUstream. The zero Stream is the legacy default stream.
+	Stream = driverapi.Stream
+	// Event is a CUevent.
+	Event = driverapi.Event
+	// MemPool is a CUmemoryPool handle: the pool the stream-ordered
+	// allocator (cuMemAllocFromPoolAsync, cuMemFreeAsync) takes device
+	// memory from.
+	MemPool = driverapi.MemPool
+	// Dim3 is a grid or block extent for [Driver.LaunchKernel]. A zero
+	// component is treated as 1.
+	Dim3 = driverapi.Dim3
+	// DeviceAttribute is a CUdevice_attribute.
+	DeviceAttribute = driverapi.DeviceAttribute
+	// JITLog is the output of the PTX JIT compiler for
+	// [Driver.ModuleLoadData].
+	JITLog = driverapi.JITLog
+)
 
-// DevicePtr is a CUdeviceptr: an address in the device's (unified) address
-// space. It is a number, never dereferenced on the host.
-type DevicePtr uint64
+// ModuleFromRaw wraps a CUmodule.
+func ModuleFromRaw(p unsafe.Pointer) Module { return driverapi.ModuleFromRaw(p) }
 
-// CtxHandle is a CUcontext.
-type CtxHandle struct{ p unsafe.Pointer }
+// FunctionFromRaw wraps a CUfunction.
+func FunctionFromRaw(p unsafe.Pointer) Function { return driverapi.FunctionFromRaw(p) }
 
-// IsNil reports whether h is the null context.
-func (h CtxHandle) IsNil() bool { return h.p == nil }
+// StreamFromRaw wraps a CUstream (nil: the legacy default stream).
+func StreamFromRaw(p unsafe.Pointer) Stream { return driverapi.StreamFromRaw(p) }
 
-// Module is a CUmodule: loaded PTX or cubin.
-type Module struct{ p unsafe.Pointer }
+// EventFromRaw wraps a CUevent.
+func EventFromRaw(p unsafe.Pointer) Event { return driverapi.EventFromRaw(p) }
 
-// IsNil reports whether m is the null module.
-func (m Module) IsNil() bool { return m.p == nil }
-
-// Function is a CUfunction: a kernel entry point of a Module.
-type Function struct{ p unsafe.Pointer }
-
-// IsNil reports whether f is the null function.
-func (f Function) IsNil() bool { return f.p == nil }
-
-// Stream is a CUstream. The zero Stream is the legacy default stream.
-type Stream struct{ p unsafe.Pointer }
-
-// IsDefault reports whether s is the default (null) stream.
-func (s Stream) IsDefault() bool { return s.p == nil }
-
-// Event is a CUevent.
-type Event struct{ p unsafe.Pointer }
-
-// IsNil reports whether e is the null event.
-func (e Event) IsNil() bool { return e.p == nil }
-
-// Dim3 is a grid or block extent for [Driver.LaunchKernel]. A zero
-// component is treated as 1.
-type Dim3 struct {
-	X, Y, Z uint32 // extents; 0 means 1
-}
+// MemPoolFromRaw wraps a CUmemoryPool.
+func MemPoolFromRaw(p unsafe.Pointer) MemPool { return driverapi.MemPoolFromRaw(p) }
 
 // MaxKernelArgs is the most parameters [Driver.LaunchKernel] passes.
 const MaxKernelArgs = 64
@@ -84,9 +92,6 @@ func ArgF32(v float32) uint64 { return uint64(*(*uint32)(unsafe.Pointer(&v))) }
 // ArgF64 is a double kernel parameter.
 func ArgF64(v float64) uint64 { return *(*uint64)(unsafe.Pointer(&v)) }
 
-// DeviceAttribute is a CUdevice_attribute.
-type DeviceAttribute int32
-
 // Device attributes (values of cuda.h's CUdevice_attribute).
 const (
 	AttrMaxThreadsPerBlock          DeviceAttribute = 1
@@ -106,6 +111,9 @@ const (
 	AttrPageableMemoryAccess        DeviceAttribute = 88
 	AttrConcurrentManagedAccess     DeviceAttribute = 89
 	AttrCooperativeLaunch           DeviceAttribute = 95
+	// AttrMemoryPoolsSupported is CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED:
+	// 1 when the device supports cuMemAllocAsync and memory pools.
+	AttrMemoryPoolsSupported DeviceAttribute = 115
 )
 
 // Flags of cuMemHostAlloc.
@@ -135,9 +143,3 @@ type ComputeCapability struct {
 
 // String formats the capability as "9.0".
 func (c ComputeCapability) String() string { return fmt.Sprintf("%d.%d", c.Major, c.Minor) }
-
-// JITLog is the output of the PTX JIT compiler for [Driver.ModuleLoadData].
-type JITLog struct {
-	Info  string // informational log (register use, with verbose)
-	Error string // error log; set when loading failed
-}

@@ -76,6 +76,7 @@ func TestFormat(t *testing.T) {
 		"func Sum[N Number](...N) N",
 		"method (*Box[T]) Get() T",
 		"method (Box[T]) Len() int",
+		"method (Handle) Same() Handle",
 		"type Alias = Box[string]",
 		"type Box struct, Value T",
 		"type Box struct, embedded io.Reader",
@@ -86,9 +87,13 @@ func TestFormat(t *testing.T) {
 		"type Doer interface, Do(context.Context) error",
 		"type Doer interface, unexported methods",
 		"type Fn func(int, int) bool",
+		"type Handle struct",
+		"type Handle struct, ID int",
 		"type Mode int",
 		"type Number interface",
 		"type Number interface, ~int | ~float64",
+		"type Source interface",
+		"type Source interface, Next() Handle",
 		"var Default Mode",
 	}
 	for i := range want {

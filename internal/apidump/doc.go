@@ -7,6 +7,11 @@
 //	pkg github.com/ringactor/ringactor/gpu/ring, type Ring[T any] struct
 //	pkg github.com/ringactor/ringactor/gpu/ring, method (*Ring[T]) TryPush(T) bool
 //
+// An exported alias of a type declared in an internal package (gpu/cuda's
+// DevicePtr is gpu/cuda/internal/driverapi's) is written as if the
+// package declared the type: its fields and methods are the API users
+// reach, through the only name they can import.
+//
 // Run it from anywhere in the module after an exported change, and commit
 // the file's diff with the change:
 //

@@ -143,7 +143,7 @@ func mainModule(pkgs []listed) (string, error) {
 
 // packageAPI returns the API lines of one package.
 func packageAPI(p *types.Package) []string {
-	w := writer{pkg: p}
+	w := newWriter(p)
 	prefix := "pkg " + p.Path() + ", "
 	var lines []string
 	add := func(s string) { lines = append(lines, prefix+s) }

@@ -12,6 +12,44 @@ import (
 // API).
 type writer struct {
 	pkg *types.Package
+	// reexport maps a type of an internal package that pkg re-exports
+	// under an alias to the alias's name: such a type is written as if
+	// pkg declared it (its fields and methods are pkg's API, and users
+	// can name it only through the alias).
+	reexport map[*types.TypeName]string
+}
+
+// newWriter returns the writer of p, with p's aliases of internal types.
+func newWriter(p *types.Package) writer {
+	w := writer{pkg: p, reexport: map[*types.TypeName]string{}}
+	scope := p.Scope()
+	for _, name := range scope.Names() {
+		if o, ok := scope.Lookup(name).(*types.TypeName); ok && o.Exported() {
+			if n := internalTarget(o); n != nil {
+				w.reexport[n.Obj()] = o.Name()
+			}
+		}
+	}
+	return w
+}
+
+// internalTarget returns the type an alias o names when that is a
+// non-generic type declared in an internal package, or nil.
+func internalTarget(o *types.TypeName) *types.Named {
+	a, ok := o.Type().(*types.Alias)
+	if !ok || a.TypeParams().Len() > 0 {
+		return nil
+	}
+	n, ok := types.Unalias(a).(*types.Named)
+	if !ok || n.TypeParams().Len() > 0 || n.Obj().Pkg() == nil {
+		return nil
+	}
+	for _, seg := range strings.Split(n.Obj().Pkg().Path(), "/") {
+		if seg == "internal" {
+			return n
+		}
+	}
+	return nil
 }
 
 // constant returns "const N = V" (untyped) or "const N T = V".
@@ -29,10 +67,12 @@ func (w writer) constant(c *types.Const) string {
 // typeName returns the lines of a declared type: its header, its exported
 // fields or interface methods, its exported methods.
 func (w writer) typeName(o *types.TypeName) []string {
-	if a, ok := o.Type().(*types.Alias); ok {
+	named, ok := o.Type().(*types.Named)
+	if n := internalTarget(o); n != nil {
+		named, ok = n, true // written as declared here
+	} else if a, isAlias := o.Type().(*types.Alias); isAlias {
 		return []string{"type " + o.Name() + w.typeParams(a.TypeParams()) + " = " + w.typ(a.Rhs())}
 	}
-	named, ok := o.Type().(*types.Named)
 	if !ok { // an alias without types.Alias nodes
 		return []string{"type " + o.Name() + " = " + w.typ(o.Type())}
 	}
@@ -153,7 +193,9 @@ func (w writer) signature(sig *types.Signature) string {
 // qualified returns a declared type's name as the API file writes it.
 func (w writer) qualified(obj *types.TypeName, args *types.TypeList) string {
 	s := obj.Name()
-	if p := obj.Pkg(); p != nil && p != w.pkg {
+	if name, ok := w.reexport[obj]; ok {
+		s = name
+	} else if p := obj.Pkg(); p != nil && p != w.pkg {
 		s = p.Name() + "." + s
 	}
 	if args.Len() > 0 {

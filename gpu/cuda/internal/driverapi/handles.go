@@ -1,11 +1,11 @@
-package cuda
+package driverapi
 
 import "unsafe"
 
 // The raw values of the driver's handles: the CUmodule, CUfunction,
 // CUstream, CUevent or CUmemoryPool pointer a handle wraps, for passing a
 // handle to another CUDA library (a CUstream to cuBLAS, say) and for a
-// [DeviceAPI] that is not the driver (a [HostDevice]), whose handles
+// DeviceAPI that is not the driver (a cuda.HostDevice), whose handles
 // point at objects of its own. A handle made from a raw value is valid
 // only for the DeviceAPI that issued that value.
 
@@ -52,3 +52,9 @@ func (d Dim3) Norm() Dim3 {
 	}
 	return d
 }
+
+// Raw returns the CUcontext h wraps.
+func (h CtxHandle) Raw() unsafe.Pointer { return h.p }
+
+// CtxHandleFromRaw wraps a CUcontext.
+func CtxHandleFromRaw(p unsafe.Pointer) CtxHandle { return CtxHandle{p} }

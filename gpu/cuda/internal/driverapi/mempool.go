@@ -1,4 +1,4 @@
-package cuda
+package driverapi
 
 import "unsafe"
 
@@ -8,7 +8,3 @@ type MemPool struct{ p unsafe.Pointer }
 
 // IsNil reports whether p is the null pool.
 func (p MemPool) IsNil() bool { return p.p == nil }
-
-// AttrMemoryPoolsSupported is CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED:
-// 1 when the device supports cuMemAllocAsync and memory pools.
-const AttrMemoryPoolsSupported DeviceAttribute = 115
