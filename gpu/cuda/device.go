@@ -190,7 +190,7 @@ func (d *device) release() error {
 		d.module = Module{}
 	}
 	if d.mem.arena != nil {
-		errs = append(errs, d.mem.arena.release(d.api)...)
+		errs = append(errs, d.mem.arena.Release(d.api)...)
 	}
 	if !d.stream.IsDefault() {
 		errs = append(errs, d.api.StreamDestroy(d.stream))

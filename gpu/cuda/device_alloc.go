@@ -4,7 +4,14 @@ import (
 	"context"
 	"math"
 	"unsafe"
+
+	"github.com/ringactor/ringactor/gpu/cuda/internal/devcore"
 )
+
+// DefaultArenaBytes is the pinned memory reserved when the device opens
+// (the arena of package gpu/cuda/internal/devcore): room for the staging
+// of two full copy chunks, or for 64 rings of 64 slots of 4 KiB.
+const DefaultArenaBytes = 32 << 20
 
 // Device memory without synchronisation. cuMemAlloc is a launch barrier
 // and cuMemFree synchronises the whole device: beside a persistent ring
@@ -41,7 +48,7 @@ var _ AsyncAllocAPI = (*Driver)(nil)
 type memState struct {
 	async AsyncAllocAPI // nil: the fallback (cuMemAlloc / cuMemFree in epochs)
 	pool  MemPool
-	arena *arena
+	arena *devcore.Arena
 }
 
 // openMemory sets up the pool, if the driver and device have one, and
@@ -59,11 +66,11 @@ func (d *device) openMemory(dev Device, arenaBytes uintptr) error {
 			d.mem.async, d.mem.pool = a, pool
 		}
 	}
-	d.mem.arena = newArena()
+	d.mem.arena = devcore.NewArena()
 	if arenaBytes == 0 {
 		arenaBytes = DefaultArenaBytes
 	}
-	return d.mem.arena.add(d.api, arenaBytes)
+	return d.mem.arena.Add(d.api, arenaBytes)
 }
 
 // StreamOrderedAlloc reports whether the backend allocates device memory
@@ -112,19 +119,19 @@ func (d *device) devFree(p DevicePtr) error {
 // growing the arena (in a device epoch) when it is full (inside Do). The
 // memory is not zeroed.
 func (d *device) pinned(n uintptr) (unsafe.Pointer, DevicePtr, error) {
-	if p, dp, ok := d.mem.arena.alloc(n); ok {
+	if p, dp, ok := d.mem.arena.Alloc(n); ok {
 		return p, dp, nil
 	}
-	total, _ := d.mem.arena.reserved()
-	grow := max(arenaRound(n), total/2, DefaultArenaBytes/4)
-	err := d.epoch(context.Background(), "cuMemHostAlloc", func() error { return d.mem.arena.add(d.api, grow) })
+	total, _ := d.mem.arena.Reserved()
+	grow := max(devcore.ArenaRound(n), total/2, DefaultArenaBytes/4)
+	err := d.epoch(context.Background(), "cuMemHostAlloc", func() error { return d.mem.arena.Add(d.api, grow) })
 	if err != nil {
 		return nil, 0, err
 	}
-	d.mem.arena.grows++
-	p, dp, _ := d.mem.arena.alloc(n)
+	d.mem.arena.Grows++
+	p, dp, _ := d.mem.arena.Alloc(n)
 	return p, dp, nil
 }
 
 // unpinned gives a block of the arena back (inside Do).
-func (d *device) unpinned(p unsafe.Pointer) error { return d.mem.arena.free(p) }
+func (d *device) unpinned(p unsafe.Pointer) error { return d.mem.arena.Free(p) }

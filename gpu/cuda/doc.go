@@ -45,16 +45,18 @@
 // types.go, errors.go, probe.go, moduleloading.go, loadingmode*.go,
 // nvrtc*.go; the driver API's types themselves (handles, Dim3,
 // DeviceAttribute, Result, DriverError, DeviceAPI) are declared in
-// gpu/cuda/internal/driverapi and re-exported here as aliases, so that
-// the packages the ring runtime moves to (docs/DESIGN.md, "The device
-// ring runtime's own package") can name them. The device a backend opens and the one-shot
-// compute backend: backend*.go, backends.go, device*.go, arena.go,
-// mempool.go, module_load.go, kernels_oneshot.go, runptx.go, ptx.go,
-// profile.go, hostdevice.go. The device ring runtime: ring_program*.go
-// (programs: source, compile, load), ring_engine.go and ring_fault.go
-// (a ring kernel's rings, control block and faults), ring_grid*.go (one
-// persistent grid per program, kernels as mailboxes, the mailbox table),
-// epoch*.go (device epochs: park, synchronising call, relaunch).
+// gpu/cuda/internal/driverapi and re-exported here as aliases. The device
+// a backend opens and the one-shot compute backend: backend*.go,
+// backends.go, device*.go, module_load.go, kernels_oneshot.go, runptx.go,
+// ptx.go, profile.go, hostdevice.go; the pinned arena it reserves is
+// gpu/cuda/internal/devcore's Arena. The device ring runtime:
+// ring_program*.go (programs: source, compile, load), ring_engine.go and
+// ring_fault.go (a ring kernel's rings, control block and faults),
+// ring_grid*.go (one persistent grid per program, kernels as mailboxes,
+// the mailbox table), epoch*.go (device epochs: park, synchronising call,
+// relaunch). The ring runtime is moving to a package of its own, over
+// the device core of gpu/cuda/internal/devcore: the steps are in
+// docs/DESIGN.md, "The device ring runtime's own package".
 //
 // The cgo layer builds on linux with cgo enabled; elsewhere the package
 // compiles to a stub whose loader always reports DeviceUnavailable.

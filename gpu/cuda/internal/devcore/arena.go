@@ -1,10 +1,12 @@
-package cuda
+package devcore
 
 import (
 	"errors"
 	"fmt"
 	"sort"
 	"unsafe"
+
+	"github.com/ringactor/ringactor/gpu/cuda/internal/driverapi"
 )
 
 // The pinned arena: every byte of page-locked host memory the backend uses
@@ -15,34 +17,35 @@ import (
 // the first holds back every later launch and the second waits forever.
 // Sub-allocating from chunks reserved up front makes neither call on the
 // paths that run beside live rings; growing the arena (a new chunk) is the
-// rare exception and runs in a device epoch (epoch.go), and the chunks are
+// rare exception and runs in a device epoch (gpu/cuda's epoch.go), and the chunks are
 // freed only when the device closes, after its rings have stopped.
 
-// Arena sizes.
-const (
-	// DefaultArenaBytes is the pinned memory reserved when the device
-	// opens: room for the staging of two full copy chunks, or for 64 rings
-	// of 64 slots of 4 KiB.
-	DefaultArenaBytes = 32 << 20
-	arenaAlign        = 256 // block alignment (DMA-friendly, a multiple of cache lines)
-)
+// ArenaAlign is the alignment of the arena's blocks (DMA-friendly, a
+// multiple of cache lines).
+const ArenaAlign = 256
+
+// Flags of cuMemHostAlloc the arena's chunks are allocated with
+// (CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP).
+const hostAllocFlags = 0x01 | 0x02
 
 // arenaChunk is one cuMemHostAlloc allocation and its free spans.
 type arenaChunk struct {
 	host unsafe.Pointer
-	dev  DevicePtr
+	dev  driverapi.DevicePtr
 	size uintptr
 	free []arenaSpan // sorted by offset, coalesced
 }
 
 type arenaSpan struct{ off, size uintptr }
 
-// arena sub-allocates pinned, mapped host memory. It is confined to the
+// Arena sub-allocates pinned, mapped host memory. It is confined to the
 // device's thread (used inside Do only).
-type arena struct {
+type Arena struct {
 	chunks []*arenaChunk
 	live   map[unsafe.Pointer]arenaLive
-	grows  int // chunks added after the first
+	// Grows counts the chunks added after the first (the owner counts
+	// them: a growth is a device epoch).
+	Grows int
 }
 
 type arenaLive struct {
@@ -51,15 +54,17 @@ type arenaLive struct {
 	size  uintptr
 }
 
-func newArena() *arena { return &arena{live: map[unsafe.Pointer]arenaLive{}} }
+// NewArena returns an empty arena: Add reserves its first chunk.
+func NewArena() *Arena { return &Arena{live: map[unsafe.Pointer]arenaLive{}} }
 
-func arenaRound(n uintptr) uintptr { return (n + arenaAlign - 1) &^ (arenaAlign - 1) }
+// ArenaRound rounds n up to ArenaAlign.
+func ArenaRound(n uintptr) uintptr { return (n + ArenaAlign - 1) &^ (ArenaAlign - 1) }
 
-// add reserves a chunk of at least bytes (a launch barrier: call it
+// Add reserves a chunk of at least bytes (a launch barrier: call it
 // before any ring runs or inside a device epoch).
-func (a *arena) add(api DeviceAPI, bytes uintptr) error {
-	bytes = arenaRound(bytes)
-	p, err := api.MemHostAlloc(uint64(bytes), MemHostAllocPortable|MemHostAllocDeviceMap)
+func (a *Arena) Add(api driverapi.DeviceAPI, bytes uintptr) error {
+	bytes = ArenaRound(bytes)
+	p, err := api.MemHostAlloc(uint64(bytes), hostAllocFlags)
 	if err != nil {
 		return err
 	}
@@ -71,11 +76,11 @@ func (a *arena) add(api DeviceAPI, bytes uintptr) error {
 	return nil
 }
 
-// alloc returns n bytes (rounded up to arenaAlign) of the arena and their
+// Alloc returns n bytes (rounded up to ArenaAlign) of the arena and their
 // device address, or ok false when no chunk has room. The memory is not
 // zeroed.
-func (a *arena) alloc(n uintptr) (host unsafe.Pointer, dev DevicePtr, ok bool) {
-	n = arenaRound(max(n, 1))
+func (a *Arena) Alloc(n uintptr) (host unsafe.Pointer, dev driverapi.DevicePtr, ok bool) {
+	n = ArenaRound(max(n, 1))
 	for _, c := range a.chunks {
 		for i, s := range c.free {
 			if s.size < n {
@@ -88,14 +93,14 @@ func (a *arena) alloc(n uintptr) (host unsafe.Pointer, dev DevicePtr, ok bool) {
 			}
 			p := unsafe.Add(c.host, s.off)
 			a.live[p] = arenaLive{chunk: c, off: s.off, size: n}
-			return p, c.dev + DevicePtr(s.off), true
+			return p, c.dev + driverapi.DevicePtr(s.off), true
 		}
 	}
 	return nil, 0, false
 }
 
-// free returns a block from alloc; freeing anything else is an error.
-func (a *arena) free(p unsafe.Pointer) error {
+// Free returns a block from Alloc; freeing anything else is an error.
+func (a *Arena) Free(p unsafe.Pointer) error {
 	l, ok := a.live[p]
 	if !ok {
 		return fmt.Errorf("cuda: %p is not a live block of the pinned arena", p)
@@ -117,8 +122,8 @@ func (a *arena) free(p unsafe.Pointer) error {
 	return nil
 }
 
-// reserved returns the bytes of all chunks and of the live blocks.
-func (a *arena) reserved() (total, used uintptr) {
+// Reserved returns the bytes of all chunks and of the live blocks.
+func (a *Arena) Reserved() (total, used uintptr) {
 	for _, c := range a.chunks {
 		total += c.size
 	}
@@ -128,8 +133,8 @@ func (a *arena) reserved() (total, used uintptr) {
 	return total, used
 }
 
-// release frees every chunk (synchronising: only when no ring runs).
-func (a *arena) release(api DeviceAPI) []error {
+// Release frees every chunk (synchronising: only when no ring runs).
+func (a *Arena) Release(api driverapi.DeviceAPI) []error {
 	var errs []error
 	for _, c := range a.chunks {
 		errs = append(errs, api.MemFreeHost(c.host))

@@ -1,0 +1,10 @@
+// Package devcore is the device core of the CUDA backend: what an open
+// device owns below both the one-shot backend and the ring runtime. Today
+// it holds the pinned arena (Arena); the device's thread, staging, the
+// allocator and the epoch registry follow it here from gpu/cuda, after
+// which the ring runtime gets a package of its own over this one
+// (docs/DESIGN.md, "The device ring runtime's own package").
+//
+// Everything here is confined to the device's thread unless its doc says
+// otherwise.
+package devcore
