@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ringactor/ringactor/gpu/cuda/internal/devcore"
 	"github.com/ringactor/ringactor/gpu/ring"
 )
 
@@ -27,7 +28,7 @@ import (
 //     every message queued before its last relaunch (settle), as far as
 //     the ring can — not while its gate is closed or its output ring is
 //     full — so each message is handled within two epochs;
-//   - callers waiting for an epoch share one (epoch_pace.go): the epoch
+//   - callers waiting for an epoch share one (devcore.Pace): the epoch
 //     that parks next serves every DeviceEpoch request made before it;
 //   - an epoch parks no sooner than max(WithEpochSpacing, the previous
 //     epoch's duration) after the previous one ended, so under a
@@ -38,6 +39,10 @@ import (
 // return, or a device that stopped). The synchronising call is then not
 // made and the rings already parked are relaunched.
 var ErrEpochTimeout = errors.New("cuda: a ring kernel did not park for a device epoch")
+
+// DefaultEpochSpacing is the least time the rings run between two device
+// epochs unless WithEpochSpacing says otherwise.
+const DefaultEpochSpacing = time.Millisecond
 
 // DefaultParkTimeout bounds how long an epoch waits for the rings' acks.
 const DefaultParkTimeout = 10 * time.Second
@@ -62,7 +67,7 @@ type epochState struct {
 	parkTimeout time.Duration
 	spacing     time.Duration // WithEpochSpacing, set before the device opens
 
-	pace epochPace // requests waiting for an epoch, and when the next may park (epoch_pace.go)
+	pace devcore.Pace // requests waiting for an epoch, and when the next may park
 
 	statsMu sync.Mutex
 	stats   EpochStats
@@ -123,24 +128,24 @@ func (b *Backend) DeviceEpoch(ctx context.Context) (time.Duration, error) {
 		return 0, err
 	}
 	for {
-		req := d.ep.pace.request()
+		req := d.ep.pace.Request()
 		// Wait for the spacing off the device's thread, which one-shot
 		// work needs meanwhile; the epoch checks it again.
-		err := d.ep.pace.wait(ctx, d.ep.spacing)
+		err := d.ep.pace.Wait(ctx, d.ep.spacing)
 		if err == nil {
 			err = d.do(func() error {
-				if req.finished() {
+				if req.Finished() {
 					return nil // an epoch that parked meanwhile served it
 				}
 				return d.epoch(ctx, "DeviceEpoch", nil)
 			})
 		}
-		if err != nil && d.ep.pace.withdraw(req) {
+		if err != nil && d.ep.pace.Withdraw(req) {
 			return 0, deviceErr(d.ordinal, err)
 		}
-		<-req.done
-		if !req.bounced {
-			return req.took, deviceErr(d.ordinal, req.err)
+		<-req.Done()
+		if took, bounced, err := req.Outcome(); !bounced {
+			return took, deviceErr(d.ordinal, err)
 		}
 		if ctx.Err() != nil {
 			return 0, deviceErr(d.ordinal, errors.Join(err, ctx.Err()))
@@ -173,12 +178,12 @@ func (d *device) epoch(ctx context.Context, why string, fn func() error) error {
 		return fn()
 	}
 	if len(d.ep.live) == 0 {
-		d.ep.pace.serve(d.ep.pace.take(), 0, nil)
+		d.ep.pace.Serve(d.ep.pace.Take(), 0, nil)
 		return fn()
 	}
 	d.ep.inEpoch = true
 	defer func() { d.ep.inEpoch = false }()
-	if err := d.ep.pace.wait(ctx, d.ep.spacing); err != nil {
+	if err := d.ep.pace.Wait(ctx, d.ep.spacing); err != nil {
 		return err
 	}
 	timeout := d.ep.parkTimeout
@@ -190,7 +195,7 @@ func (d *device) epoch(ctx context.Context, why string, fn func() error) error {
 	if err := d.settle(pctx); err != nil {
 		return err
 	}
-	served := d.ep.pace.take()
+	served := d.ep.pace.Take()
 	start := time.Now()
 	parked, err := d.parkAll(pctx)
 	var ferr error
@@ -199,14 +204,14 @@ func (d *device) epoch(ctx context.Context, why string, fn func() error) error {
 	}
 	rerr := d.resumeAll(parked)
 	took := time.Since(start)
-	d.ep.pace.ended(took)
+	d.ep.pace.Ended(took)
 	if err != nil && ctx.Err() != nil {
 		// The caller gave up: the requests it took are not failed for
 		// that, they ask again.
-		d.ep.pace.bounce(served)
+		d.ep.pace.Bounce(served)
 		return errors.Join(err, rerr)
 	}
-	d.ep.pace.serve(served, took, errors.Join(err, rerr))
+	d.ep.pace.Serve(served, took, errors.Join(err, rerr))
 	if err != nil {
 		return errors.Join(err, rerr)
 	}

@@ -17,9 +17,7 @@ import (
 // epochRequestsWaiting says how many DeviceEpoch calls are waiting for an
 // epoch.
 func epochRequestsWaiting(d *device) int {
-	d.ep.pace.mu.Lock()
-	defer d.ep.pace.mu.Unlock()
-	return len(d.ep.pace.waiting)
+	return d.ep.pace.Waiting()
 }
 
 // TestRelaunchedRingHandlesBacklog: a ring relaunched by an epoch handles
@@ -206,9 +204,7 @@ func TestEpochSpacing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d.ep.pace.mu.Lock()
-	start := d.ep.pace.lastEnd // when the first relaunched the ring
-	d.ep.pace.mu.Unlock()
+	start := d.ep.pace.LastEnd() // when the first relaunched the ring
 	for range n - 1 {
 		if _, err := b.DeviceEpoch(ctx); err != nil {
 			t.Fatal(err)
