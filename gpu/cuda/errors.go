@@ -1,9 +1,8 @@
 package cuda
 
 import (
-	"errors"
-
 	"github.com/ringactor/ringactor/gpu"
+	"github.com/ringactor/ringactor/gpu/cuda/internal/devcore"
 	"github.com/ringactor/ringactor/gpu/cuda/internal/driverapi"
 )
 
@@ -58,7 +57,7 @@ type DriverError = driverapi.DriverError
 const BackendName = driverapi.BackendName
 
 // ErrContextClosed is returned by [Context.Do] after [Context.Close].
-var ErrContextClosed = errors.New("cuda: context closed")
+var ErrContextClosed = devcore.ErrContextClosed
 
 // unavailable builds the DeviceUnavailable error of this backend.
 func unavailable(reason string) error {

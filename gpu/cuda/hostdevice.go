@@ -1,6 +1,10 @@
 package cuda
 
-import "context"
+import (
+	"context"
+
+	"github.com/ringactor/ringactor/gpu/cuda/internal/devcore"
+)
 
 // HostDevice is a device a [Backend] runs on instead of the driver: a
 // device simulated on the host, as package gpu/cuda/simdevice provides
@@ -50,11 +54,11 @@ func NewHostBackend(dev HostDevice, name string, ordinal int, info DeviceInfo, o
 			}
 			dev.SetProfile(*b.profile)
 		}
-		w, err := startWorker(nil, nil)
+		w, err := devcore.StartWorker(nil, nil)
 		if err != nil {
 			return nil, nil, 0, 0, err
 		}
-		return dev, workerRunner{w}, 0, ordinal, nil
+		return dev, w, 0, ordinal, nil
 	})
 	b.name, b.ordinal, b.sim = name, ordinal, dev
 	b.alloc.name = name
@@ -67,10 +71,3 @@ func NewHostBackend(dev HostDevice, name string, ordinal int, info DeviceInfo, o
 // HostDevice returns the device of a backend from [NewHostBackend], or
 // nil for one on the driver.
 func (b *Backend) HostDevice() HostDevice { return b.sim }
-
-// workerRunner is a runner without a driver context: a locked worker
-// thread.
-type workerRunner struct{ w *worker }
-
-func (r workerRunner) Do(fn func() error) error { return r.w.do(fn) }
-func (r workerRunner) Close() error             { return r.w.close() }

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package cuda
+package devcore
 
 // gettid is unknown off linux: nested Do is not detected there.
 func gettid() int { return 0 }
