@@ -206,17 +206,25 @@ func (w *windower[T, K, A, R]) elementRef(c *Context, vp *T) error {
 	return w.fold(c, vp, ts, key, slot, nil)
 }
 
-// run is elementRef over a run of elements with no watermark between
-// them (Funcs.run): one call for the run, with what elementRef does per
-// element that does not change within it hoisted out of the loop. It stops
-// after an element whose error is not nil or whose side output's send
-// failed, and returns its index.
-func (w *windower[T, K, A, R]) run(c *Context, vs []T, at *int) (int, error) {
+// run is elementRef over a run of elements (Funcs.run): one call for the
+// run, with what elementRef does per element that does not change within
+// it hoisted out of the loop; the quiet watermarks between the elements
+// are taken in the loop (ms), and it stops in front of one that is not
+// (a window closes there). It stops after an element whose error is not
+// nil or whose side output's send failed, and returns its index.
+func (w *windower[T, K, A, R]) run(c *Context, vs []T, ms *runMarks, at *int) (int, error) {
 	lateErr := w.lateErr(c)
 	wm := c.wm
 	tumbling := w.tumbling
 	add := w.spec.Add
+	mark := ms.at()
 	for j := range vs {
+		if j >= mark {
+			if !ms.take(j) {
+				return j, nil
+			}
+			wm, mark = c.wm, ms.at()
+		}
 		*at = j
 		vp := &vs[j]
 		ts, key, slot, skip := w.locate(vp)
@@ -256,7 +264,7 @@ func (w *windower[T, K, A, R]) run(c *Context, vs []T, at *int) (int, error) {
 // elements. No window closes while elements wait, so every recorded
 // accumulator is still its window's when they are folded, and each one
 // gets its elements in order.
-func (w *windower[T, K, A, R]) runBatch(c *Context, vs []T, at *int) (int, error) {
+func (w *windower[T, K, A, R]) runBatch(c *Context, vs []T, ms *runMarks, at *int) (int, error) {
 	if len(vs) == 0 {
 		return 0, nil
 	}
@@ -278,7 +286,17 @@ func (w *windower[T, K, A, R]) runBatch(c *Context, vs []T, at *int) (int, error
 	accs := w.accs[:need]
 	lateErr := w.lateErr(c)
 	wm := c.wm
+	mark := ms.at()
 	for j := range vs {
+		if j >= mark {
+			// The quiet marks in front of j: no window closes, the elements
+			// before j go on waiting; a mark that closes one ends the run.
+			if !ms.take(j) {
+				w.npend = n + j
+				return j, nil
+			}
+			wm, mark = c.wm, ms.at()
+		}
 		*at = j
 		w.npend = n + j // the elements before j wait (a panic below leaves them so)
 		vp := &vs[j]
