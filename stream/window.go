@@ -152,6 +152,20 @@ func (kw *keyWindows[K, A]) remove(w *window[K, A]) bool {
 	return len(kw.wins) == 0
 }
 
+// slotCur is the current window (keyWindows.cur) of the key in a slot
+// (WindowSpec.Slot), flat: the check of an element against its key's
+// current window reads one entry rather than the key's windows and then
+// the window. An entry without a window (or with one whose end does not
+// fit) has end math.MinInt64 and matches no element.
+type slotCur[K comparable, A any] struct {
+	key        K
+	start, end int64
+	acc        *A
+}
+
+// noCur is an entry of windower.curs without a window.
+const noCur = math.MinInt64
+
 type window[K comparable, A any] struct {
 	key    K
 	span   Span // End is math.MaxInt64 when the true end does not fit
@@ -164,6 +178,7 @@ type windower[T any, K comparable, A, R any] struct {
 	spec  WindowSpec[T, K, A, R]
 	open  map[K]*keyWindows[K, A] // by key: one map lookup per element
 	slots []*keyWindows[K, A]     // by WindowSpec.Slot, when set
+	curs  []slotCur[K, A]         // their current windows, by slot (as long as slots)
 	ends  winHeap[K, A]
 	late  *Side[Late[T]]
 	fired []*window[K, A]
@@ -237,12 +252,10 @@ func (w *windower[T, K, A, R]) run(c *Context, vs []T, ms *runMarks, at *int) (i
 		}
 		if tumbling {
 			// As in fold: the key's current window, found by its slot.
-			if slot >= 0 && slot < len(w.slots) {
-				if kw := w.slots[slot]; kw != nil && kw.key == key {
-					if cur := kw.cur; cur != nil && ts >= cur.span.Start && ts < cur.span.End && cur.span.End > wm && !cur.beyond {
-						add(&cur.acc, *vp)
-						continue
-					}
+			if uint(slot) < uint(len(w.curs)) {
+				if e := &w.curs[slot]; e.key == key && ts >= e.start && ts < e.end && e.end > wm {
+					add(e.acc, *vp)
+					continue
 				}
 			}
 		}
@@ -286,6 +299,7 @@ func (w *windower[T, K, A, R]) runBatch(c *Context, vs []T, ms *runMarks, at *in
 	accs := w.accs[:need]
 	lateErr := w.lateErr(c)
 	wm := c.wm
+	curs := w.curs
 	mark := ms.at()
 	for j := range vs {
 		if j >= mark {
@@ -311,12 +325,10 @@ func (w *windower[T, K, A, R]) runBatch(c *Context, vs []T, ms *runMarks, at *in
 			continue
 		}
 		// As in fold: the key's current window, found by its slot.
-		if slot >= 0 && slot < len(w.slots) {
-			if kw := w.slots[slot]; kw != nil && kw.key == key {
-				if cur := kw.cur; cur != nil && ts >= cur.span.Start && ts < cur.span.End && cur.span.End > wm && !cur.beyond {
-					accs[n+j] = &cur.acc
-					continue
-				}
+		if uint(slot) < uint(len(curs)) {
+			if e := &curs[slot]; e.key == key && ts >= e.start && ts < e.end && e.end > wm {
+				accs[n+j] = e.acc
+				continue
 			}
 		}
 		err := w.fold(c, vp, ts, key, slot, &accs[n+j])
@@ -324,6 +336,7 @@ func (w *windower[T, K, A, R]) runBatch(c *Context, vs []T, ms *runMarks, at *in
 			w.npend = n + j + 1
 			return j, err
 		}
+		curs = w.curs // (fold may have given a key a slot)
 	}
 	w.npend = need
 	return len(vs), nil
@@ -429,7 +442,7 @@ func (w *windower[T, K, A, R]) fold(c *Context, vp *T, ts int64, key K, slot int
 			} else {
 				w.spec.Add(&win.acc, v)
 			}
-			kw.cur = win
+			w.setCur(kw, win)
 			added = true
 		}
 		if s < math.MinInt64+slide {
@@ -478,11 +491,29 @@ func (w *windower[T, K, A, R]) add(key K, slot int) *keyWindows[K, A] {
 func (w *windower[T, K, A, R]) place(kw *keyWindows[K, A], slot int) {
 	if slot >= len(w.slots) {
 		w.slots = append(w.slots, make([]*keyWindows[K, A], slot+1-len(w.slots))...)
+		for len(w.curs) < len(w.slots) {
+			w.curs = append(w.curs, slotCur[K, A]{end: noCur})
+		}
 	}
 	if w.slots[slot] == nil {
 		w.slots[slot] = kw
 		kw.slot = slot
+		w.setCur(kw, kw.cur)
 	}
+}
+
+// setCur makes win kw's current window (nil: none), in its slot's entry
+// too.
+func (w *windower[T, K, A, R]) setCur(kw *keyWindows[K, A], win *window[K, A]) {
+	kw.cur = win
+	if kw.slot < 0 {
+		return
+	}
+	if win == nil || win.beyond {
+		w.curs[kw.slot] = slotCur[K, A]{end: noCur}
+		return
+	}
+	w.curs[kw.slot] = slotCur[K, A]{key: kw.key, start: win.span.Start, end: win.span.End, acc: &win.acc}
 }
 
 // watermark closes the windows whose end the watermark has reached, and
@@ -492,10 +523,15 @@ func (w *windower[T, K, A, R]) watermark(c *Context, wm int64, out *Emitter[R]) 
 	w.fired = w.fired[:0]
 	for len(w.ends) > 0 && w.ends[0].span.End <= wm && (!w.ends[0].beyond || c.final) {
 		win := heap.Pop(&w.ends).(*window[K, A])
-		if kw := w.open[win.key]; kw != nil && kw.remove(win) {
+		kw := w.open[win.key]
+		if kw != nil && kw.cur == win {
+			w.setCur(kw, nil)
+		}
+		if kw != nil && kw.remove(win) {
 			delete(w.open, win.key)
 			if kw.slot >= 0 && w.slots[kw.slot] == kw {
 				w.slots[kw.slot] = nil
+				w.curs[kw.slot] = slotCur[K, A]{end: noCur}
 			}
 			var zero K
 			kw.key, kw.cur, kw.wins = zero, nil, kw.wins[:0]
