@@ -5,19 +5,31 @@ import "math"
 // runMarks are the watermarks of the packet being handled as a run
 // function (Funcs.run) sees them: it takes the quiet ones itself, between
 // its elements, instead of ending the run at each. A mark is quiet when
-// applying it is all it takes: the instance has one input and the stage's
-// Watermark has nothing to do at it (below Funcs.watermarkFrom: no window
-// closes). A run stops before an element with a mark in front of it that
-// is not quiet; the instance applies that mark as usual and starts a new
-// run. So a packet whose marks close no window is one run, however many
-// marks lie between its elements, and the watermarks take effect between
-// the same elements as when each mark ends a run.
+// the instance has one input and the mark's watermark is below the
+// stage's Watermark threshold (Funcs.watermarkFrom: no window closes at
+// it). A run stops before an element with a mark in front of it that is
+// not quiet; the instance applies that mark as usual and starts a new run.
+// So a packet whose marks close no window is one run, however many marks
+// lie between its elements.
+//
+// The run takes quiet marks lazily (below): the newest waits in pend, and
+// settle applies it to the instance — its watermark, its outputs' pending
+// marks — before anything that reads them: an element that leaves the
+// run's fast path (a new window, a late or skipped element), the end of
+// the run, a panic. Between two such points nothing reads the watermark
+// but the fast path's check against a window that is open, and a quiet
+// watermark is below the end of every open window, so the elements see
+// what they would see with each mark applied in front of them, and the
+// outputs get the same marks (consecutive advances with no element
+// between them are one mark on an output either way).
 type runMarks struct {
 	marks []mark // the packet's
-	next  int    // the first mark not yet applied (an index in marks)
+	next  int    // the first mark not yet taken (an index in marks)
 	base  int    // the packet index of the run's first element
 	from  int32  // the packet's sender
-	quiet func(from int32, wm int64) bool
+	one   bool   // the instance has one input, which has not ended: marks can be quiet
+	pend  int64  // the newest quiet watermark taken and not yet applied (math.MinInt64: none)
+	apply func(from int32, wm int64)
 }
 
 // at is the index in the run of the element that the next mark comes
@@ -29,33 +41,45 @@ func (m *runMarks) at() int {
 	return math.MaxInt
 }
 
-// take applies the marks in front of the run's element j when they are
-// all quiet, and reports whether it did; it stops at the first one that is
-// not (the run then stops before j).
-func (m *runMarks) take(j int) bool {
+// below takes the marks in front of the run's element j when their
+// watermarks are below from (the stage's threshold: they are quiet), and
+// reports whether it took all of them; it stops at the first that is not
+// quiet (the run then stops before j, after settle).
+func (m *runMarks) below(j int, from int64) bool {
 	for m.next < len(m.marks) && int(m.marks[m.next].pos)-m.base <= j {
-		if !m.quiet(m.from, m.marks[m.next].wm) {
+		wm := m.marks[m.next].wm
+		if !m.one || wm >= from {
 			return false
 		}
+		m.pend = max(m.pend, wm)
 		m.next++
 	}
 	return true
 }
 
-// quietWM applies sender from's watermark wm when it is quiet (see
-// runMarks), as senderWM would, and reports whether it did; when it does
-// not, nothing has changed.
-func (in *instance[In, Out]) quietWM(from int32, wm int64) bool {
-	if from != 0 || len(in.inWM) != 1 || in.ended[0] || in.c.final || in.c.wm != in.inWM[0] {
-		return false
+// settle applies the quiet watermark below took last, if any.
+func (m *runMarks) settle() {
+	if m.pend != math.MinInt64 {
+		wm := m.pend
+		m.pend = math.MinInt64
+		m.apply(m.from, wm)
 	}
-	if wm <= in.inWM[0] {
-		return true // senderWM ignores it
+}
+
+// canQuiet reports whether sender from's marks can be quiet: the instance
+// has that one input, it has not ended, and the stage has a Watermark
+// threshold (Funcs.watermarkFrom).
+func (in *instance[In, Out]) canQuiet(from int32) bool {
+	return from == 0 && len(in.inWM) == 1 && !in.ended[0] && !in.c.final && in.c.wm == in.inWM[0] && in.f.watermarkFrom != nil
+}
+
+// quietWM applies sender from's watermark wm, quiet (below the stage's
+// Watermark threshold, see runMarks), as senderWM would: the instance's
+// watermark and its outputs', without a Watermark call.
+func (in *instance[In, Out]) quietWM(from int32, wm int64) {
+	if from != 0 || len(in.inWM) != 1 || wm <= in.inWM[0] {
+		return // (senderWM ignores it)
 	}
-	if in.f.Watermark != nil && (in.f.watermarkFrom == nil || wm >= in.f.watermarkFrom()) {
-		return false
-	}
-	// advance's work for one input, without a Watermark call
 	in.inWM[0], in.c.wm = wm, wm
 	if in.s.timeOf == nil {
 		in.out.advance(wm)
@@ -63,5 +87,4 @@ func (in *instance[In, Out]) quietWM(from int32, wm int64) bool {
 	for _, x := range in.extra {
 		x.advance(wm)
 	}
-	return true
 }

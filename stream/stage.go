@@ -49,8 +49,10 @@ type Funcs[In, Out any] struct {
 	// was not and that element's error (nil when it is a side output's
 	// failed send, for outcome to find). Elements before the returned index
 	// were handled. Before each element it takes the marks in front of it
-	// (ms.take: the quiet ones); it returns the element's index, not
-	// handled, when one of them is not quiet (the instance applies it).
+	// (ms.below: the quiet ones, applied by ms.settle before anything
+	// reads the watermark, and before it returns); it returns the
+	// element's index, not handled, when one of them is not quiet (the
+	// instance applies it).
 	run func(c *Context, vs []In, ms *runMarks, at *int) (int, error)
 	// endItems, when set, is called after a packet's elements, before its
 	// array goes back to the pool (the window stage's AddBatch).
@@ -356,7 +358,7 @@ func (in *instance[In, Out]) init(g *Graph) {
 	}
 	in.ended = make([]bool, s.n.senders)
 	in.left = s.n.senders
-	in.rm.quiet = in.quietWM
+	in.rm.apply, in.rm.pend = in.quietWM, math.MinInt64
 	in.extra, in.extraErr = in.extra[:0], in.extraErr[:0]
 	for _, side := range s.sides {
 		x := side(in.idx)
@@ -462,6 +464,7 @@ func (in *instance[In, Out]) elements(p packet[In], i, mi int, done *uint64) (ne
 				i += at
 			}
 			if in.f.run != nil {
+				in.rm.settle()
 				mi = in.rm.next // and the marks before it applied
 				in.rm.marks = nil
 			}
@@ -524,7 +527,7 @@ func (in *instance[In, Out]) runs(p packet[In], i, mi *int, done *uint64, at *in
 			continue
 		}
 		end := len(p.items)
-		rm.base = *i
+		rm.base, rm.one = *i, in.canQuiet(p.from)
 		*at = 0
 		n, err := in.f.run(&in.c, p.items[*i:end], rm, at)
 		*at = -1

@@ -224,26 +224,34 @@ func (w *windower[T, K, A, R]) elementRef(c *Context, vp *T) error {
 // run is elementRef over a run of elements (Funcs.run): one call for the
 // run, with what elementRef does per element that does not change within
 // it hoisted out of the loop; the quiet watermarks between the elements
-// are taken in the loop (ms), and it stops in front of one that is not
-// (a window closes there). It stops after an element whose error is not
-// nil or whose side output's send failed, and returns its index.
+// are taken in the loop (runMarks), and it stops in front of one that is
+// not (a window closes there). It stops after an element whose error is
+// not nil or whose side output's send failed, and returns its index.
+//
+// The quiet marks wait in ms until an element leaves the fast path (see
+// runMarks); wm, the watermark as the instance has it, may lag behind
+// them meanwhile, which the fast path's check does not see: a quiet
+// watermark is below the end of every open window.
 func (w *windower[T, K, A, R]) run(c *Context, vs []T, ms *runMarks, at *int) (int, error) {
+	defer ms.settle()
 	lateErr := w.lateErr(c)
 	wm := c.wm
 	tumbling := w.tumbling
 	add := w.spec.Add
-	mark := ms.at()
+	mark, from := ms.at(), w.nextEnd()
 	for j := range vs {
 		if j >= mark {
-			if !ms.take(j) {
+			if !ms.below(j, from) {
 				return j, nil
 			}
-			wm, mark = c.wm, ms.at()
+			mark = ms.at()
 		}
 		*at = j
 		vp := &vs[j]
 		ts, key, slot, skip := w.locate(vp)
 		if skip {
+			ms.settle()
+			wm = c.wm
 			w.late.Emit(c, Late[T]{Value: *vp, Watermark: wm, Skipped: true})
 			if *lateErr != nil {
 				return j, nil
@@ -259,9 +267,11 @@ func (w *windower[T, K, A, R]) run(c *Context, vs []T, ms *runMarks, at *int) (i
 				}
 			}
 		}
+		ms.settle()
 		if err := w.fold(c, vp, ts, key, slot, nil); err != nil || *lateErr != nil {
 			return j, err
 		}
+		wm, from = c.wm, w.nextEnd()
 	}
 	return len(vs), nil
 }
@@ -297,19 +307,21 @@ func (w *windower[T, K, A, R]) runBatch(c *Context, vs []T, ms *runMarks, at *in
 		w.accs = a
 	}
 	accs := w.accs[:need]
+	defer ms.settle()
 	lateErr := w.lateErr(c)
 	wm := c.wm
 	curs := w.curs
-	mark := ms.at()
+	mark, from := ms.at(), w.nextEnd()
 	for j := range vs {
 		if j >= mark {
-			// The quiet marks in front of j: no window closes, the elements
-			// before j go on waiting; a mark that closes one ends the run.
-			if !ms.take(j) {
+			// The quiet marks in front of j (as in run): no window closes,
+			// the elements before j go on waiting; a mark that closes one
+			// ends the run.
+			if !ms.below(j, from) {
 				w.npend = n + j
 				return j, nil
 			}
-			wm, mark = c.wm, ms.at()
+			mark = ms.at()
 		}
 		*at = j
 		w.npend = n + j // the elements before j wait (a panic below leaves them so)
@@ -317,6 +329,8 @@ func (w *windower[T, K, A, R]) runBatch(c *Context, vs []T, ms *runMarks, at *in
 		ts, key, slot, skip := w.locate(vp)
 		accs[n+j] = nil
 		if skip {
+			ms.settle()
+			wm = c.wm
 			w.late.Emit(c, Late[T]{Value: *vp, Watermark: wm, Skipped: true})
 			if *lateErr != nil {
 				w.npend = n + j + 1
@@ -331,11 +345,13 @@ func (w *windower[T, K, A, R]) runBatch(c *Context, vs []T, ms *runMarks, at *in
 				continue
 			}
 		}
+		ms.settle()
 		err := w.fold(c, vp, ts, key, slot, &accs[n+j])
 		if err != nil || *lateErr != nil {
 			w.npend = n + j + 1
 			return j, err
 		}
+		wm, from = c.wm, w.nextEnd()
 		curs = w.curs // (fold may have given a key a slot)
 	}
 	w.npend = need
