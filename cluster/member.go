@@ -150,6 +150,7 @@ type Member struct {
 	joinErr        func() error           // the provider's: why no member could be joined
 	unreachable    func() string          // the provider's: which addresses did not answer, and why
 	leftGracefully func(addr string) bool // the provider's: whether the member at addr said it was leaving
+	suspects       func() []string        // the provider's: members dropped lately that may still hold activations
 	refusedAddrs   sync.Map               // addresses already logged as another cluster's
 	pushTimeout    time.Duration
 	// replies takes the replies to the member's requests (see replies);
@@ -280,6 +281,38 @@ func (m *Member) useProvider(provider pcluster.ClusterProvider) {
 		m.leftGracefully = p.leftGracefully
 		m.mu.Unlock()
 	}
+	if p, ok := provider.(interface{ suspects() []string }); ok {
+		m.mu.Lock()
+		m.suspects = p.suspects
+		m.mu.Unlock()
+	}
+	if p, ok := provider.(interface{ setOnRemoved(func(string)) }); ok && !m.client {
+		p.setOnRemoved(m.fenceAll)
+	}
+}
+
+// fenceAll passivates every activation of the member at once, which the
+// others dropped or may have dropped (reason): they may activate its
+// identities elsewhere. The member stays up and activates again once its
+// provider lets it (it is fenced meanwhile).
+func (m *Member) fenceAll(reason string) {
+	if m.placement == nil {
+		return
+	}
+	m.logger.Warn("ringactor/cluster: fenced: passivating every activation", slog.String("reason", reason))
+	m.sys.Root.Send(m.placement, fenceAllRequest{})
+}
+
+// suspectAddrs returns the provider's suspects (none without a provider
+// that has them).
+func (m *Member) suspectAddrs() []string {
+	m.mu.Lock()
+	f := m.suspects
+	m.mu.Unlock()
+	if f == nil {
+		return nil
+	}
+	return f()
 }
 
 // Embed prepares ringactor kinds for a Proto.Actor cluster the caller builds

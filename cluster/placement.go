@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -83,6 +84,10 @@ type topologyChanged struct{}
 // and passivate every activation; done is closed when all have stopped.
 type passivateAllRequest struct{ done chan map[string]parkedState }
 
+// fenceAllRequest makes the placement actor passivate every activation:
+// the member was (or may have been) dropped by the others (fenceAll).
+type fenceAllRequest struct{}
+
 // parkedState is the state of an identity that is not active here.
 type parkedState struct {
 	kind, identity string
@@ -122,6 +127,10 @@ func (p *placement) Receive(c actor.Context) {
 		p.onStopped(c, msg)
 	case topologyChanged:
 		p.onTopology(c)
+	case fenceAllRequest:
+		for _, e := range p.entries {
+			p.passivate(c, e)
+		}
 	case *passivateAllRequest:
 		p.leaving = true
 		p.drained = append(p.drained, msg.done)
@@ -287,7 +296,9 @@ func (p *placement) onHandoff(c actor.Context, req *messages.HandoffRequest) {
 		c.Respond(&messages.HandoffReply{Conflict: true, Error: fmt.Sprintf("%s is activating at %s", key, p.m.currentView().self)})
 		return
 	}
-	if !p.leaving {
+	if !p.leaving && !p.m.isFenced() {
+		// A fenced member (the asker may have dropped it) does not claim
+		// the identity: it hands it over.
 		if v := p.m.currentView(); v.owner(req.GetKind(), req.GetIdentity()) == v.self {
 			c.Respond(&messages.HandoffReply{Conflict: true, Error: fmt.Sprintf("%s owns %s by its topology", v.self, key)})
 			return
@@ -417,17 +428,28 @@ func (v view) owner(kind, identity string) string {
 	return v.rdv.GetByClusterIdentity(&pcluster.ClusterIdentity{Identity: identity, Kind: kind})
 }
 
-// askHandoff asks every other member of v for the identity (HandoffRequest)
-// and reports the outcome to the placement actor at self.
+// askHandoff asks every other member of v for the identity (HandoffRequest),
+// and the members dropped lately without leaving that may still hold it
+// (suspects: a member taken for dead while it was alive), and reports the
+// outcome to the placement actor at self.
 func (m *Member) askHandoff(self *actor.PID, key, kind, identity string, seq uint64, v view) {
 	d := &handoffDone{key: key, kind: kind, identity: identity, seq: seq}
+	asked := v.others
+	if sus := m.suspectAddrs(); len(sus) > 0 {
+		asked = slices.Clone(v.others)
+		for _, a := range sus {
+			if a != v.self && !slices.Contains(asked, a) {
+				asked = append(asked, a)
+			}
+		}
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), m.handoffTimeout)
 	defer cancel()
 	req := &messages.HandoffRequest{Cluster: m.name, Protocol: ProtocolVersion, Kind: kind, Identity: identity, Owner: v.self}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	var errs []error
-	for _, addr := range v.others {
+	for _, addr := range asked {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
