@@ -12,8 +12,11 @@ import (
 	"testing"
 	"time"
 
+	clientv3 "go.etcd.io/etcd/client/v3"
+
 	"github.com/ringactor/ringactor/actors"
 	"github.com/ringactor/ringactor/internal/testutil/hangguard"
+	"github.com/ringactor/ringactor/internal/testutil/testproc"
 	"github.com/ringactor/ringactor/messages"
 )
 
@@ -271,4 +274,90 @@ func TestFalseSuspicion(t *testing.T) {
 		}
 		return true
 	})
+}
+
+// TestEtcdLeaseFence: a member whose etcd lease is gone (revoked here, as
+// when its keep-alives stop reaching etcd in time: the others drop it)
+// fences itself and passivates its activations, whose identities then
+// answer from the other member; it stays fenced (the others never take
+// its member id back). No identity has two live activations at once.
+func TestEtcdLeaseFence(t *testing.T) {
+	if !testproc.HaveEtcd() {
+		t.Skip("etcd not found in PATH (Debian: apt-get install etcd-server)")
+	}
+	endpoint := testproc.StartEtcd(t, "ringactor-fence")
+	ctx := hangguard.Context(t)
+	live := &liveCount{live: map[string]int{}, worst: map[string]int{}}
+	t.Cleanup(func() {
+		if f := live.forks(); len(f) > 0 {
+			t.Errorf("identities with two live activations at once: %v", f)
+		}
+	})
+	start := func() (*Member, *etcdProvider) {
+		p, err := Etcd([]string{endpoint}, WithEtcdBaseKey("/ringactor-fence"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := Start(ctx, "fence", p, []*Kind{live.kind()}, WithLogger(actors.DiscardLogger()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = m.Close(hangguard.Context(t)) })
+		return m, p.(*etcdProvider)
+	}
+	a, pa := start()
+	b, _ := start()
+	for _, m := range []*Member{a, b} {
+		if err := m.WaitMembers(ctx, 2); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if a.isFenced() {
+		t.Fatal("a registered member is fenced")
+	}
+	var ids []string
+	for i := 0; len(ids) < 8; i++ {
+		id := fmt.Sprintf("e%d", i)
+		if a.currentView().owner("fenced", id) == a.Address() {
+			ids = append(ids, id)
+		}
+	}
+	for _, id := range ids {
+		if _, err := Request[fenceReply](ctx, b, "fenced", id, fenceBump{}); err != nil {
+			t.Fatalf("%s: %v", id, err)
+		}
+	}
+	if a.Activations() != len(ids) {
+		t.Fatalf("A holds %d activations, want %d", a.Activations(), len(ids))
+	}
+	cl, err := clientv3.New(clientv3.Config{Endpoints: []string{endpoint}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	if _, err := cl.Revoke(ctx, pa.fence.lease()); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, ctx, "A fencing itself", a.isFenced)
+	waitUntil(t, ctx, "A passivating its activations", func() bool { return a.Activations() == 0 })
+	waitUntil(t, ctx, "B dropping A", func() bool { return b.Members() == 1 })
+	for _, id := range ids {
+		for {
+			rctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+			_, err := Request[fenceReply](rctx, b, "fenced", id, fenceBump{})
+			cancel()
+			if err == nil {
+				break
+			}
+			if ctx.Err() != nil {
+				t.Fatalf("%s never answered from B: %v", id, err)
+			}
+		}
+	}
+	// Proto.Actor registers A again under a new lease; A stays fenced.
+	waitUntil(t, ctx, "A registered again", func() bool { id := pa.fence.lease(); return id > 0 && int64(id) != pa.fence.confirmed.Load() })
+	pa.fence.check()
+	if !a.isFenced() {
+		t.Error("A is not fenced after its registration lapsed")
+	}
 }
