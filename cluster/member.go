@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -168,6 +169,9 @@ type Member struct {
 	addrs     map[string]bool          // remote addresses of the topology's members
 	rdv       *pcluster.Rendezvous     // placement of identities on the topology's members
 	departed  map[string]chan struct{} // closed when that address leaves the topology
+	// dropped holds, by address, when a member left the topology without
+	// saying it was leaving: a suspect for departWindow (suspectAddrs).
+	dropped map[string]time.Time
 
 	status statusLog // what Status reads: active identities, moves, members lost
 
@@ -303,16 +307,59 @@ func (m *Member) fenceAll(reason string) {
 	m.sys.Root.Send(m.placement, fenceAllRequest{})
 }
 
-// suspectAddrs returns the provider's suspects (none without a provider
-// that has them).
+// departWindow is how long a member that left the topology without saying
+// it was leaving stays a suspect (whatever the provider): about the time
+// it takes such a member to fence itself and passivate once it is cut off.
+const departWindow = 2 * EtcdLeaseTTL
+
+// noteDropped records the members of left that did not say they were
+// leaving (suspects).
+func (m *Member) noteDropped(left []*pcluster.Member) {
+	if len(left) == 0 {
+		return
+	}
+	self := m.sys.Address()
+	now := time.Now()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, mem := range left {
+		if a := mem.Address(); a != self && (m.leftGracefully == nil || !m.leftGracefully(a)) {
+			if m.dropped == nil {
+				m.dropped = map[string]time.Time{}
+			}
+			m.dropped[a] = now
+		}
+	}
+	for a, at := range m.dropped {
+		if now.Sub(at) > departWindow {
+			delete(m.dropped, a)
+		}
+	}
+}
+
+// suspectAddrs returns the members that may still hold activations though
+// they are not in the topology: the provider's suspects, and the members
+// that left the topology lately without saying they were leaving. A
+// hand-off round asks them too.
 func (m *Member) suspectAddrs() []string {
 	m.mu.Lock()
 	f := m.suspects
-	m.mu.Unlock()
-	if f == nil {
-		return nil
+	var out []string
+	now := time.Now()
+	for a, at := range m.dropped {
+		if now.Sub(at) <= departWindow && !m.addrs[a] {
+			out = append(out, a)
+		}
 	}
-	return f()
+	m.mu.Unlock()
+	if f != nil {
+		for _, a := range f() {
+			if !slices.Contains(out, a) {
+				out = append(out, a)
+			}
+		}
+	}
+	return out
 }
 
 // Embed prepares ringactor kinds for a Proto.Actor cluster the caller builds
@@ -464,6 +511,7 @@ func newMember(sys *actor.ActorSystem, name string, kinds []*Kind, cfg memberCon
 // that left it (logDeparture).
 func (m *Member) onTopology(t *pcluster.ClusterTopology) {
 	m.logDepartures(t.Left)
+	m.noteDropped(t.Left)
 	kinds := map[string]int{}
 	addrs := make(map[string]bool, len(t.Members))
 	for _, mem := range t.Members {

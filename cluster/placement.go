@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"slices"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -435,11 +437,13 @@ func (v view) owner(kind, identity string) string {
 func (m *Member) askHandoff(self *actor.PID, key, kind, identity string, seq uint64, v view) {
 	d := &handoffDone{key: key, kind: kind, identity: identity, seq: seq}
 	asked := v.others
+	var suspects []string
 	if sus := m.suspectAddrs(); len(sus) > 0 {
 		asked = slices.Clone(v.others)
 		for _, a := range sus {
 			if a != v.self && !slices.Contains(asked, a) {
 				asked = append(asked, a)
+				suspects = append(suspects, a)
 			}
 		}
 	}
@@ -453,6 +457,9 @@ func (m *Member) askHandoff(self *actor.PID, key, kind, identity string, seq uin
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			if slices.Contains(suspects, addr) && deadAddress(ctx, addr) {
+				return // nothing listens there: it holds nothing
+			}
 			res, err := m.ask(ctx, actor.NewPID(addr, placementActor), req)
 			mu.Lock()
 			defer mu.Unlock()
@@ -475,6 +482,20 @@ func (m *Member) askHandoff(self *actor.PID, key, kind, identity string, seq uin
 	wg.Wait()
 	d.err = errors.Join(errs...)
 	m.sys.Root.Send(self, d)
+}
+
+// deadAddress reports whether addr refuses connections (nothing listens
+// there: the member is gone). A suspect is probed so before it is asked:
+// Proto.Actor's endpoint holds a message to an address that refuses for
+// about two seconds before it gives up.
+func deadAddress(ctx context.Context, addr string) bool {
+	var d net.Dialer
+	conn, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return errors.Is(err, syscall.ECONNREFUSED)
+	}
+	_ = conn.Close()
+	return false
 }
 
 // ask sends msg to pid and waits for its reply. A member that is gone (a
