@@ -13,6 +13,9 @@ import (
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/ringactor/ringactor/actors"
 	"github.com/ringactor/ringactor/internal/testutil/hangguard"
@@ -360,4 +363,118 @@ func TestEtcdLeaseFence(t *testing.T) {
 	if !a.isFenced() {
 		t.Error("A is not fenced after its registration lapsed")
 	}
+}
+
+// setPodReadiness sets the Ready condition of the pod, as the kubelet does
+// after its readiness probe.
+func setPodReadiness(t *testing.T, ctx context.Context, cs *fake.Clientset, ns, pod string, ready bool) {
+	t.Helper()
+	p, err := cs.CoreV1().Pods(ns).Get(ctx, pod, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := corev1.ConditionFalse
+	if ready {
+		st = corev1.ConditionTrue
+	}
+	p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: st}}
+	if _, err := cs.CoreV1().Pods(ns).UpdateStatus(ctx, p, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestKubernetesNotReadyFence: member A's pod turns not ready (its
+// readiness probe failing under load) while A runs: B drops A and
+// activates A's identities, A fences itself and passivates them; no
+// identity has two live activations. When the pod is ready again A
+// rejoins as a new incarnation (a new member id on its pod) and both
+// members serve again.
+func TestKubernetesNotReadyFence(t *testing.T) {
+	const ns, name = "apps", "k8sfence"
+	ctx := hangguard.Context(t)
+	cs := fake.NewClientset()
+	live := &liveCount{live: map[string]int{}, worst: map[string]int{}}
+	t.Cleanup(func() {
+		if f := live.forks(); len(f) > 0 {
+			t.Errorf("identities with two live activations at once: %v", f)
+		}
+	})
+	pods := []string{"ringactor-0", "ringactor-1"}
+	for _, pod := range pods {
+		if _, err := cs.CoreV1().Pods(ns).Create(ctx, &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: pod, Namespace: ns, Labels: map[string]string{KubernetesClusterLabel: name}},
+			Status:     corev1.PodStatus{Phase: corev1.PodRunning},
+		}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	start := func(pod string) *Member {
+		p, err := Kubernetes(WithKubernetesClient(cs), WithKubernetesNamespace(ns), WithKubernetesPodName(pod))
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := Start(ctx, name, p, []*Kind{live.kind()}, WithLogger(actors.DiscardLogger()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = m.Close(hangguard.Context(t)) })
+		return m
+	}
+	a, b := start(pods[0]), start(pods[1])
+	for _, pod := range pods {
+		setPodReadiness(t, ctx, cs, ns, pod, true)
+	}
+	for _, m := range []*Member{a, b} {
+		if err := m.WaitMembers(ctx, 2); err != nil {
+			t.Fatal(err)
+		}
+		waitUntil(t, ctx, "readiness", m.isReady)
+	}
+	var ids []string
+	for i := 0; len(ids) < 8; i++ {
+		id := fmt.Sprintf("k%d", i)
+		if a.currentView().owner("fenced", id) == a.Address() {
+			ids = append(ids, id)
+		}
+	}
+	bumpUntilOK := func(m *Member, what string) {
+		t.Helper()
+		for _, id := range ids {
+			for {
+				rctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+				_, err := Request[fenceReply](rctx, m, "fenced", id, fenceBump{})
+				cancel()
+				if err == nil {
+					break
+				}
+				if ctx.Err() != nil {
+					t.Fatalf("%s: %s: %v", what, id, err)
+				}
+			}
+		}
+	}
+	bumpUntilOK(b, "before")
+	if a.Activations() != len(ids) {
+		t.Fatalf("A holds %d activations, want %d", a.Activations(), len(ids))
+	}
+
+	setPodReadiness(t, ctx, cs, ns, pods[0], false)
+	waitUntil(t, ctx, "B dropping A", func() bool { return b.Members() == 1 })
+	bumpUntilOK(b, "A's pod not ready")
+	waitUntil(t, ctx, "A fencing itself", a.isFenced)
+	waitUntil(t, ctx, "A passivating its activations", func() bool { return a.Activations() == 0 })
+
+	setPodReadiness(t, ctx, cs, ns, pods[0], true)
+	for _, m := range []*Member{a, b} {
+		waitUntil(t, ctx, "both members again", func() bool { return m.Members() == 2 && !m.isFenced() })
+	}
+	got, err := cs.CoreV1().Pods(ns).Get(ctx, pods[0], metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if id := got.Annotations[KubernetesMemberAnnotation]; id == a.sys.ID {
+		t.Errorf("A rejoined under its dropped member id %q", id)
+	}
+	bumpUntilOK(a, "after A rejoined (from A)")
+	bumpUntilOK(b, "after A rejoined (from B)")
 }
