@@ -319,16 +319,23 @@ func (m *Member) noteDropped(left []*pcluster.Member) {
 		return
 	}
 	self := m.sys.Address()
+	m.mu.Lock()
+	graceful := m.leftGracefully
+	m.mu.Unlock()
+	var addrs []string
+	for _, mem := range left {
+		if a := mem.Address(); a != self && (graceful == nil || !graceful(a)) {
+			addrs = append(addrs, a)
+		}
+	}
 	now := time.Now()
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	for _, mem := range left {
-		if a := mem.Address(); a != self && (m.leftGracefully == nil || !m.leftGracefully(a)) {
-			if m.dropped == nil {
-				m.dropped = map[string]time.Time{}
-			}
-			m.dropped[a] = now
+	for _, a := range addrs {
+		if m.dropped == nil {
+			m.dropped = map[string]time.Time{}
 		}
+		m.dropped[a] = now
 	}
 	for a, at := range m.dropped {
 		if now.Sub(at) > departWindow {
