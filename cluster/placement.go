@@ -461,6 +461,13 @@ func (m *Member) askHandoff(self *actor.PID, key, kind, identity string, seq uin
 				return // nothing listens there: it holds nothing
 			}
 			res, err := m.ask(ctx, actor.NewPID(addr, placementActor), req)
+			if res == nil && err == nil && !deadAddress(ctx, addr) {
+				// A dead letter from an address that still listens: the
+				// local endpoint was dropped (the member left this
+				// topology, or took a new member id, while the question
+				// was in flight), which says nothing of what it holds.
+				err = fmt.Errorf("no answer (dead letter) while it still listens")
+			}
 			mu.Lock()
 			defer mu.Unlock()
 			switch r := res.(type) {
