@@ -7,7 +7,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
-	"github.com/ringactor/ringactor/messages"
+	"github.com/ringactor/ringactor/internal/wire"
 )
 
 // Fencing of the peers provider: what keeps a member that the others took
@@ -111,7 +111,7 @@ func (p *PeersProvider) removed(addr, id string) {
 		return // already rejoining, or leaving
 	}
 	p.incarnation++
-	next := proto.Clone(me).(*messages.PeerInfo)
+	next := proto.Clone(me).(*wire.PeerInfo)
 	next.Id = p.baseID + "." + strconv.Itoa(p.incarnation)
 	p.self.Store(next)
 	p.rejoinSince, p.presumed = time.Now(), true

@@ -17,7 +17,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 	pcluster "github.com/asynkron/protoactor-go/cluster"
 
-	"github.com/ringactor/ringactor/messages"
+	"github.com/ringactor/ringactor/internal/wire"
 )
 
 // Defaults of the peers provider.
@@ -53,7 +53,7 @@ type PeersProvider struct {
 	logger *slog.Logger
 	// self is the node's description, replaced when it rejoins as a new
 	// incarnation (rejoin); baseID is its actor system's id.
-	self   atomic.Pointer[messages.PeerInfo]
+	self   atomic.Pointer[wire.PeerInfo]
 	baseID string
 	addr   string
 	pid    *actor.PID
@@ -101,8 +101,8 @@ type PeersProvider struct {
 
 // peer is what a node knows of another node's address.
 type peer struct {
-	info     *messages.PeerInfo // nil until it has been heard from
-	lastSeen time.Time          // last answer or greeting; when added, before that
+	info     *wire.PeerInfo // nil until it has been heard from
+	lastSeen time.Time      // last answer or greeting; when added, before that
 	pinging  bool
 	seed     bool      // given to Peers: greeted for as long as the node runs
 	tried    bool      // answered, or found dead (nothing listens at its address)
@@ -176,7 +176,7 @@ func (p *PeersProvider) start(c *pcluster.Cluster, client bool) error {
 		return fmt.Errorf("ringactor/cluster: own address %q: %w", c.ActorSystem.Address(), err)
 	}
 	port, _ := strconv.Atoi(portStr)
-	self := &messages.PeerInfo{Id: c.ActorSystem.ID, Host: host, Port: int32(port), Client: client,
+	self := &wire.PeerInfo{Id: c.ActorSystem.ID, Host: host, Port: int32(port), Client: client,
 		Cluster: c.Config.Name, Protocol: ProtocolVersion}
 	if !client {
 		self.Kinds = c.GetClusterKinds()
@@ -262,7 +262,7 @@ func (p *PeersProvider) signal() {
 // A greeting from another cluster is answered (with this node's cluster,
 // so that the greeter sees the mismatch too) but not recorded.
 func (p *PeersProvider) receive(ctx actor.Context) {
-	hello, ok := ctx.Message().(*messages.PeerHello)
+	hello, ok := ctx.Message().(*wire.PeerHello)
 	if !ok || hello.GetSelf() == nil {
 		return
 	}
@@ -272,7 +272,7 @@ func (p *PeersProvider) receive(ctx actor.Context) {
 	if !sameCluster(me.GetCluster(), info.GetCluster(), info.GetProtocol()) {
 		p.refuse(addr, info)
 		if ctx.Sender() != nil {
-			ctx.Respond(&messages.PeerView{Self: me})
+			ctx.Respond(&wire.PeerView{Self: me})
 		}
 		return
 	}
@@ -280,18 +280,18 @@ func (p *PeersProvider) receive(ctx actor.Context) {
 		// This node dropped that member id (it took it for dead): the
 		// greeter must stop serving and rejoin as a new incarnation.
 		if ctx.Sender() != nil && !p.isCut(addr) {
-			ctx.Respond(&messages.PeerView{Self: me, Removed: true})
+			ctx.Respond(&wire.PeerView{Self: me, Removed: true})
 		}
 		return
 	}
 	p.heard(info)
 	if ctx.Sender() != nil && !p.isCut(addr) {
-		ctx.Respond(&messages.PeerView{Self: me, Known: p.known()})
+		ctx.Respond(&wire.PeerView{Self: me, Known: p.known()})
 	}
 }
 
 // heard records that the node info describes answered or greeted.
-func (p *PeersProvider) heard(info *messages.PeerInfo) {
+func (p *PeersProvider) heard(info *wire.PeerInfo) {
 	addr := net.JoinHostPort(info.GetHost(), strconv.Itoa(int(info.GetPort())))
 	if addr == p.addr {
 		return
@@ -435,7 +435,7 @@ func (p *PeersProvider) greet(addr string, pr *peer) {
 	if p.isCut(addr) {
 		err = errors.New("cut (test)")
 	} else {
-		res, err = p.c.ActorSystem.Root.RequestFuture(actor.NewPID(addr, peersActor), &messages.PeerHello{Self: me}, p.greetTimeout()).Result()
+		res, err = p.c.ActorSystem.Root.RequestFuture(actor.NewPID(addr, peersActor), &wire.PeerHello{Self: me}, p.greetTimeout()).Result()
 	}
 	p.mu.Lock()
 	pr.pinging = false
@@ -446,7 +446,7 @@ func (p *PeersProvider) greet(addr string, pr *peer) {
 	if err != nil {
 		return
 	}
-	view, ok := res.(*messages.PeerView)
+	view, ok := res.(*wire.PeerView)
 	if !ok || view.GetSelf() == nil {
 		return
 	}
@@ -470,7 +470,7 @@ func (p *PeersProvider) greet(addr string, pr *peer) {
 
 // refuse records and logs (once per address) that the node at addr, which
 // info describes, belongs to another cluster.
-func (p *PeersProvider) refuse(addr string, info *messages.PeerInfo) {
+func (p *PeersProvider) refuse(addr string, info *wire.PeerInfo) {
 	err := mismatchError(p.self.Load().GetCluster(), info.GetCluster(), info.GetProtocol(), addr)
 	p.mu.Lock()
 	_, seen := p.mismatch[addr]
@@ -629,7 +629,7 @@ func (p *PeersProvider) publish() {
 	p.c.MemberList.UpdateClusterTopology(members)
 }
 
-func toMember(i *messages.PeerInfo) *pcluster.Member {
+func toMember(i *wire.PeerInfo) *pcluster.Member {
 	return &pcluster.Member{Id: i.GetId(), Host: i.GetHost(), Port: i.GetPort(), Kinds: i.GetKinds()}
 }
 
@@ -650,7 +650,7 @@ func (p *PeersProvider) Leave(ctx context.Context) error {
 	}
 	p.stopped = true
 	me := p.self.Load()
-	leaving := &messages.PeerInfo{Id: me.GetId(), Host: me.GetHost(), Port: me.GetPort(),
+	leaving := &wire.PeerInfo{Id: me.GetId(), Host: me.GetHost(), Port: me.GetPort(),
 		Kinds: me.GetKinds(), Client: me.GetClient(), Leaving: true,
 		Cluster: me.GetCluster(), Protocol: me.GetProtocol()}
 	now := time.Now()
@@ -669,7 +669,7 @@ func (p *PeersProvider) Leave(ctx context.Context) error {
 	}
 	futures := make([]*actor.Future, len(addrs))
 	for i, a := range addrs {
-		futures[i] = p.c.ActorSystem.Root.RequestFuture(actor.NewPID(a, peersActor), &messages.PeerHello{Self: leaving}, timeout)
+		futures[i] = p.c.ActorSystem.Root.RequestFuture(actor.NewPID(a, peersActor), &wire.PeerHello{Self: leaving}, timeout)
 	}
 	var errs []error
 	for i, f := range futures {
