@@ -344,8 +344,8 @@ func (p *PeersProvider) alive(pr *peer, now time.Time) bool {
 		return false
 	}
 	seen := pr.lastSeen
-	if p.graceFrom.After(seen) {
-		seen = p.graceFrom
+	if p.graceFrom.After(seen) && !pr.refused.After(pr.lastSeen) {
+		seen = p.graceFrom // not for a peer found dead since
 	}
 	return now.Sub(seen) < p.timeout && !p.isBlocked(pr.info.GetId())
 }
