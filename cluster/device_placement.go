@@ -11,6 +11,8 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 	pcluster "github.com/asynkron/protoactor-go/cluster"
+
+	"github.com/ringactor/ringactor/gpu/cuda"
 )
 
 // Requirement says which members may host a kind's identities.
@@ -160,32 +162,24 @@ func userKinds(kinds []string) []string {
 // advertisement builds the member's advertisement, or "" when it has
 // nothing to say (no device and only Anywhere kinds).
 func (m *Member) advertisement(kinds []*Kind) string {
-	var a nodeAd
-	for _, b := range m.rt.Devices() {
-		if b.Failed() != nil {
-			continue
-		}
-		d := deviceAd{Name: b.Name()}
-		if info, ok := b.DeviceInfo(); ok {
-			d.ComputeCapability = fmt.Sprintf("%d.%d", info.ComputeCapability.Major, info.ComputeCapability.Minor)
-			d.MemoryBytes = info.TotalMem
-		}
-		st := b.MailboxStats()
-		d.FreeMailboxes = st.Capacity - st.Mailboxes
-		a.devices = append(a.devices, d)
-	}
-	for _, k := range kinds {
-		if k.req != Anywhere {
-			if a.reqs == nil {
-				a.reqs = map[string]Requirement{}
-			}
-			a.reqs[k.name] = k.req
-		}
-	}
+	a := nodeAd{reqs: kindReqs(kinds)}
+	a.devices, _ = m.currentDevices()
 	if len(a.devices) == 0 && len(a.reqs) == 0 {
 		return ""
 	}
 	return a.encode()
+}
+
+// deviceAdOf is what the member advertises of device b now.
+func deviceAdOf(b *cuda.Backend) deviceAd {
+	d := deviceAd{Name: b.Name()}
+	if info, ok := b.DeviceInfo(); ok {
+		d.ComputeCapability = fmt.Sprintf("%d.%d", info.ComputeCapability.Major, info.ComputeCapability.Minor)
+		d.MemoryBytes = info.TotalMem
+	}
+	st := b.MailboxStats()
+	d.FreeMailboxes = st.Capacity - st.Mailboxes
+	return d
 }
 
 // adKind is the pseudo-kind that carries the advertisement: its actors
@@ -309,8 +303,10 @@ func (m *Member) PlacementOf(kind, identity string) (Placement, error) {
 }
 
 // nodesOf reads the members' advertisements: every member, and the
-// requirement of every kind some member advertises.
-func nodesOf(members []*pcluster.Member) ([]nodeInfo, map[string]Requirement) {
+// requirement of every kind some member advertises. ads holds the latest
+// advertisements by member id (readvertise.go): a member's entry there
+// replaces the one its topology entry carries from its start.
+func nodesOf(members []*pcluster.Member, ads map[string]string) ([]nodeInfo, map[string]Requirement) {
 	nodes := make([]nodeInfo, 0, len(members))
 	reqs := map[string]Requirement{}
 	for _, mem := range members {
@@ -318,7 +314,11 @@ func nodesOf(members []*pcluster.Member) ([]nodeInfo, map[string]Requirement) {
 		for _, k := range mem.Kinds {
 			n.kinds[k] = true
 		}
-		if a, ok := parseNodeAd(mem.Kinds); ok {
+		adKinds := mem.Kinds
+		if ad, ok := ads[mem.Id]; ok {
+			adKinds = []string{ad}
+		}
+		if a, ok := parseNodeAd(adKinds); ok {
 			n.devices = len(a.devices)
 			for k, r := range a.reqs {
 				if _, seen := reqs[k]; !seen || r > reqs[k] {

@@ -45,6 +45,7 @@ type memberConfig struct {
 	protoKinds     []*pcluster.Kind
 	advertise      string
 	handoffTimeout time.Duration
+	adEvery        time.Duration
 	protoLogLevel  *slog.Level
 	// systemOptions configure the actor system Start creates, and
 	// runtimeOptions the member's runtime (WithTelemetry).
@@ -152,6 +153,12 @@ type Member struct {
 	leftGracefully func(addr string) bool // the provider's: whether the member at addr said it was leaving
 	refusedAddrs   sync.Map               // addresses already logged as another cluster's
 	pushTimeout    time.Duration
+	// adEvery is how often the member checks its devices for a change
+	// worth advertising (WithAdvertiseInterval); adDone is closed when that
+	// loop has ended.
+	adEvery time.Duration
+	adDone  chan struct{}
+	adverts atomic.Int64
 	// replies takes the replies to the member's requests (see replies);
 	// replyTo is its ReplyTo, replyPIDs the PIDs of other members' ones.
 	replies       *replies
@@ -167,6 +174,9 @@ type Member struct {
 	addrs     map[string]bool          // remote addresses of the topology's members
 	rdv       *pcluster.Rendezvous     // placement of identities on the topology's members
 	departed  map[string]chan struct{} // closed when that address leaves the topology
+	// ads holds the members' latest advertisements by member id, this
+	// one's included (readvertise.go); nil until one changes.
+	ads map[string]string
 
 	status statusLog // what Status reads: active identities, moves, members lost
 
@@ -249,6 +259,7 @@ func Start(ctx context.Context, name string, provider pcluster.ClusterProvider, 
 		m.cluster.StartMember()
 	}
 	m.useProvider(provider)
+	m.startReadvertising(kinds)
 	return m, nil
 }
 
@@ -305,6 +316,7 @@ func (m *Member) Attach(c *pcluster.Cluster) {
 	m.cluster, m.name, m.provider = c, c.Config.Name, c.Config.ClusterProvider
 	m.mu.Unlock()
 	m.useProvider(c.Config.ClusterProvider)
+	m.startReadvertising(m.kindList())
 }
 
 // logWildcard logs, at info level, one line for a member that binds a
@@ -372,6 +384,9 @@ func newMember(sys *actor.ActorSystem, name string, kinds []*Kind, cfg memberCon
 	if cfg.handoffTimeout <= 0 {
 		cfg.handoffTimeout = DefaultHandoffTimeout
 	}
+	if cfg.adEvery <= 0 {
+		cfg.adEvery = DefaultAdvertiseInterval
+	}
 	if cfg.maxPayload <= 0 {
 		cfg.maxPayload = messages.MaxPayloadSize
 	}
@@ -385,7 +400,7 @@ func newMember(sys *actor.ActorSystem, name string, kinds []*Kind, cfg memberCon
 		requestTimeout: cfg.requestTimeout, activationTimeout: cfg.activationTimeout, maxPayload: cfg.maxPayload,
 		topoKinds: map[string]int{}, topoCh: make(chan struct{}), closed: make(chan struct{}),
 		addrs: map[string]bool{}, departed: map[string]chan struct{}{},
-		kinds: make(map[string]*Kind, len(kinds)), handoffTimeout: cfg.handoffTimeout,
+		kinds: make(map[string]*Kind, len(kinds)), handoffTimeout: cfg.handoffTimeout, adEvery: cfg.adEvery,
 		ready: make(chan struct{}), pushTimeout: cfg.handoffTimeout, replies: newReplies(),
 	}
 	pkinds := make([]*pcluster.Kind, len(kinds))
@@ -422,6 +437,8 @@ func newMember(sys *actor.ActorSystem, name string, kinds []*Kind, cfg memberCon
 			m.onTopology(t)
 		case *actor.DeadLetterEvent:
 			m.onDeadLetter(t)
+		case *pcluster.GossipUpdate:
+			m.onGossip(t)
 		}
 	})
 	return m, pkinds, nil
@@ -443,7 +460,6 @@ func (m *Member) onTopology(t *pcluster.ClusterTopology) {
 	rdv.UpdateMembers(t.Members)
 	self := m.sys.Address()
 	v := view{self: self, members: len(t.Members), rdv: rdv, all: t.Members}
-	v.nodes, v.reqs = nodesOf(t.Members)
 	inTopology := false
 	for _, mem := range t.Members {
 		if a := mem.Address(); a != self {
@@ -453,6 +469,7 @@ func (m *Member) onTopology(t *pcluster.ClusterTopology) {
 		}
 	}
 	m.mu.Lock()
+	v.nodes, v.reqs = nodesOf(t.Members, m.ads) // under mu: readvertise.go updates ads
 	m.topoKinds, m.members, m.addrs, m.rdv, m.view = kinds, len(t.Members), addrs, rdv, v
 	m.status.topology(addrs, time.Now())
 	if inTopology && m.settled == nil {
@@ -641,6 +658,9 @@ func (m *Member) Close(ctx context.Context) error {
 		lifecycleMu.Lock()
 		defer lifecycleMu.Unlock()
 		close(m.closed)
+		if m.adDone != nil {
+			<-m.adDone
+		}
 		var errs []error
 		if err := m.passivateAll(ctx); err != nil {
 			errs = append(errs, err)
