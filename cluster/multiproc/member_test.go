@@ -199,9 +199,17 @@ func faults(m *cluster.Member, devs []gpu.Backend, in io.Reader) {
 				left++
 			}
 		}
-		for m.Advertisements() == before || (left == 0 && len(m.Runtime().DeviceKernels()) > 0) {
-			time.Sleep(10 * time.Millisecond) // polling the member's state, in the child
+		// Advertised; with no device left, every device identity
+		// passivated (a kernel on a faulted device moves to its fallback
+		// at its next message: not waited for).
+		settled := func() bool {
+			return m.Advertisements() > before && (left > 0 || len(m.Runtime().DeviceKernels()) == 0)
 		}
+		tick := time.NewTicker(10 * time.Millisecond) // polling the member's state, in the child
+		for !settled() {
+			<-tick.C
+		}
+		tick.Stop()
 		fmt.Printf("FAULTED %s\n", name)
 	}
 }
