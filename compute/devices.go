@@ -1,6 +1,7 @@
 package compute
 
 import (
+	"reflect"
 	"sync/atomic"
 
 	"github.com/ringactor/ringactor/gpu"
@@ -19,7 +20,9 @@ type devices struct {
 func newDevices(backends []gpu.Backend) *devices {
 	d := &devices{}
 	for _, b := range backends {
-		if b.Kind() != gpu.KindCPU {
+		// Only backends of comparable types (pointers, as every backend of
+		// this module): slot compares them with ==.
+		if b.Kind() != gpu.KindCPU && reflect.TypeOf(b).Comparable() {
 			d.backends = append(d.backends, b)
 		}
 	}
