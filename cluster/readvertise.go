@@ -101,16 +101,30 @@ func (m *Member) readvertise(kinds []*Kind) {
 		}
 		sinceCapacity++
 		ads, now := m.currentDevices()
-		lost := !slices.Equal(now.names, last.names)
-		if !lost && (slices.Equal(now.buckets, last.buckets) || sinceCapacity < capacityAdvertiseChecks) {
+		publish, capacityOnly := worthAdvertising(last, now, sinceCapacity)
+		if !publish {
 			continue
 		}
-		if !lost {
+		if capacityOnly {
 			sinceCapacity = 0
 		}
 		m.publishAd(kinds, ads, last, now)
 		last = now
 	}
+}
+
+// worthAdvertising decides whether a check that found now after last
+// advertises again: at once when the usable devices changed; when only a
+// device's capacity bucket did, once sinceCapacity checks have passed
+// since the last advertisement of that sort (capacityAdvertiseChecks).
+func worthAdvertising(last, now deviceState, sinceCapacity int) (publish, capacityOnly bool) {
+	if !slices.Equal(now.names, last.names) {
+		return true, false
+	}
+	if slices.Equal(now.buckets, last.buckets) || sinceCapacity < capacityAdvertiseChecks {
+		return false, false
+	}
+	return true, true
 }
 
 // publishAd makes ads the member's advertisement: in its own view at once
