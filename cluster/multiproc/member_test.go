@@ -1,10 +1,10 @@
 package multiproc
 
 import (
-	"context"
-	"fmt"
 	"bufio"
+	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/signal"
