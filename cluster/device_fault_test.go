@@ -151,6 +151,11 @@ func TestDeviceFaultReplaces(t *testing.T) {
 	if n := a.Advertisements(); n < 1 {
 		t.Fatalf("A advertised %d times after its fault", n)
 	}
+	for _, ms := range c.Status().Members {
+		if ms.Address == a.Address() && ms.AdvertisedDevices != 1 {
+			t.Fatalf("C's status shows A with %d advertised devices, want 1", ms.AdvertisedDevices)
+		}
+	}
 	// A stays a device member: the identities its smaller weight still
 	// gives it answer from A; the others move to B (only from A: weighted
 	// rendezvous moves nothing else), none to C.
