@@ -31,7 +31,8 @@ step "go test -race -count=1 ./..." -race "$@" ./...
 # the cluster see, so a defect that shows only at full speed (a starved ring,
 # a lost wake-up) would pass the first step. It also runs what the race
 # detector makes meaningless: allocation pins (sync.Pool drops items at
-# random under -race, e.g. messages' TestEncodeAllocatesOnlyOutput, compute's
+# random under -race, e.g. messages' TestEncodeAllocatesOnlyOutput, internal/wire's
+# TestPackFromAllocs, compute's
 # TestExecuteAllocs) and the
 # in-process cluster tests: cluster/*_test.go files built with
 # `//go:build !race` start several Proto.Actor members in one process, and
@@ -42,7 +43,7 @@ step "go test -race -count=1 ./..." -race "$@" ./...
 # with -race) runs here in its CI size (4 members, 2 clients, 100
 # identities, 2 SIGKILLs; about 25 s). README's "Cluster" section gives the
 # full run.
-step "go test -count=1 ./messages/ ./compute/ ./pagerank/ ./gpu/... ./actors/... ./stream/... ./cluster/... (without -race: see test.sh)" \
-  "$@" ./messages/ ./compute/ ./pagerank/ ./gpu/... ./actors/... ./stream/... ./cluster/...
+step "go test -count=1 ./messages/ ./internal/wire/ ./compute/ ./pagerank/ ./gpu/... ./actors/... ./stream/... ./cluster/... (without -race: see test.sh)" \
+  "$@" ./messages/ ./internal/wire/ ./compute/ ./pagerank/ ./gpu/... ./actors/... ./stream/... ./cluster/...
 
 exit "$status"

@@ -2,16 +2,15 @@ package actors
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"runtime"
-	"slices"
 	"testing"
 	"time"
 
 	"go.uber.org/goleak"
 
 	"github.com/ringactor/ringactor/gpu"
+	"github.com/ringactor/ringactor/internal/testutil/computetest"
 	"github.com/ringactor/ringactor/internal/testutil/hangguard"
 	"github.com/ringactor/ringactor/messages"
 	"github.com/ringactor/ringactor/supervision"
@@ -142,32 +141,18 @@ func mustLaunch[Req, Resp any](t testing.TB, rt *Runtime, def *KernelDef[Req, Re
 	return k
 }
 
-func wantErr(t testing.TB, err, target error) {
-	t.Helper()
-	if !errors.Is(err, target) {
-		t.Fatalf("error = %v, want %v", err, target)
-	}
-}
-
-func f32(t testing.TB, v ...float32) *gpu.UnifiedBuffer {
-	t.Helper()
-	b, err := gpu.NewBuffer(slices.Clone(v))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
+// The compute API's test helpers (internal/testutil/computetest, shared
+// by actors' and compute's tests) by their short names.
+var (
+	f32     = computetest.F32
+	bufs    = computetest.Bufs
+	wantErr = computetest.WantErr
+)
 
 func read[T gpu.Number](t testing.TB, b *gpu.UnifiedBuffer) []T {
 	t.Helper()
-	v, err := gpu.ToSlice[T](context.Background(), b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return v
+	return computetest.Read[T](t, b)
 }
-
-func bufs(b ...*gpu.UnifiedBuffer) []*gpu.UnifiedBuffer { return b }
 
 // waitTurn lets other goroutines run while a test polls a condition that
 // another goroutine is about to make true (an admission, a counter).

@@ -11,6 +11,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 	pcluster "github.com/asynkron/protoactor-go/cluster"
 
+	"github.com/ringactor/ringactor/internal/wire"
 	"github.com/ringactor/ringactor/messages"
 )
 
@@ -18,7 +19,7 @@ import (
 // the request benchmarks.
 func protoEcho() *pcluster.Kind {
 	return pcluster.NewKind("proto-echo", actor.PropsFromFunc(func(c actor.Context) {
-		if m, ok := c.Message().(*messages.WireEnvelope); ok {
+		if m, ok := c.Message().(*wire.WireEnvelope); ok {
 			c.Respond(m)
 		}
 	}))
@@ -72,7 +73,7 @@ func BenchmarkProtoActorRequest(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	raw, err := messages.ToWire(env, messages.MaxPayloadSize)
+	raw, err := wire.Pack(env, messages.MaxPayloadSize)
 	if err != nil {
 		b.Fatal(err)
 	}

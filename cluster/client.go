@@ -11,6 +11,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/ringactor/ringactor/actors"
+	"github.com/ringactor/ringactor/internal/wire"
 	"github.com/ringactor/ringactor/messages"
 )
 
@@ -43,10 +44,10 @@ func Request[Resp, Req any](ctx context.Context, m *Member, kind, identity strin
 		return zero, err
 	}
 	switch r := reply.(type) {
-	case *messages.WireError:
+	case *wire.WireError:
 		return zero, fromWireError(r)
-	case *messages.WireEnvelope:
-		_, resp, err := messages.FromWireAs[Resp](r, m.maxPayload)
+	case *wire.WireEnvelope:
+		_, resp, err := wire.UnpackAs[Resp](r, m.maxPayload)
 		if err != nil {
 			return zero, replyError[Resp](err, kind)
 		}
@@ -58,7 +59,7 @@ func Request[Resp, Req any](ctx context.Context, m *Member, kind, identity strin
 
 // replyError is the error of a reply that does not decode as a Resp.
 func replyError[Resp any](err error, kind string) error {
-	var mismatch *messages.TypeMismatchError
+	var mismatch *wire.TypeMismatchError
 	if errors.As(err, &mismatch) {
 		var zero Resp
 		return fmt.Errorf("ringactor/cluster: %w: reply of kind %q is %v, want %T: %w",
@@ -81,8 +82,8 @@ func Send[Req any](ctx context.Context, m *Member, kind, identity string, msg Re
 }
 
 // encodeRequest turns msg into the wire envelope of a request from m.
-func encodeRequest[Req any](m *Member, msg Req) (*messages.WireEnvelope, error) {
-	w, err := messages.ToWireOf(msg, messages.Header{ID: messages.NextID(), Priority: messages.PriorityNormal}, m.maxPayload)
+func encodeRequest[Req any](m *Member, msg Req) (*wire.WireEnvelope, error) {
+	w, err := wire.PackOf(msg, messages.Header{ID: messages.NextID(), Priority: messages.PriorityNormal}, m.maxPayload)
 	if err != nil {
 		if errors.Is(err, messages.ErrUnregistered) || errors.Is(err, messages.ErrNilMessage) {
 			return nil, fmt.Errorf("ringactor/cluster: %w", err)
@@ -96,7 +97,7 @@ func encodeRequest[Req any](m *Member, msg Req) (*messages.WireEnvelope, error) 
 // call finds the identity's activation and sends it w, waiting for its reply
 // when wantReply; it retries while the activation is unreachable (topology
 // changes, passivated activations) until the deadline.
-func (m *Member) call(ctx context.Context, kind, identity string, w *messages.WireEnvelope, wantReply bool) (any, error) {
+func (m *Member) call(ctx context.Context, kind, identity string, w *wire.WireEnvelope, wantReply bool) (any, error) {
 	select {
 	case <-m.closed:
 		return nil, ErrClosed
@@ -182,7 +183,7 @@ func (m *Member) call(ctx context.Context, kind, identity string, w *messages.Wi
 // deriving a context (a timer bounds the wait at deadline). done reports
 // whether res and err are the call's outcome; when it is false, the call
 // goes on by the slow path and err, if not nil, is why this attempt failed.
-func (m *Member) callCached(ctx context.Context, deadline time.Time, kind, identity string, w *messages.WireEnvelope, wantReply bool) (res any, err error, done bool) {
+func (m *Member) callCached(ctx context.Context, deadline time.Time, kind, identity string, w *wire.WireEnvelope, wantReply bool) (res any, err error, done bool) {
 	if hosts, _, _ := m.topology(kind); hosts == 0 {
 		return nil, nil, false
 	}
@@ -214,7 +215,7 @@ func (m *Member) callCached(ctx context.Context, deadline time.Time, kind, ident
 // not nil, why the request was not handled and the identity must be looked
 // up again.
 func (m *Member) outcome(res any, err error, pid *actor.PID, kind, identity string) (reply any, final, retry error) {
-	if we, ok := res.(*messages.WireError); ok && err == nil {
+	if we, ok := res.(*wire.WireError); ok && err == nil {
 		switch we.GetKind() {
 		case wireKindMoved:
 			// Not handled: the activation is moving. Look again.
@@ -268,7 +269,7 @@ func (m *Member) lookup(ctx context.Context, kind, identity string) (*actor.PID,
 		}
 		return nil, "no member hosts the kind in this node's topology", nil
 	}
-	req := &messages.PlacementRequest{Cluster: m.name, Protocol: ProtocolVersion, Kind: kind, Identity: identity}
+	req := &wire.PlacementRequest{Cluster: m.name, Protocol: ProtocolVersion, Kind: kind, Identity: identity}
 	why := ""
 	for range maxRedirects {
 		actx, cancel := context.WithTimeout(ctx, placementAttempt)
@@ -280,7 +281,7 @@ func (m *Member) lookup(ctx context.Context, kind, identity string) (*actor.PID,
 			}
 			return nil, fmt.Sprintf("the member at %s did not answer: %v", target, err), nil
 		}
-		r, ok := res.(*messages.PlacementReply)
+		r, ok := res.(*wire.PlacementReply)
 		if !ok {
 			return nil, fmt.Sprintf("the member at %s answered %T", target, res), nil
 		}
@@ -288,7 +289,7 @@ func (m *Member) lookup(ctx context.Context, kind, identity string) (*actor.PID,
 		case "":
 		case wireKindClusterMismatch:
 			return nil, "", mismatchError(m.name, r.GetCluster(), r.GetProtocol(), target)
-		case messages.WireKindUnknownKind:
+		case wire.KindUnknownKind:
 			return nil, "", fmt.Errorf("%w: %q: %s", ErrUnknownKind, kind, r.GetError())
 		case wireKindNoCapacity:
 			return nil, "", fmt.Errorf("%w: %s", ErrNoCapacity, r.GetError())
@@ -385,7 +386,7 @@ func (m *Member) requestGrace(ctx context.Context, pid *actor.PID, msg any, grac
 // reply process (see replies), which w's ReplyTo names: w goes without a
 // Proto.Actor sender. actor.ErrDeadLetter: w became a dead letter (the
 // activation is gone, or w could not be sent) and was not handled.
-func (m *Member) requestReply(ctx context.Context, pid *actor.PID, w *messages.WireEnvelope, expire <-chan time.Time) (any, error) {
+func (m *Member) requestReply(ctx context.Context, pid *actor.PID, w *wire.WireEnvelope, expire <-chan time.Time) (any, error) {
 	// Each attempt sends an envelope and an id of its own: an answer that
 	// comes late for a previous attempt of the same request (one the
 	// activation's member answered twice as it stopped: passivating, then
@@ -393,7 +394,7 @@ func (m *Member) requestReply(ctx context.Context, pid *actor.PID, w *messages.W
 	// envelope, which a local activation's mailbox or the dead-letter path
 	// may still hold, is not written to.
 	if w.ReplyTo != "" { // set by a previous attempt
-		w = proto.Clone(w).(*messages.WireEnvelope)
+		w = proto.Clone(w).(*wire.WireEnvelope)
 		w.Id = messages.NextID()
 	}
 	wt, ok := m.replies.wait(w.Id)
@@ -409,7 +410,7 @@ func (m *Member) requestReply(ctx context.Context, pid *actor.PID, w *messages.W
 	for {
 		select {
 		case r := <-wt.ch:
-			if we, ok := r.(*messages.WireError); ok && we.GetKind() == wireKindGone {
+			if we, ok := r.(*wire.WireError); ok && we.GetKind() == wireKindGone {
 				return nil, actor.ErrDeadLetter
 			}
 			return r, nil

@@ -28,6 +28,7 @@ import (
 	"github.com/ringactor/ringactor/gpu"
 	"github.com/ringactor/ringactor/internal/testutil/hangguard"
 	"github.com/ringactor/ringactor/internal/testutil/testproc"
+	"github.com/ringactor/ringactor/internal/wire"
 	"github.com/ringactor/ringactor/messages"
 )
 
@@ -249,7 +250,7 @@ func TestRemoteExecutionError(t *testing.T) {
 		if !errors.As(err, &re) {
 			t.Fatalf("got %v (%T), want *RemoteError", err, err)
 		}
-		if re.Kind != messages.WireKindExecution || !strings.Contains(re.Message, "add: length mismatch 2 != 1") {
+		if re.Kind != wire.KindExecution || !strings.Contains(re.Message, "add: length mismatch 2 != 1") {
 			t.Fatalf("got %+v", re)
 		}
 		if !errors.Is(err, gpu.ErrExecution) {
@@ -326,7 +327,7 @@ func TestTypeErrors(t *testing.T) {
 	for i := range 6 {
 		_, err = cluster.Request[sum](ctx, memberA, "add", fmt.Sprintf("wrong-%d", i), add{N: 1})
 		var re *cluster.RemoteError
-		if !errors.As(err, &re) || re.Kind != messages.WireKindDecode || !errors.Is(err, messages.ErrDecode) {
+		if !errors.As(err, &re) || re.Kind != wire.KindDecode || !errors.Is(err, messages.ErrDecode) {
 			t.Fatalf("wrong message type: got %v", err)
 		}
 	}

@@ -22,7 +22,7 @@
 // [Ref.Request] and [Ref.Send] take and return only the kind's types, so
 // misuse is a compile error. [Request] and [Send] address an identity of a
 // kind by name, for dynamic use, from any member. The
-// message travels as a [messages.WireEnvelope] (msgpack inside protobuf);
+// message travels as its msgpack encoding inside a protobuf envelope;
 // failures come back as typed errors: [ErrUnknownKind], [ErrTimeout],
 // [ErrMemberUnavailable], [ErrClusterMismatch], [*RemoteError] (which matches gpu.ErrExecution,
 // messages.ErrDecode, messages.ErrUnregistered ... by its kind), and the

@@ -15,7 +15,7 @@ import (
 
 	"github.com/ringactor/ringactor/actors"
 	"github.com/ringactor/ringactor/cluster"
-	"github.com/ringactor/ringactor/messages"
+	"github.com/ringactor/ringactor/internal/wire"
 )
 
 // TestEmbedInUsersCluster registers ringactor kinds in a Proto.Actor cluster
@@ -31,7 +31,7 @@ func TestEmbedInUsersCluster(t *testing.T) {
 	}
 	// The user's own grain: echoes wire envelopes.
 	userKind := pcluster.NewKind("user-echo", actor.PropsFromFunc(func(c actor.Context) {
-		if w, ok := c.Message().(*messages.WireEnvelope); ok {
+		if w, ok := c.Message().(*wire.WireEnvelope); ok {
 			c.Respond(w)
 		}
 	}))
@@ -48,15 +48,15 @@ func TestEmbedInUsersCluster(t *testing.T) {
 	if err != nil || len(got.Sum) != 2 || got.Sum[0] != 4 || got.Sum[1] != 6 {
 		t.Fatalf("ringactor kind in the user's cluster: %v, %v", got, err)
 	}
-	if _, err := c.Request("u1", "user-echo", &messages.WireEnvelope{Id: 7}); err != nil {
+	if _, err := c.Request("u1", "user-echo", &wire.WireEnvelope{Id: 7}); err != nil {
 		t.Fatalf("user's grain: %v", err)
 	}
 	if err := m.Close(ctx); err != nil {
 		t.Fatal(err)
 	}
 	// The user's cluster outlives the embedded member.
-	r, err := c.Request("u2", "user-echo", &messages.WireEnvelope{Id: 8})
-	if err != nil || r.(*messages.WireEnvelope).GetId() != 8 {
+	r, err := c.Request("u2", "user-echo", &wire.WireEnvelope{Id: 8})
+	if err != nil || r.(*wire.WireEnvelope).GetId() != 8 {
 		t.Fatalf("user's grain after the member closed: %v, %v", r, err)
 	}
 	if _, err := cluster.Request[sum](ctx, m, "add", "e1", pair{}); err == nil {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/ringactor/ringactor/gpu"
+	"github.com/ringactor/ringactor/internal/wire"
 	"github.com/ringactor/ringactor/messages"
 )
 
@@ -25,9 +26,13 @@ var (
 
 // RemoteError is a failure reported by the member that hosts the identity:
 // its handler failed (Kind "execution"), or it could not decode, type-check
-// or encode a message. Kind is one of the messages.WireKind constants.
+// or encode a message. Match it with [errors.Is] against the sentinels its
+// Is method names rather than by Kind.
 type RemoteError struct {
-	Kind      string // messages.WireKindExecution, WireKindDecode, ...
+	// Kind names what failed: "execution", "decode", "unregistered",
+	// "too_large", "unknown_kind", "unavailable" or "timeout" (the kinds of
+	// the cluster's wire protocol).
+	Kind      string
 	Message   string // the remote error's text
 	MessageID uint64 // the id of the request that failed; 0 = unknown
 }
@@ -43,28 +48,23 @@ func (e *RemoteError) Error() string {
 // ErrUnknownKind and ErrMemberUnavailable for the others.
 func (e *RemoteError) Is(target error) bool {
 	switch e.Kind {
-	case messages.WireKindExecution:
+	case wire.KindExecution:
 		return target == gpu.ErrExecution
-	case messages.WireKindDecode:
+	case wire.KindDecode:
 		return target == messages.ErrDecode
-	case messages.WireKindUnregistered:
+	case wire.KindUnregistered:
 		return target == messages.ErrUnregistered
-	case messages.WireKindUnknownKind:
+	case wire.KindUnknownKind:
 		return target == ErrUnknownKind
-	case messages.WireKindUnavailable:
+	case wire.KindUnavailable:
 		return target == ErrMemberUnavailable
-	case messages.WireKindTimeout:
+	case wire.KindTimeout:
 		return target == ErrTimeout || target == context.DeadlineExceeded
 	}
 	return false
 }
 
 // fromWireError converts a remote WireError into a *RemoteError.
-func fromWireError(w *messages.WireError) error {
+func fromWireError(w *wire.WireError) error {
 	return &RemoteError{Kind: w.GetKind(), Message: w.GetMessage(), MessageID: w.GetMessageId()}
-}
-
-// wireError builds a WireError of an explicit kind.
-func wireError(kind, msg string, id uint64) *messages.WireError {
-	return &messages.WireError{Code: messages.WireErrorCode(kind), Kind: kind, Message: msg, MessageId: id}
 }

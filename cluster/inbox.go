@@ -8,7 +8,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
-	"github.com/ringactor/ringactor/messages"
+	"github.com/ringactor/ringactor/internal/wire"
 )
 
 // inbox is the Proto.Actor process that takes an activation's requests: the
@@ -47,7 +47,7 @@ type inbox struct {
 	grain *actor.PID // the grain actor: requests not admitted here go there
 
 	mu          sync.Mutex
-	serve       func(w *messages.WireEnvelope, sender *actor.PID) // admits without waiting; nil until the kernel is active
+	serve       func(w *wire.WireEnvelope, sender *actor.PID) // admits without waiting; nil until the kernel is active
 	closed      bool
 	queued      []queuedRequest // requests given to the grain and not yet handled by it, in order
 	outstanding int             // requests admitted (or being admitted) and not yet answered
@@ -84,7 +84,7 @@ func (in *inbox) register(grain *actor.PID, id string) (*actor.PID, error) {
 // open lets requests in directly: serve admits one without waiting, on a
 // kernel whose ring holds capacity messages. trackIdle makes the inbox
 // note when requests come in (see idle).
-func (in *inbox) open(serve func(*messages.WireEnvelope, *actor.PID), capacity int, trackIdle bool) {
+func (in *inbox) open(serve func(*wire.WireEnvelope, *actor.PID), capacity int, trackIdle bool) {
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	if in.closed {
@@ -99,7 +99,7 @@ func (in *inbox) open(serve func(*messages.WireEnvelope, *actor.PID), capacity i
 
 // queuedRequest is a request the inbox gave the grain, with its sender.
 type queuedRequest struct {
-	w      *messages.WireEnvelope
+	w      *wire.WireEnvelope
 	sender *actor.PID
 }
 
@@ -132,7 +132,7 @@ func (in *inbox) isClosed() bool {
 // directly when it can, else to the grain.
 func (in *inbox) SendUserMessage(pid *actor.PID, message any) {
 	_, msg, sender := actor.UnwrapEnvelope(message)
-	w, isRequest := msg.(*messages.WireEnvelope)
+	w, isRequest := msg.(*wire.WireEnvelope)
 	in.mu.Lock()
 	if in.closed {
 		in.mu.Unlock()
@@ -182,7 +182,7 @@ func (in *inbox) answered() {
 // it (admitted, or answered at once). Requests reach the grain in the
 // order they were queued but for senders racing each other: w is
 // usually the first.
-func (in *inbox) handled(w *messages.WireEnvelope) {
+func (in *inbox) handled(w *wire.WireEnvelope) {
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	for i, q := range in.queued {

@@ -8,6 +8,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 
 	"github.com/ringactor/ringactor/actors"
+	"github.com/ringactor/ringactor/internal/wire"
 	"github.com/ringactor/ringactor/messages"
 )
 
@@ -26,7 +27,7 @@ func TestInboxHandsBackWhatTheGrainDidNotHandle(t *testing.T) {
 		t.Fatal(err)
 	}
 	sender := actor.NewPID("somewhere:1", "requester")
-	w1, w2, w3 := &messages.WireEnvelope{Id: 1}, &messages.WireEnvelope{Id: 2}, &messages.WireEnvelope{Id: 3}
+	w1, w2, w3 := &wire.WireEnvelope{Id: 1}, &wire.WireEnvelope{Id: 2}, &wire.WireEnvelope{Id: 3}
 	r.sys.Root.Send(pid, w1)
 	r.sys.Root.RequestWithCustomSender(pid, w2, sender)
 	r.sys.Root.RequestWithCustomSender(pid, w3, sender)
@@ -83,7 +84,7 @@ func TestStoppingGrainAnswersQueuedRequests(t *testing.T) {
 		if waiters[i], ok = m.replies.wait(ids[i]); !ok {
 			t.Fatal("wait refused")
 		}
-		m.sys.Root.Send(inPID, &messages.WireEnvelope{Id: ids[i], ReplyTo: m.replyAddress()})
+		m.sys.Root.Send(inPID, &wire.WireEnvelope{Id: ids[i], ReplyTo: m.replyAddress()})
 	}
 	close(gate)
 	bound := time.NewTimer(10 * time.Second)
@@ -95,7 +96,7 @@ func TestStoppingGrainAnswersQueuedRequests(t *testing.T) {
 		case <-bound.C:
 			t.Fatalf("request %d got no answer: lost with the grain's mailbox", i)
 		}
-		we, ok := got.(*messages.WireError)
+		we, ok := got.(*wire.WireError)
 		if !ok || we.GetKind() != wireKindMoved || we.GetMessageId() != ids[i] {
 			t.Errorf("request %d: answer %v, want a WireError of kind %q", i, got, wireKindMoved)
 		}

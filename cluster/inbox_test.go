@@ -10,7 +10,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
-	"github.com/ringactor/ringactor/messages"
+	"github.com/ringactor/ringactor/internal/wire"
 )
 
 // inboxRig is an inbox in front of a stand-in grain actor that records the
@@ -34,7 +34,7 @@ func newInboxRig(t *testing.T) *inboxRig {
 	t.Cleanup(r.sys.Shutdown)
 	r.in = newInbox(r.sys)
 	grain := r.sys.Root.Spawn(actor.PropsFromFunc(func(c actor.Context) {
-		if w, ok := c.Message().(*messages.WireEnvelope); ok {
+		if w, ok := c.Message().(*wire.WireEnvelope); ok {
 			r.record(w.Id, false)
 			r.in.handled(w)
 			r.finished()
@@ -68,7 +68,7 @@ func (r *inboxRig) finished() {
 
 // serve is what the grain gives an open inbox: here it records the request
 // and answers it at once.
-func (r *inboxRig) serve(w *messages.WireEnvelope, _ *actor.PID) {
+func (r *inboxRig) serve(w *wire.WireEnvelope, _ *actor.PID) {
 	r.record(w.Id, true)
 	r.in.answered()
 	r.finished()
@@ -76,7 +76,7 @@ func (r *inboxRig) serve(w *messages.WireEnvelope, _ *actor.PID) {
 
 func (r *inboxRig) send(ids ...uint64) {
 	for _, id := range ids {
-		r.sys.Root.Send(r.pid, &messages.WireEnvelope{Id: id})
+		r.sys.Root.Send(r.pid, &wire.WireEnvelope{Id: id})
 	}
 }
 
@@ -175,9 +175,9 @@ func TestInboxClosedDeadLetters(t *testing.T) {
 	for _, via := range []string{"cached process", "registry"} {
 		f := actor.NewFuture(r.sys, 5*time.Second)
 		if via == "cached process" {
-			r.in.SendUserMessage(r.pid, &actor.MessageEnvelope{Message: &messages.WireEnvelope{Id: 1}, Sender: f.PID()})
+			r.in.SendUserMessage(r.pid, &actor.MessageEnvelope{Message: &wire.WireEnvelope{Id: 1}, Sender: f.PID()})
 		} else {
-			r.sys.Root.RequestWithCustomSender(r.pid, &messages.WireEnvelope{Id: 1}, f.PID())
+			r.sys.Root.RequestWithCustomSender(r.pid, &wire.WireEnvelope{Id: 1}, f.PID())
 		}
 		if _, err := f.Result(); !errors.Is(err, actor.ErrDeadLetter) {
 			t.Fatalf("%s: got %v, want a dead letter", via, err)

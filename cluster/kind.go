@@ -13,6 +13,7 @@ import (
 
 	"github.com/ringactor/ringactor/actors"
 	"github.com/ringactor/ringactor/gpu/ring"
+	"github.com/ringactor/ringactor/internal/wire"
 	"github.com/ringactor/ringactor/messages"
 )
 
@@ -150,7 +151,7 @@ func (g *grain[Req, Resp]) Receive(c actor.Context) {
 		if g.identity == "" {
 			g.startErr = fmt.Errorf("%w: kind %q is activated by ringactor's placement, not Proto.Actor's identity lookup", ErrMemberUnavailable, g.kind.name)
 		}
-	case *messages.WireEnvelope:
+	case *wire.WireEnvelope:
 		g.handle(c, msg)
 	case *actor.ReceiveTimeout:
 		if g.inbox != nil {
@@ -169,7 +170,7 @@ func (g *grain[Req, Resp]) Receive(c actor.Context) {
 			// The mailbox delivers nothing from now on: what the inbox
 			// gave it and it did not handle was not handled.
 			for _, q := range g.inbox.close() {
-				g.answer(g.member.replyTarget(q.w, q.sender), wireError(wireKindMoved, g.kernelID+" is passivating", q.w.GetId()))
+				g.answer(g.member.replyTarget(q.w, q.sender), wire.NewErrorOf(wireKindMoved, g.kernelID+" is passivating", q.w.GetId()))
 			}
 		}
 		g.passivate()
@@ -223,7 +224,7 @@ func (g *grain[Req, Resp]) activate(c actor.Context) {
 	}
 	if g.inbox != nil {
 		k := g.kernel
-		g.inbox.open(func(w *messages.WireEnvelope, sender *actor.PID) { g.serve(k, w, sender, true) },
+		g.inbox.open(func(w *wire.WireEnvelope, sender *actor.PID) { g.serve(k, w, sender, true) },
 			k.Telemetry().Capacity, g.kind.idleTimeout > 0)
 	}
 }
@@ -256,7 +257,7 @@ func (g *grain[Req, Resp]) passivate() {
 // handle serves a request from the grain's mailbox: one the inbox could
 // not admit at once (the kernel was not active yet, or it holds many
 // requests), or any request when the grain has no inbox.
-func (g *grain[Req, Resp]) handle(c actor.Context, w *messages.WireEnvelope) {
+func (g *grain[Req, Resp]) handle(c actor.Context, w *wire.WireEnvelope) {
 	if g.inbox != nil {
 		defer g.inbox.handled(w)
 	}
@@ -270,7 +271,7 @@ func (g *grain[Req, Resp]) handle(c actor.Context, w *messages.WireEnvelope) {
 // comes from the inbox, which has counted it as outstanding and knows that
 // admitting it does not wait; from the grain's mailbox, admission may wait
 // for room.
-func (g *grain[Req, Resp]) serve(k *actors.Kernel[Req, Resp], w *messages.WireEnvelope, sender *actor.PID, direct bool) {
+func (g *grain[Req, Resp]) serve(k *actors.Kernel[Req, Resp], w *wire.WireEnvelope, sender *actor.PID, direct bool) {
 	id := w.GetId()
 	sender = g.member.replyTarget(w, sender)
 	refuse := func(reply any) {
@@ -280,7 +281,7 @@ func (g *grain[Req, Resp]) serve(k *actors.Kernel[Req, Resp], w *messages.WireEn
 		g.answer(sender, reply)
 	}
 	if c := w.GetCluster(); c != "" && !sameCluster(g.member.name, c, w.GetProtocol()) {
-		refuse(wireError(wireKindClusterMismatch, fmt.Sprintf("the member hosting %s is in cluster %q (protocol %d), the request came from cluster %q (protocol %d)",
+		refuse(wire.NewErrorOf(wireKindClusterMismatch, fmt.Sprintf("the member hosting %s is in cluster %q (protocol %d), the request came from cluster %q (protocol %d)",
 			g.kernelID, g.member.name, ProtocolVersion, c, w.GetProtocol()), id))
 		return
 	}
@@ -288,7 +289,7 @@ func (g *grain[Req, Resp]) serve(k *actors.Kernel[Req, Resp], w *messages.WireEn
 		// This member may have been dropped by the others, who may
 		// activate the identity elsewhere: it serves nothing until it
 		// hears from them again.
-		refuse(wireError(wireKindMoved, "the member hosting the identity is out of touch with the cluster", id))
+		refuse(wire.NewErrorOf(wireKindMoved, "the member hosting the identity is out of touch with the cluster", id))
 		return
 	}
 	if k == nil {
@@ -296,18 +297,18 @@ func (g *grain[Req, Resp]) serve(k *actors.Kernel[Req, Resp], w *messages.WireEn
 		if g.startErr != nil {
 			msg = g.startErr.Error()
 		}
-		refuse(wireError(messages.WireKindUnavailable, msg, id))
+		refuse(wire.NewErrorOf(wire.KindUnavailable, msg, id))
 		return
 	}
 	r := &grainRequest[Req, Resp]{g: g, k: k, sender: sender, id: id}
-	if _, err := messages.FromWireInto(w, g.member.maxPayload, &r.req); err != nil {
-		var mismatch *messages.TypeMismatchError
+	if _, err := wire.UnpackInto(w, g.member.maxPayload, &r.req); err != nil {
+		var mismatch *wire.TypeMismatchError
 		if errors.As(err, &mismatch) {
-			refuse(wireError(messages.WireKindDecode,
+			refuse(wire.NewErrorOf(wire.KindDecode,
 				fmt.Sprintf("kind %q takes %v, got %v", g.kind.name, mismatch.Want, mismatch.Got), id))
 			return
 		}
-		refuse(messages.NewWireError(err, id))
+		refuse(wire.NewError(err, id))
 		return
 	}
 	timeout := g.kind.handlerTimeout
@@ -328,11 +329,11 @@ func (g *grain[Req, Resp]) serve(k *actors.Kernel[Req, Resp], w *messages.WireEn
 			if direct && g.inbox.isClosed() {
 				// The activation is passivating: the request was not
 				// handled, and its sender may look the identity up again.
-				g.answer(sender, wireError(wireKindMoved, fmt.Sprintf("%s is passivating: %v", g.kernelID, err), id))
+				g.answer(sender, wire.NewErrorOf(wireKindMoved, fmt.Sprintf("%s is passivating: %v", g.kernelID, err), id))
 				return
 			}
 		}
-		g.answer(sender, messages.NewWireError(err, id))
+		g.answer(sender, wire.NewError(err, id))
 	}
 }
 
@@ -368,19 +369,19 @@ func (r *grainRequest[Req, Resp]) done(resp Resp, err error) {
 		g.answer(r.sender, g.encodeReply(&r.resp, r.id))
 	case r.remote && errors.Is(err, context.DeadlineExceeded):
 		// The requester's own deadline passed here.
-		g.answer(r.sender, wireError(messages.WireKindTimeout, err.Error(), r.id))
+		g.answer(r.sender, wire.NewErrorOf(wire.KindTimeout, err.Error(), r.id))
 	default:
-		g.answer(r.sender, messages.NewWireError(err, r.id))
+		g.answer(r.sender, wire.NewError(err, r.id))
 	}
 }
 
 // encodeReply returns the wire form of resp answering request id: a
-// *messages.WireEnvelope, or a *messages.WireError when it cannot be encoded.
+// *wire.WireEnvelope, or a *wire.WireError when it cannot be encoded.
 func (g *grain[Req, Resp]) encodeReply(resp *Resp, id uint64) any {
 	h := messages.Header{ID: messages.NextID(), CorrelationID: id, Priority: messages.PriorityNormal}
-	out, err := messages.ToWireFrom(resp, h, g.member.maxPayload)
+	out, err := wire.PackFrom(resp, h, g.member.maxPayload)
 	if err != nil {
-		return messages.NewWireError(err, id)
+		return wire.NewError(err, id)
 	}
 	return out
 }
@@ -392,7 +393,7 @@ func (g *grain[Req, Resp]) answer(sender *actor.PID, reply any) {
 		g.member.sys.Root.Send(sender, reply)
 		return
 	}
-	if we, ok := reply.(*messages.WireError); ok {
+	if we, ok := reply.(*wire.WireError); ok {
 		g.member.logger.Warn("ringactor/cluster: one-way message failed", slog.String("kernel", g.kernelID), slog.String("kind", we.Kind), slog.String("error", we.Message))
 	}
 }

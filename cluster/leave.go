@@ -10,7 +10,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 	pcluster "github.com/asynkron/protoactor-go/cluster"
 
-	"github.com/ringactor/ringactor/messages"
+	"github.com/ringactor/ringactor/internal/wire"
 )
 
 // passivateAll makes the placement actor stop taking activations and
@@ -73,7 +73,7 @@ func (m *Member) pushStates(ctx context.Context, parked map[string]parkedState) 
 
 // pushState sends one state to the identity's next owner.
 func (m *Member) pushState(ctx context.Context, st parkedState) error {
-	msg := &messages.HandoffState{Cluster: m.name, Protocol: ProtocolVersion, Kind: st.kind, Identity: st.identity, State: st.state}
+	msg := &wire.HandoffState{Cluster: m.name, Protocol: ProtocolVersion, Kind: st.kind, Identity: st.identity, State: st.state}
 	var errs []error
 	for range pushAttempts {
 		owner := m.nextOwner(st.kind, st.identity)

@@ -17,7 +17,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 	pcluster "github.com/asynkron/protoactor-go/cluster"
 
-	"github.com/ringactor/ringactor/messages"
+	"github.com/ringactor/ringactor/internal/wire"
 )
 
 // Defaults of the peers provider.
@@ -51,7 +51,7 @@ type PeersProvider struct {
 
 	c      *pcluster.Cluster
 	logger *slog.Logger
-	self   *messages.PeerInfo
+	self   *wire.PeerInfo
 	addr   string
 	pid    *actor.PID
 
@@ -80,8 +80,8 @@ type PeersProvider struct {
 
 // peer is what a node knows of another node's address.
 type peer struct {
-	info     *messages.PeerInfo // nil until it has been heard from
-	lastSeen time.Time          // last answer or greeting; when added, before that
+	info     *wire.PeerInfo // nil until it has been heard from
+	lastSeen time.Time      // last answer or greeting; when added, before that
 	pinging  bool
 	seed     bool      // given to Peers: greeted for as long as the node runs
 	tried    bool      // answered, or found dead (nothing listens at its address)
@@ -154,7 +154,7 @@ func (p *PeersProvider) start(c *pcluster.Cluster, client bool) error {
 		return fmt.Errorf("ringactor/cluster: own address %q: %w", c.ActorSystem.Address(), err)
 	}
 	port, _ := strconv.Atoi(portStr)
-	self := &messages.PeerInfo{Id: c.ActorSystem.ID, Host: host, Port: int32(port), Client: client,
+	self := &wire.PeerInfo{Id: c.ActorSystem.ID, Host: host, Port: int32(port), Client: client,
 		Cluster: c.Config.Name, Protocol: ProtocolVersion}
 	if !client {
 		self.Kinds = c.GetClusterKinds()
@@ -239,7 +239,7 @@ func (p *PeersProvider) signal() {
 // A greeting from another cluster is answered (with this node's cluster,
 // so that the greeter sees the mismatch too) but not recorded.
 func (p *PeersProvider) receive(ctx actor.Context) {
-	hello, ok := ctx.Message().(*messages.PeerHello)
+	hello, ok := ctx.Message().(*wire.PeerHello)
 	if !ok || hello.GetSelf() == nil {
 		return
 	}
@@ -247,18 +247,18 @@ func (p *PeersProvider) receive(ctx actor.Context) {
 		addr := net.JoinHostPort(info.GetHost(), strconv.Itoa(int(info.GetPort())))
 		p.refuse(addr, info)
 		if ctx.Sender() != nil {
-			ctx.Respond(&messages.PeerView{Self: p.self})
+			ctx.Respond(&wire.PeerView{Self: p.self})
 		}
 		return
 	}
 	p.heard(hello.GetSelf())
 	if ctx.Sender() != nil {
-		ctx.Respond(&messages.PeerView{Self: p.self, Known: p.known()})
+		ctx.Respond(&wire.PeerView{Self: p.self, Known: p.known()})
 	}
 }
 
 // heard records that the node info describes answered or greeted.
-func (p *PeersProvider) heard(info *messages.PeerInfo) {
+func (p *PeersProvider) heard(info *wire.PeerInfo) {
 	addr := net.JoinHostPort(info.GetHost(), strconv.Itoa(int(info.GetPort())))
 	if addr == p.addr {
 		return
@@ -382,7 +382,7 @@ func (p *PeersProvider) greet(addr string, pr *peer) {
 		pr.dialErr = nil
 		p.mu.Unlock()
 	}
-	f := p.c.ActorSystem.Root.RequestFuture(actor.NewPID(addr, peersActor), &messages.PeerHello{Self: p.self}, p.greetTimeout())
+	f := p.c.ActorSystem.Root.RequestFuture(actor.NewPID(addr, peersActor), &wire.PeerHello{Self: p.self}, p.greetTimeout())
 	res, err := f.Result()
 	p.mu.Lock()
 	pr.pinging = false
@@ -393,7 +393,7 @@ func (p *PeersProvider) greet(addr string, pr *peer) {
 	if err != nil {
 		return
 	}
-	view, ok := res.(*messages.PeerView)
+	view, ok := res.(*wire.PeerView)
 	if !ok || view.GetSelf() == nil {
 		return
 	}
@@ -413,7 +413,7 @@ func (p *PeersProvider) greet(addr string, pr *peer) {
 
 // refuse records and logs (once per address) that the node at addr, which
 // info describes, belongs to another cluster.
-func (p *PeersProvider) refuse(addr string, info *messages.PeerInfo) {
+func (p *PeersProvider) refuse(addr string, info *wire.PeerInfo) {
 	err := mismatchError(p.self.GetCluster(), info.GetCluster(), info.GetProtocol(), addr)
 	p.mu.Lock()
 	_, seen := p.mismatch[addr]
@@ -564,7 +564,7 @@ func (p *PeersProvider) publish() {
 	p.c.MemberList.UpdateClusterTopology(members)
 }
 
-func toMember(i *messages.PeerInfo) *pcluster.Member {
+func toMember(i *wire.PeerInfo) *pcluster.Member {
 	return &pcluster.Member{Id: i.GetId(), Host: i.GetHost(), Port: i.GetPort(), Kinds: i.GetKinds()}
 }
 
@@ -584,7 +584,7 @@ func (p *PeersProvider) Leave(ctx context.Context) error {
 		return nil
 	}
 	p.stopped = true
-	leaving := &messages.PeerInfo{Id: p.self.GetId(), Host: p.self.GetHost(), Port: p.self.GetPort(),
+	leaving := &wire.PeerInfo{Id: p.self.GetId(), Host: p.self.GetHost(), Port: p.self.GetPort(),
 		Kinds: p.self.GetKinds(), Client: p.self.GetClient(), Leaving: true,
 		Cluster: p.self.GetCluster(), Protocol: p.self.GetProtocol()}
 	now := time.Now()
@@ -603,7 +603,7 @@ func (p *PeersProvider) Leave(ctx context.Context) error {
 	}
 	futures := make([]*actor.Future, len(addrs))
 	for i, a := range addrs {
-		futures[i] = p.c.ActorSystem.Root.RequestFuture(actor.NewPID(a, peersActor), &messages.PeerHello{Self: leaving}, timeout)
+		futures[i] = p.c.ActorSystem.Root.RequestFuture(actor.NewPID(a, peersActor), &wire.PeerHello{Self: leaving}, timeout)
 	}
 	var errs []error
 	for i, f := range futures {

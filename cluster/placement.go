@@ -11,7 +11,7 @@ import (
 	"github.com/asynkron/protoactor-go/actor"
 	pcluster "github.com/asynkron/protoactor-go/cluster"
 
-	"github.com/ringactor/ringactor/messages"
+	"github.com/ringactor/ringactor/internal/wire"
 )
 
 // placementActor is the name of the actor that places identities on every
@@ -110,11 +110,11 @@ func newPlacement(m *Member) *placement {
 // Receive implements actor.Actor.
 func (p *placement) Receive(c actor.Context) {
 	switch msg := c.Message().(type) {
-	case *messages.PlacementRequest:
+	case *wire.PlacementRequest:
 		p.onPlace(c, msg)
-	case *messages.HandoffRequest:
+	case *wire.HandoffRequest:
 		p.onHandoff(c, msg)
-	case *messages.HandoffState:
+	case *wire.HandoffState:
 		p.onState(c, msg)
 	case *handoffDone:
 		p.onHandoffDone(c, msg)
@@ -133,7 +133,7 @@ func (p *placement) Receive(c actor.Context) {
 }
 
 // reply answers a placement request.
-func (p *placement) reply(c actor.Context, to *actor.PID, r *messages.PlacementReply) {
+func (p *placement) reply(c actor.Context, to *actor.PID, r *wire.PlacementReply) {
 	if to == nil {
 		return
 	}
@@ -142,23 +142,23 @@ func (p *placement) reply(c actor.Context, to *actor.PID, r *messages.PlacementR
 }
 
 func (p *placement) retry(c actor.Context, to *actor.PID, why string) {
-	p.reply(c, to, &messages.PlacementReply{ErrorKind: placementRetry, Error: why})
+	p.reply(c, to, &wire.PlacementReply{ErrorKind: placementRetry, Error: why})
 }
 
 // onPlace answers a request for an identity's activation.
-func (p *placement) onPlace(c actor.Context, req *messages.PlacementRequest) {
+func (p *placement) onPlace(c actor.Context, req *wire.PlacementRequest) {
 	to := c.Sender()
 	if !sameCluster(p.m.name, req.GetCluster(), req.GetProtocol()) {
 		err := mismatchError(p.m.name, req.GetCluster(), req.GetProtocol(), senderAddress(to))
 		p.m.refused(senderAddress(to), err)
-		p.reply(c, to, &messages.PlacementReply{ErrorKind: wireKindClusterMismatch, Error: err.Error()})
+		p.reply(c, to, &wire.PlacementReply{ErrorKind: wireKindClusterMismatch, Error: err.Error()})
 		return
 	}
 	key := req.GetKind() + "/" + req.GetIdentity()
 	if e := p.entries[key]; e != nil {
 		switch e.state {
 		case active:
-			p.reply(c, to, &messages.PlacementReply{PidAddress: e.inbox.Address, PidId: e.inbox.Id})
+			p.reply(c, to, &wire.PlacementReply{PidAddress: e.inbox.Address, PidId: e.inbox.Id})
 		case activating:
 			e.waiters = append(e.waiters, to)
 		default:
@@ -179,13 +179,13 @@ func (p *placement) onPlace(c actor.Context, req *messages.PlacementRequest) {
 			return
 		}
 		if r := v.reqs[req.GetKind()]; r != Anywhere && v.placeDevice(r, req.GetKind(), req.GetIdentity()).noCapacity {
-			p.reply(c, to, &messages.PlacementReply{ErrorKind: wireKindNoCapacity, Error: fmt.Sprintf("kind %q needs a device and no member with one lists it", req.GetKind())})
+			p.reply(c, to, &wire.PlacementReply{ErrorKind: wireKindNoCapacity, Error: fmt.Sprintf("kind %q needs a device and no member with one lists it", req.GetKind())})
 			return
 		}
-		p.reply(c, to, &messages.PlacementReply{ErrorKind: messages.WireKindUnknownKind, Error: fmt.Sprintf("no member hosts kind %q", req.GetKind())})
+		p.reply(c, to, &wire.PlacementReply{ErrorKind: wire.KindUnknownKind, Error: fmt.Sprintf("no member hosts kind %q", req.GetKind())})
 		return
 	case owner != v.self:
-		p.reply(c, to, &messages.PlacementReply{Redirect: owner})
+		p.reply(c, to, &wire.PlacementReply{Redirect: owner})
 		return
 	}
 	if !p.m.isReady() {
@@ -197,7 +197,7 @@ func (p *placement) onPlace(c actor.Context, req *messages.PlacementRequest) {
 		return
 	}
 	if _, ok := p.m.kinds[req.GetKind()]; !ok {
-		p.reply(c, to, &messages.PlacementReply{ErrorKind: messages.WireKindUnknownKind, Error: fmt.Sprintf("kind %q is not hosted here", req.GetKind())})
+		p.reply(c, to, &wire.PlacementReply{ErrorKind: wire.KindUnknownKind, Error: fmt.Sprintf("kind %q is not hosted here", req.GetKind())})
 		return
 	}
 	p.seq++
@@ -267,36 +267,36 @@ func (p *placement) onHandoffDone(c actor.Context, d *handoffDone) {
 	p.m.activations.Add(1)
 	p.m.status.move(PlacementMove{Time: time.Now(), Kind: e.kind, Identity: e.identity, Event: MoveActivated, State: ok})
 	for _, w := range e.waiters {
-		p.reply(c, w, &messages.PlacementReply{PidAddress: inPID.Address, PidId: inPID.Id})
+		p.reply(c, w, &wire.PlacementReply{PidAddress: inPID.Address, PidId: inPID.Id})
 	}
 	e.waiters = nil
 }
 
 // onHandoff answers a member that is about to activate an identity.
-func (p *placement) onHandoff(c actor.Context, req *messages.HandoffRequest) {
+func (p *placement) onHandoff(c actor.Context, req *wire.HandoffRequest) {
 	to := c.Sender()
 	if !sameCluster(p.m.name, req.GetCluster(), req.GetProtocol()) {
 		err := mismatchError(p.m.name, req.GetCluster(), req.GetProtocol(), req.GetOwner())
 		p.m.refused(req.GetOwner(), err)
-		c.Respond(&messages.HandoffReply{Conflict: true, Error: err.Error()})
+		c.Respond(&wire.HandoffReply{Conflict: true, Error: err.Error()})
 		return
 	}
 	key := req.GetKind() + "/" + req.GetIdentity()
 	e := p.entries[key]
 	if e != nil && e.state == activating {
-		c.Respond(&messages.HandoffReply{Conflict: true, Error: fmt.Sprintf("%s is activating at %s", key, p.m.currentView().self)})
+		c.Respond(&wire.HandoffReply{Conflict: true, Error: fmt.Sprintf("%s is activating at %s", key, p.m.currentView().self)})
 		return
 	}
 	if !p.leaving {
 		if v := p.m.currentView(); v.owner(req.GetKind(), req.GetIdentity()) == v.self {
-			c.Respond(&messages.HandoffReply{Conflict: true, Error: fmt.Sprintf("%s owns %s by its topology", v.self, key)})
+			c.Respond(&wire.HandoffReply{Conflict: true, Error: fmt.Sprintf("%s owns %s by its topology", v.self, key)})
 			return
 		}
 	}
 	if e == nil {
 		st, ok := p.parked[key]
 		delete(p.parked, key)
-		c.Respond(&messages.HandoffReply{State: st.state, HasState: ok})
+		c.Respond(&wire.HandoffReply{State: st.state, HasState: ok})
 		return
 	}
 	// Active or passivating: answer once it has stopped.
@@ -305,9 +305,9 @@ func (p *placement) onHandoff(c actor.Context, req *messages.HandoffRequest) {
 }
 
 // onState keeps the state a leaving member sent.
-func (p *placement) onState(c actor.Context, s *messages.HandoffState) {
+func (p *placement) onState(c actor.Context, s *wire.HandoffState) {
 	if !sameCluster(p.m.name, s.GetCluster(), s.GetProtocol()) {
-		c.Respond(&messages.HandoffReply{Conflict: true, Error: mismatchError(p.m.name, s.GetCluster(), s.GetProtocol(), senderAddress(c.Sender())).Error()})
+		c.Respond(&wire.HandoffReply{Conflict: true, Error: mismatchError(p.m.name, s.GetCluster(), s.GetProtocol(), senderAddress(c.Sender())).Error()})
 		return
 	}
 	key := s.GetKind() + "/" + s.GetIdentity()
@@ -318,7 +318,7 @@ func (p *placement) onState(c actor.Context, s *messages.HandoffState) {
 	} else {
 		p.parked[key] = parkedState{kind: s.GetKind(), identity: s.GetIdentity(), state: s.GetState()}
 	}
-	c.Respond(&messages.HandoffReply{})
+	c.Respond(&wire.HandoffReply{})
 }
 
 // onStopped records that an activation ended.
@@ -339,9 +339,9 @@ func (p *placement) onStopped(c actor.Context, s *grainStopped) {
 	}
 	p.m.status.move(mv)
 	if len(e.handoffs) > 0 {
-		c.Send(e.handoffs[0], &messages.HandoffReply{State: s.state, HasState: s.hasState})
+		c.Send(e.handoffs[0], &wire.HandoffReply{State: s.state, HasState: s.hasState})
 		for _, h := range e.handoffs[1:] {
-			c.Send(h, &messages.HandoffReply{})
+			c.Send(h, &wire.HandoffReply{})
 		}
 	} else if s.hasState {
 		p.parked[s.key] = parkedState{kind: s.kind, identity: s.identity, state: s.state}
@@ -423,7 +423,7 @@ func (m *Member) askHandoff(self *actor.PID, key, kind, identity string, seq uin
 	d := &handoffDone{key: key, kind: kind, identity: identity, seq: seq}
 	ctx, cancel := context.WithTimeout(context.Background(), m.handoffTimeout)
 	defer cancel()
-	req := &messages.HandoffRequest{Cluster: m.name, Protocol: ProtocolVersion, Kind: kind, Identity: identity, Owner: v.self}
+	req := &wire.HandoffRequest{Cluster: m.name, Protocol: ProtocolVersion, Kind: kind, Identity: identity, Owner: v.self}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	var errs []error
@@ -439,7 +439,7 @@ func (m *Member) askHandoff(self *actor.PID, key, kind, identity string, seq uin
 				if err != nil {
 					errs = append(errs, fmt.Errorf("%s: %w", addr, err))
 				}
-			case *messages.HandoffReply:
+			case *wire.HandoffReply:
 				if r.GetConflict() {
 					errs = append(errs, fmt.Errorf("%s refused: %s", addr, r.GetError()))
 				} else if r.GetHasState() {

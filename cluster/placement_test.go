@@ -18,6 +18,7 @@ import (
 
 	"github.com/ringactor/ringactor/actors"
 	"github.com/ringactor/ringactor/cluster"
+	"github.com/ringactor/ringactor/internal/wire"
 	"github.com/ringactor/ringactor/messages"
 )
 
@@ -159,12 +160,12 @@ func TestPlacementRedirectsToOwner(t *testing.T) {
 		var owners, redirects []string
 		for _, m := range members {
 			f := a.ActorSystem().Root.RequestFuture(actor.NewPID(m.Address(), "ringactor-placement"),
-				&messages.PlacementRequest{Cluster: "redirect", Protocol: cluster.ProtocolVersion, Kind: "tally", Identity: id}, 5*time.Second)
+				&wire.PlacementRequest{Cluster: "redirect", Protocol: cluster.ProtocolVersion, Kind: "tally", Identity: id}, 5*time.Second)
 			res, err := f.Result()
 			if err != nil {
 				t.Fatal(err)
 			}
-			r := res.(*messages.PlacementReply)
+			r := res.(*wire.PlacementReply)
 			switch {
 			case r.GetRedirect() != "":
 				redirects = append(redirects, r.GetRedirect())

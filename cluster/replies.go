@@ -6,7 +6,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
-	"github.com/ringactor/ringactor/messages"
+	"github.com/ringactor/ringactor/internal/wire"
 )
 
 // replyProcessID is the id under which a member registers the one process
@@ -16,8 +16,8 @@ const replyProcessID = "ringactor$replies"
 // replies is that process: a table of the requests waiting for their
 // reply, keyed by request id. A request carries no Proto.Actor sender; its
 // envelope's ReplyTo names this process ("ADDRESS/ringactor$replies"), and
-// the hosting member answers there with a *messages.WireEnvelope whose
-// CorrelationId is the request's id, or a *messages.WireError whose
+// the hosting member answers there with a *wire.WireEnvelope whose
+// CorrelationId is the request's id, or a *wire.WireError whose
 // MessageId is. Compared with a process registered and removed in the
 // actor system's registry for every request (what a Proto.Actor future
 // is), this saves the registry's work, and the remote's per-message work
@@ -86,9 +86,9 @@ func (r *replies) SendUserMessage(_ *actor.PID, message any) {
 	msg := actor.UnwrapEnvelopeMessage(message)
 	var id uint64
 	switch m := msg.(type) {
-	case *messages.WireEnvelope:
+	case *wire.WireEnvelope:
 		id = m.GetCorrelationId()
-	case *messages.WireError:
+	case *wire.WireError:
 		id = m.GetMessageId()
 	default:
 		return
@@ -156,7 +156,7 @@ func (m *Member) replyPID(replyTo string) *actor.PID {
 // replyTarget returns where the answer to the request w goes: the reply
 // process its ReplyTo names (a ringactor requester's, see replies), else
 // its Proto.Actor sender (nil for a one-way message).
-func (m *Member) replyTarget(w *messages.WireEnvelope, sender *actor.PID) *actor.PID {
+func (m *Member) replyTarget(w *wire.WireEnvelope, sender *actor.PID) *actor.PID {
 	if rt := w.GetReplyTo(); rt != "" {
 		if to := m.replyPID(rt); to != nil {
 			return to
@@ -171,7 +171,7 @@ func (m *Member) replyTarget(w *messages.WireEnvelope, sender *actor.PID) *actor
 // again. Replies (a CorrelationId) and one-way messages (no ReplyTo) are
 // left alone.
 func (m *Member) onDeadLetter(ev *actor.DeadLetterEvent) {
-	w, ok := ev.Message.(*messages.WireEnvelope)
+	w, ok := ev.Message.(*wire.WireEnvelope)
 	if !ok || w.GetReplyTo() == "" || w.GetCorrelationId() != 0 {
 		return
 	}
@@ -183,5 +183,5 @@ func (m *Member) onDeadLetter(ev *actor.DeadLetterEvent) {
 	if ev.PID != nil {
 		target = ev.PID.Address + "/" + ev.PID.Id
 	}
-	m.sys.Root.Send(to, wireError(wireKindGone, "no process "+target+" takes the request", w.GetId()))
+	m.sys.Root.Send(to, wire.NewErrorOf(wireKindGone, "no process "+target+" takes the request", w.GetId()))
 }

@@ -13,6 +13,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/ringactor/ringactor/internal/testutil/testproc"
+	"github.com/ringactor/ringactor/internal/wire"
 	"github.com/ringactor/ringactor/messages"
 )
 
@@ -73,17 +74,17 @@ func TestRepliesGoToTheirRequestOnce(t *testing.T) {
 	if !ok1 || !ok2 {
 		t.Fatal("wait refused a new id")
 	}
-	r.SendUserMessage(nil, &messages.WireEnvelope{CorrelationId: 2, Id: 20})
-	r.SendUserMessage(nil, &messages.WireError{MessageId: 1, Kind: "execution"})
+	r.SendUserMessage(nil, &wire.WireEnvelope{CorrelationId: 2, Id: 20})
+	r.SendUserMessage(nil, &wire.WireError{MessageId: 1, Kind: "execution"})
 	// A second reply to a request, a reply to no request and a message
 	// that is no reply are dropped.
-	r.SendUserMessage(nil, &messages.WireEnvelope{CorrelationId: 2, Id: 21})
-	r.SendUserMessage(nil, &messages.WireEnvelope{CorrelationId: 99})
+	r.SendUserMessage(nil, &wire.WireEnvelope{CorrelationId: 2, Id: 21})
+	r.SendUserMessage(nil, &wire.WireEnvelope{CorrelationId: 99})
 	r.SendUserMessage(nil, "hello")
-	if got := (<-w2.ch).(*messages.WireEnvelope); got.Id != 20 {
+	if got := (<-w2.ch).(*wire.WireEnvelope); got.Id != 20 {
 		t.Errorf("request 2 got reply %d, want 20", got.Id)
 	}
-	if got := (<-w1.ch).(*messages.WireError); got.Kind != "execution" {
+	if got := (<-w1.ch).(*wire.WireError); got.Kind != "execution" {
 		t.Errorf("request 1 got %+v", got)
 	}
 	select {
@@ -110,7 +111,7 @@ func TestRepliesRefuseADuplicateIDAndDropLateReplies(t *testing.T) {
 	r.done(7, w)
 	// The request gave up: its reply comes too late and goes nowhere, and
 	// the id is free again.
-	r.SendUserMessage(nil, &messages.WireEnvelope{CorrelationId: 7})
+	r.SendUserMessage(nil, &wire.WireEnvelope{CorrelationId: 7})
 	w, ok = r.wait(7)
 	if !ok {
 		t.Fatal("id 7 not free after done")
@@ -143,11 +144,11 @@ func TestRepliesConcurrentRequests(t *testing.T) {
 				}
 				if i%3 == 0 { // some give up before their reply
 					r.done(id, w)
-					r.SendUserMessage(nil, &messages.WireEnvelope{CorrelationId: id})
+					r.SendUserMessage(nil, &wire.WireEnvelope{CorrelationId: id})
 					continue
 				}
-				go r.SendUserMessage(nil, &messages.WireEnvelope{CorrelationId: id, Id: id + 1})
-				if got := (<-w.ch).(*messages.WireEnvelope); got.CorrelationId != id {
+				go r.SendUserMessage(nil, &wire.WireEnvelope{CorrelationId: id, Id: id + 1})
+				if got := (<-w.ch).(*wire.WireEnvelope); got.CorrelationId != id {
 					errs <- fmt.Errorf("request %d got the reply to %d", id, got.CorrelationId)
 				}
 				r.done(id, w)
@@ -169,13 +170,13 @@ func TestRequestReplyGetsItsAnswerWithoutSender(t *testing.T) {
 	m := newLocalMember(t)
 	var senders sync.Map // request id → whether it came with a Proto.Actor sender
 	echo := m.sys.Root.Spawn(actor.PropsFromFunc(func(c actor.Context) {
-		w, ok := c.Message().(*messages.WireEnvelope)
+		w, ok := c.Message().(*wire.WireEnvelope)
 		if !ok {
 			return
 		}
 		senders.Store(w.Id, c.Sender() != nil)
 		if to := m.replyPID(w.GetReplyTo()); to != nil {
-			c.Send(to, &messages.WireEnvelope{CorrelationId: w.Id, Id: w.Id + 1})
+			c.Send(to, &wire.WireEnvelope{CorrelationId: w.Id, Id: w.Id + 1})
 		}
 	}))
 	var wg sync.WaitGroup
@@ -183,13 +184,13 @@ func TestRequestReplyGetsItsAnswerWithoutSender(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			w := &messages.WireEnvelope{Id: messages.NextID()}
+			w := &wire.WireEnvelope{Id: messages.NextID()}
 			res, err := m.requestReply(context.Background(), echo, w, nil)
 			if err != nil {
 				t.Error(err)
 				return
 			}
-			if r, ok := res.(*messages.WireEnvelope); !ok || r.CorrelationId != w.Id {
+			if r, ok := res.(*wire.WireEnvelope); !ok || r.CorrelationId != w.Id {
 				t.Errorf("request %d got %v", w.Id, res)
 			}
 			if w.ReplyTo != m.replyAddress() {
@@ -210,7 +211,7 @@ func TestRequestToAGoneProcessIsADeadLetter(t *testing.T) {
 	verifyNoLeaks(t)
 	m := newLocalMember(t)
 	gone := actor.NewPID(m.sys.Address(), "no-such-activation")
-	_, err := m.requestReply(context.Background(), gone, &messages.WireEnvelope{Id: messages.NextID()}, nil)
+	_, err := m.requestReply(context.Background(), gone, &wire.WireEnvelope{Id: messages.NextID()}, nil)
 	if !errors.Is(err, actor.ErrDeadLetter) {
 		t.Fatalf("request to a gone process: %v, want actor.ErrDeadLetter", err)
 	}
@@ -229,12 +230,12 @@ func TestRequestReplyEndsWithItsContext(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := m.requestReply(ctx, pid, &messages.WireEnvelope{Id: messages.NextID()}, nil); !errors.Is(err, context.Canceled) {
+	if _, err := m.requestReply(ctx, pid, &wire.WireEnvelope{Id: messages.NextID()}, nil); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled request: %v", err)
 	}
 	expired := make(chan time.Time, 1)
 	expired <- time.Now()
-	if _, err := m.requestReply(context.Background(), pid, &messages.WireEnvelope{Id: messages.NextID()}, expired); !errors.Is(err, context.DeadlineExceeded) {
+	if _, err := m.requestReply(context.Background(), pid, &wire.WireEnvelope{Id: messages.NextID()}, expired); !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("expired request: %v", err)
 	}
 	if n := m.replies.waiting(); n != 0 {
@@ -258,15 +259,15 @@ func TestDeadLettersAnswerOnlyRequests(t *testing.T) {
 	// answered; a request is, once, with a WireError of kind gone and the
 	// request's id. The recorder has no mailbox: what it is sent is
 	// recorded before Send returns.
-	m.sys.Root.Send(gone, &messages.WireEnvelope{Id: 1, CorrelationId: 5, ReplyTo: to})
-	m.sys.Root.Send(gone, &messages.WireEnvelope{Id: 2})
-	m.sys.Root.Send(gone, &messages.WireEnvelope{Id: 3, ReplyTo: "no-slash"})
-	m.sys.Root.Send(gone, &messages.WireEnvelope{Id: 4, ReplyTo: to})
+	m.sys.Root.Send(gone, &wire.WireEnvelope{Id: 1, CorrelationId: 5, ReplyTo: to})
+	m.sys.Root.Send(gone, &wire.WireEnvelope{Id: 2})
+	m.sys.Root.Send(gone, &wire.WireEnvelope{Id: 3, ReplyTo: "no-slash"})
+	m.sys.Root.Send(gone, &wire.WireEnvelope{Id: 4, ReplyTo: to})
 	got := rec.messages()
 	if len(got) != 1 {
 		t.Fatalf("recorded %d answers, want 1: %v", len(got), got)
 	}
-	we, ok := got[0].(*messages.WireError)
+	we, ok := got[0].(*wire.WireError)
 	if !ok || we.GetKind() != wireKindGone || we.GetMessageId() != 4 {
 		t.Fatalf("answer %v, want a WireError of kind %q for message 4", got[0], wireKindGone)
 	}
@@ -311,7 +312,7 @@ func TestRetriedRequestSendsACopyWithItsOwnID(t *testing.T) {
 		c <- time.Now()
 		return c
 	}
-	w := &messages.WireEnvelope{Id: messages.NextID(), TypeId: 9, Payload: []byte{1, 2}, Cluster: "c"}
+	w := &wire.WireEnvelope{Id: messages.NextID(), TypeId: 9, Payload: []byte{1, 2}, Cluster: "c"}
 	for range 2 {
 		if _, err := m.requestReply(context.Background(), pid, w, expired()); !errors.Is(err, context.DeadlineExceeded) {
 			t.Fatalf("attempt: %v", err)
@@ -321,7 +322,7 @@ func TestRetriedRequestSendsACopyWithItsOwnID(t *testing.T) {
 	if len(got) != 2 {
 		t.Fatalf("the target got %d envelopes, want 2", len(got))
 	}
-	first, second := got[0].(*messages.WireEnvelope), got[1].(*messages.WireEnvelope)
+	first, second := got[0].(*wire.WireEnvelope), got[1].(*wire.WireEnvelope)
 	if first != w || second == w {
 		t.Fatal("the second attempt did not send an envelope of its own")
 	}

@@ -12,7 +12,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	tracenoop "go.opentelemetry.io/otel/trace/noop"
 
-	"github.com/ringactor/ringactor/messages"
+	"github.com/ringactor/ringactor/internal/wire"
 	"github.com/ringactor/ringactor/telemetry"
 )
 
@@ -75,7 +75,7 @@ func newMemberTelemetry(p *telemetry.Providers) *memberTelemetry {
 
 // wireCarrier is a propagation.TextMapCarrier over a wire envelope's trace
 // context fields.
-type wireCarrier struct{ w *messages.WireEnvelope }
+type wireCarrier struct{ w *wire.WireEnvelope }
 
 func (c wireCarrier) Get(key string) string {
 	switch key {
@@ -101,7 +101,7 @@ func (c wireCarrier) Keys() []string { return []string{"traceparent", "tracestat
 // tracedCall is call with the caller's span (SpanRequest), the W3C trace
 // context injected into w, and the request's duration recorded, when the
 // member has telemetry; call alone otherwise.
-func (m *Member) tracedCall(ctx context.Context, kind, identity string, w *messages.WireEnvelope, wantReply bool) (any, error) {
+func (m *Member) tracedCall(ctx context.Context, kind, identity string, w *wire.WireEnvelope, wantReply bool) (any, error) {
 	t := m.tel
 	if t == nil {
 		return m.call(ctx, kind, identity, w, wantReply)
@@ -112,7 +112,7 @@ func (m *Member) tracedCall(ctx context.Context, kind, identity string, w *messa
 	t.prop.Inject(ctx, wireCarrier{w})
 	reply, err := m.call(ctx, kind, identity, w, wantReply)
 	failed := err
-	if we, ok := reply.(*messages.WireError); ok && err == nil {
+	if we, ok := reply.(*wire.WireError); ok && err == nil {
 		failed = fromWireError(we)
 	}
 	if failed != nil {
@@ -131,7 +131,7 @@ func (m *Member) tracedCall(ctx context.Context, kind, identity string, w *messa
 // descends from it) and the span, or ctx and nil without telemetry, or
 // with a no-op tracer when w carries no trace context. opts are the span's
 // options (handleSpanOptions), made once per activation.
-func (m *Member) startHandleSpan(ctx context.Context, w *messages.WireEnvelope, opts []trace.SpanStartOption) (context.Context, trace.Span) {
+func (m *Member) startHandleSpan(ctx context.Context, w *wire.WireEnvelope, opts []trace.SpanStartOption) (context.Context, trace.Span) {
 	t := m.tel
 	if t == nil || (t.noop && w.GetTraceparent() == "") {
 		return ctx, nil

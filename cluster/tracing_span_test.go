@@ -10,7 +10,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	tracenoop "go.opentelemetry.io/otel/trace/noop"
 
-	"github.com/ringactor/ringactor/messages"
+	"github.com/ringactor/ringactor/internal/wire"
 	"github.com/ringactor/ringactor/telemetry"
 )
 
@@ -27,13 +27,13 @@ func TestHandleSpanWithNoopTracer(t *testing.T) {
 	opts := m.handleSpanOptions("k", "k/id")
 	ctx := context.Background()
 	// No trace context to pass on: no span, the context as it was.
-	got, span := m.startHandleSpan(ctx, &messages.WireEnvelope{}, opts)
+	got, span := m.startHandleSpan(ctx, &wire.WireEnvelope{}, opts)
 	if span != nil || got != ctx {
 		t.Fatalf("a request without trace context got span %v", span)
 	}
 	// A trace context comes in: the handler's context carries it on, so
 	// that the handler's own requests continue the trace.
-	got, span = m.startHandleSpan(ctx, &messages.WireEnvelope{Traceparent: testTraceparent}, opts)
+	got, span = m.startHandleSpan(ctx, &wire.WireEnvelope{Traceparent: testTraceparent}, opts)
 	if span == nil {
 		t.Fatal("no span for a request with trace context")
 	}
@@ -54,7 +54,7 @@ func TestHandleSpanRecordedWithAttributes(t *testing.T) {
 		t.Fatal("an SDK tracer provider taken for the no-op one")
 	}
 	opts := m.handleSpanOptions("k", "k/id")
-	for _, w := range []*messages.WireEnvelope{{}, {Traceparent: testTraceparent}} {
+	for _, w := range []*wire.WireEnvelope{{}, {Traceparent: testTraceparent}} {
 		_, span := m.startHandleSpan(context.Background(), w, opts)
 		if span == nil {
 			t.Fatal("no span with a recording tracer")

@@ -2,10 +2,8 @@ package compute
 
 import (
 	"context"
-	"errors"
 	"io"
 	"log/slog"
-	"slices"
 	"testing"
 
 	"go.opentelemetry.io/otel/metric"
@@ -13,6 +11,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/ringactor/ringactor/gpu"
+	"github.com/ringactor/ringactor/internal/testutil/computetest"
 	"github.com/ringactor/ringactor/internal/testutil/hangguard"
 	"github.com/ringactor/ringactor/telemetry"
 )
@@ -42,32 +41,18 @@ func newTestOrchestrator(t testing.TB, opts ...Option) *Orchestrator {
 // deadline of its own.
 func testCtx(t testing.TB) context.Context { return hangguard.Context(t) }
 
-func wantErr(t testing.TB, err, target error) {
-	t.Helper()
-	if !errors.Is(err, target) {
-		t.Fatalf("error = %v, want %v", err, target)
-	}
-}
-
-func f32(t testing.TB, v ...float32) *gpu.UnifiedBuffer {
-	t.Helper()
-	b, err := gpu.NewBuffer(slices.Clone(v))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
+// The compute API's test helpers (internal/testutil/computetest, shared
+// by actors' and compute's tests) by their short names.
+var (
+	f32     = computetest.F32
+	bufs    = computetest.Bufs
+	wantErr = computetest.WantErr
+)
 
 func read[T gpu.Number](t testing.TB, b *gpu.UnifiedBuffer) []T {
 	t.Helper()
-	v, err := gpu.ToSlice[T](context.Background(), b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return v
+	return computetest.Read[T](t, b)
 }
-
-func bufs(b ...*gpu.UnifiedBuffer) []*gpu.UnifiedBuffer { return b }
 
 // withTestTelemetry is the telemetry an actors.Runtime made with
 // WithTelemetry(true) gives its orchestrator: instruments on mp (nil: otel's

@@ -79,22 +79,15 @@ func TestNilsClaimingLargeElements(t *testing.T) {
 				if got > allowedAlloc(len(data)) {
 					t.Fatalf("decoding %d bytes allocated %d bytes", len(data), got)
 				}
-				// The same through the wire envelope a peer sends.
-				w := &WireEnvelope{TypeId: uint32(testBigID), Payload: data}
-				got = allocatedBy(func() { _, err = FromWire(w, 0) })
-				if !errors.Is(err, ErrDecode) || !errors.Is(err, ErrAllocBudget) {
-					t.Fatalf("FromWire err = %v, want ErrDecode wrapping ErrAllocBudget", err)
+				// And through the form that decodes into a caller's value
+				// (internal/wire's typed form a cluster activation uses).
+				var into testBig
+				got = allocatedBy(func() { err = UnmarshalInto(data, &into) })
+				if !errors.As(err, &de) || de.ID != testBigID || !errors.Is(err, ErrAllocBudget) {
+					t.Fatalf("UnmarshalInto err = %v, want a *DecodeError of testBig wrapping ErrAllocBudget", err)
 				}
 				if got > allowedAlloc(len(data)) {
-					t.Fatalf("FromWire of %d bytes allocated %d bytes", len(data), got)
-				}
-				// And through the typed form a cluster activation uses.
-				got = allocatedBy(func() { _, _, err = FromWireAs[testBig](w, 0) })
-				if !errors.Is(err, ErrDecode) || !errors.Is(err, ErrAllocBudget) {
-					t.Fatalf("FromWireAs err = %v, want ErrDecode wrapping ErrAllocBudget", err)
-				}
-				if got > allowedAlloc(len(data)) {
-					t.Fatalf("FromWireAs of %d bytes allocated %d bytes", len(data), got)
+					t.Fatalf("UnmarshalInto of %d bytes allocated %d bytes", len(data), got)
 				}
 			})
 		}

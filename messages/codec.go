@@ -114,13 +114,26 @@ func Marshal(v any) (TypeID, []byte, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	s, err := encodePayload(v)
+	out, err := AppendPayload(nil, v)
 	if err != nil {
 		return 0, nil, err
 	}
-	out := bytes.Clone(s.buf.Bytes())
-	s.release()
 	return id, out, nil
+}
+
+// AppendPayload appends the msgpack encoding of v (the payload bytes
+// [Marshal] returns for it) to b and returns the extended slice. v need not
+// be registered, and a pointer encodes as the value it points to. It
+// allocates only when b lacks the room, and returns a
+// [*PayloadTooLargeError] if the encoding exceeds [MaxPayloadSize].
+func AppendPayload(b []byte, v any) ([]byte, error) {
+	s, err := encodePayload(v)
+	if err != nil {
+		return b, err
+	}
+	b = append(b, s.buf.Bytes()...)
+	s.release()
+	return b, nil
 }
 
 // Unmarshal decodes data, as encoded by [Marshal], into a new value of the
@@ -147,10 +160,25 @@ func Unmarshal(id TypeID, data []byte) (any, error) {
 // encoding of T.
 func UnmarshalAs[T any](data []byte) (T, error) {
 	var v T
-	if err := decodeInto(data, &v); err != nil {
-		id, _ := IDOf[T]()
+	if err := UnmarshalInto(data, &v); err != nil {
 		var zero T
-		return zero, &DecodeError{ID: id, Err: err}
+		return zero, err
 	}
 	return v, nil
+}
+
+// UnmarshalInto is [UnmarshalAs] decoding into *v, for a caller whose value
+// already lives somewhere (a field of a request's record): decoding costs no
+// allocation for the value itself. It returns [ErrNilMessage] for a nil v
+// and a [*DecodeError] if data is not exactly one valid encoding of T; on
+// error *v is left in an unspecified state.
+func UnmarshalInto[T any](data []byte, v *T) error {
+	if v == nil {
+		return ErrNilMessage
+	}
+	if err := decodeInto(data, v); err != nil {
+		id, _ := IDOf[T]()
+		return &DecodeError{ID: id, Err: err}
+	}
+	return nil
 }

@@ -40,23 +40,25 @@ func Example() {
 	// messages_test.Ping {Seq:7 Note:héllo}
 }
 
-// A typed caller converts a message to and from the wire envelope of cluster
-// traffic without boxing it; a payload of another type is a
-// *TypeMismatchError.
-func ExampleToWireOf() {
-	w, err := messages.ToWireOf(Ping{Seq: 8, Note: "typed"}, messages.Header{ID: messages.NextID()}, 0)
+// A caller that keeps its buffers encodes a payload into one with
+// AppendPayload and decodes into a value it holds with UnmarshalInto: neither
+// allocates for the message itself.
+func ExampleUnmarshalInto() {
+	buf := make([]byte, 0, 64)
+	buf, err := messages.AppendPayload(buf, Ping{Seq: 8, Note: "typed"})
 	if err != nil {
 		panic(err)
 	}
-	_, p, err := messages.FromWireAs[Ping](w, 0)
-	if err != nil {
+	var p Ping
+	if err := messages.UnmarshalInto(buf, &p); err != nil {
 		panic(err)
 	}
 	fmt.Printf("%+v\n", p)
 
-	_, _, err = messages.FromWireAs[Pong](w, 0)
-	var mismatch *messages.TypeMismatchError
-	fmt.Println(errors.As(err, &mismatch), errors.Is(err, messages.ErrDecode))
+	var q Pong
+	err = messages.UnmarshalInto([]byte{0xc1}, &q)
+	var de *messages.DecodeError
+	fmt.Println(errors.As(err, &de), errors.Is(err, messages.ErrDecode))
 
 	// Output:
 	// {Seq:8 Note:typed}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/ringactor/ringactor/actors"
 	"github.com/ringactor/ringactor/cluster"
+	"github.com/ringactor/ringactor/internal/wire"
 	"github.com/ringactor/ringactor/messages"
 )
 
@@ -78,9 +79,9 @@ func init() { messages.MustRegister[ClusterPing]("ringactor.bench.ClusterPing") 
 func hostStats() any {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
-	w, err := messages.ToWireOf(ClusterStats{Mallocs: ms.Mallocs, CPUNanos: int64(processCPU())}, messages.Header{ID: messages.NextID()}, 0)
+	w, err := wire.PackOf(ClusterStats{Mallocs: ms.Mallocs, CPUNanos: int64(processCPU())}, messages.Header{ID: messages.NextID()}, 0)
 	if err != nil {
-		return messages.NewWireError(err, 0)
+		return wire.NewError(err, 0)
 	}
 	return w
 }
@@ -91,7 +92,7 @@ func hostStats() any {
 // process's figures).
 func ClusterKinds() ([]*cluster.Kind, *pcluster.Kind) {
 	echo := pcluster.NewKind(ProtoEchoKind, actor.PropsFromFunc(func(c actor.Context) {
-		if m, ok := c.Message().(*messages.WireEnvelope); ok {
+		if m, ok := c.Message().(*wire.WireEnvelope); ok {
 			if m.TypeId == uint32(clusterStatsID) {
 				c.Respond(hostStats())
 				return
@@ -163,7 +164,7 @@ func RunCluster(ctx context.Context, cfg ClusterConfig, m *cluster.Member) (Clus
 	if err != nil {
 		return res, err
 	}
-	raw, err := messages.ToWire(env, messages.MaxPayloadSize)
+	raw, err := wire.Pack(env, messages.MaxPayloadSize)
 	if err != nil {
 		return res, err
 	}
@@ -176,7 +177,7 @@ func RunCluster(ctx context.Context, cfg ClusterConfig, m *cluster.Member) (Clus
 	plain := func(_ context.Context, id string) error {
 		r, err := pc.Request(id, ProtoEchoKind, raw)
 		if err == nil {
-			if _, ok := r.(*messages.WireEnvelope); !ok {
+			if _, ok := r.(*wire.WireEnvelope); !ok {
 				err = fmt.Errorf("proto echo replied %T", r)
 			}
 		}
@@ -240,7 +241,7 @@ func RunCluster(ctx context.Context, cfg ClusterConfig, m *cluster.Member) (Clus
 // the echo kind, for its ClusterStats.
 func hostStatsOf(pc *pcluster.Cluster) func() (ClusterStats, error) {
 	return func() (ClusterStats, error) {
-		w, err := messages.ToWireOf(ClusterStats{}, messages.Header{ID: messages.NextID()}, 0)
+		w, err := wire.PackOf(ClusterStats{}, messages.Header{ID: messages.NextID()}, 0)
 		if err != nil {
 			return ClusterStats{}, err
 		}
@@ -248,11 +249,11 @@ func hostStatsOf(pc *pcluster.Cluster) func() (ClusterStats, error) {
 		if err != nil {
 			return ClusterStats{}, fmt.Errorf("host stats: %w", err)
 		}
-		rw, ok := r.(*messages.WireEnvelope)
+		rw, ok := r.(*wire.WireEnvelope)
 		if !ok {
 			return ClusterStats{}, fmt.Errorf("host stats: the echo kind replied %T", r)
 		}
-		_, s, err := messages.FromWireAs[ClusterStats](rw, 0)
+		_, s, err := wire.UnpackAs[ClusterStats](rw, 0)
 		return s, err
 	}
 }

@@ -3,6 +3,7 @@ package bench
 import (
 	"testing"
 
+	"github.com/ringactor/ringactor/internal/wire"
 	"github.com/ringactor/ringactor/messages"
 )
 
@@ -12,11 +13,11 @@ func BenchmarkClusterPingWire(b *testing.B) {
 	p := ClusterPing{Seq: 1, Data: make([]byte, QuickCluster.PayloadLen)}
 	b.ReportAllocs()
 	for b.Loop() {
-		w, err := messages.ToWireOf(p, messages.Header{ID: 1}, 0)
+		w, err := wire.PackOf(p, messages.Header{ID: 1}, 0)
 		if err != nil {
 			b.Fatal(err)
 		}
-		if _, _, err := messages.FromWireAs[ClusterPing](w, 0); err != nil {
+		if _, _, err := wire.UnpackAs[ClusterPing](w, 0); err != nil {
 			b.Fatal(err)
 		}
 	}

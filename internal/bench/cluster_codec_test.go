@@ -5,16 +5,17 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/ringactor/ringactor/internal/wire"
 	"github.com/ringactor/ringactor/messages"
 )
 
 func TestClusterPingCodec(t *testing.T) {
 	for _, p := range []ClusterPing{{}, {Seq: -1, Data: []byte{}}, {Seq: 1 << 40, Data: bytes.Repeat([]byte{7}, 300)}} {
-		w, err := messages.ToWireOf(p, messages.Header{ID: 1}, 0)
+		w, err := wire.PackOf(p, messages.Header{ID: 1}, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, got, err := messages.FromWireAs[ClusterPing](w, 0)
+		_, got, err := wire.UnpackAs[ClusterPing](w, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -22,7 +23,7 @@ func TestClusterPingCodec(t *testing.T) {
 			t.Fatalf("round trip of %+v: %+v", p, got)
 		}
 		// The untyped conversion gives the same value.
-		env, err := messages.FromWire(w, 0)
+		env, err := wire.Unpack(w, 0)
 		if g, ok := env.Payload.(ClusterPing); err != nil || !ok || g.Seq != p.Seq || !bytes.Equal(g.Data, p.Data) {
 			t.Fatalf("FromWire of %+v: %+v, %v", p, env.Payload, err)
 		}
@@ -39,8 +40,8 @@ func TestClusterPingCodec(t *testing.T) {
 		"truncated":         {0x92, 0x01, 0xc4, 0x05, 'a'},
 		"bytes for the seq": {0x92, 0xc4, 0x01, 'a', 0xc0},
 	} {
-		w := &messages.WireEnvelope{TypeId: uint32(id), Payload: payload}
-		if _, _, err := messages.FromWireAs[ClusterPing](w, 0); !errors.Is(err, messages.ErrDecode) {
+		w := &wire.WireEnvelope{TypeId: uint32(id), Payload: payload}
+		if _, _, err := wire.UnpackAs[ClusterPing](w, 0); !errors.Is(err, messages.ErrDecode) {
 			t.Errorf("%s: got %v, want a decode error", name, err)
 		}
 	}

@@ -167,7 +167,9 @@ func TestReadmeGoBlocksCompile(t *testing.T) {
 		t.Fatal("README.md has no Go block")
 	}
 	// Inside the module, so that its packages resolve; removed at the end.
-	dir, err := os.MkdirTemp(".", "readme_blocks_")
+	// The leading "_" keeps it out of ./... patterns: another package's test
+	// (the layering check's go list ./...) may walk the tree meanwhile.
+	dir, err := os.MkdirTemp(".", "_readme_blocks_")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package messages
+package wire
 
 // ringactor_wire.pb.go is generated from ringactor_wire.proto with Debian's protoc and the
 // protoc-gen-go version pinned in WIRE_INSTALL.txt; TestWireProtoInSync
