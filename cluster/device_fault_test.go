@@ -210,6 +210,7 @@ func TestDeviceFaultReplaces(t *testing.T) {
 			_, inflightErr = kind.Ref(c, onB[0]).Request(ctx, countReq{Add: 1})
 		}
 	}()
+	faultAt := time.Now()
 	simB.MarkFailed(errors.New("injected fault"))
 	wg.Wait()
 	if inflightErr != nil {
@@ -232,6 +233,8 @@ func TestDeviceFaultReplaces(t *testing.T) {
 			t.Fatalf("%s on A runs on %q, want the device left (cuda:sim0)", id, p)
 		}
 	}
+	t.Logf("B's %d identities answered from A, the last %v after its fault (advertisement checks every 20 ms, gossip rounds 300 ms)",
+		len(onB), time.Since(faultAt).Round(time.Millisecond))
 	if p, err := b.PlacementOf("faulty", onB[0]); err != nil || p.Member != a.Address() || p.Devices != 1 {
 		t.Fatalf("B places %s at %+v (%v)", onB[0], p, err)
 	}
