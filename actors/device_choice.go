@@ -83,7 +83,7 @@ func (rt *Runtime) ringBackends() []*cuda.Backend {
 // kernels when it was first asked (or a device ring kernel was first
 // registered): one per device, in order — the runtime's own device 0 and
 // every further device the driver lists, then the backends given with
-// WithBackends (e.g. cuda.NewSimulatedBackends). WithDevice(i) pins a
+// WithBackends (e.g. simdevice.NewBackends). WithDevice(i) pins a
 // kernel to the i-th. A device that faults later stays in the list.
 func (rt *Runtime) Devices() []*cuda.Backend {
 	rt.ringBackends()

@@ -9,14 +9,14 @@ import (
 	"testing"
 
 	"github.com/ringactor/ringactor/gpu"
-	"github.com/ringactor/ringactor/gpu/cuda"
+	"github.com/ringactor/ringactor/gpu/cuda/simdevice"
 	"github.com/ringactor/ringactor/messages"
 )
 
 // simDevices returns n simulated devices closed at the test's end.
 func simDevices(t *testing.T, n int) []gpu.Backend {
 	var out []gpu.Backend
-	for _, b := range cuda.NewSimulatedBackends(n, 64<<20) {
+	for _, b := range simdevice.NewBackends(n, 64<<20) {
 		t.Cleanup(func() { _ = b.Close() })
 		out = append(out, b)
 	}

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/ringactor/ringactor/gpu"
-	"github.com/ringactor/ringactor/gpu/cuda"
+	"github.com/ringactor/ringactor/gpu/cuda/simdevice"
 	"github.com/ringactor/ringactor/messages"
 )
 
@@ -18,7 +18,7 @@ import (
 // other device ring kernel of the backend moves to its fallback too, and
 // the backend reports the failure.
 func TestDeviceFaultMovesToFallback(t *testing.T) {
-	sim := cuda.NewSimulatedBackend(64 << 20)
+	sim := simdevice.NewBackend(64 << 20)
 	t.Cleanup(func() { _ = sim.Close() }) // a faulted context may report its fault again at close
 	rt := newTestRuntime(t, WithBackends(sim))
 	ctx := testCtx(t)

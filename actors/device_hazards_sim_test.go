@@ -11,6 +11,7 @@ import (
 
 	"github.com/ringactor/ringactor/gpu"
 	"github.com/ringactor/ringactor/gpu/cuda"
+	"github.com/ringactor/ringactor/gpu/cuda/simdevice"
 	"github.com/ringactor/ringactor/gpu/ringmsg"
 )
 
@@ -76,8 +77,8 @@ func hzAddKernel(t *testing.T, ctx context.Context, b *cuda.Backend) *gpu.Kernel
 // that those paths were taken and that the model raised nothing, even an
 // error absorbed on its way up.
 func TestDeviceHazards(t *testing.T) {
-	b := cuda.NewSimulatedBackend(64 << 20)
-	hz := cuda.SimulatedHazards(b)
+	b := simdevice.NewBackend(64 << 20)
+	hz := simdevice.Hazards(b)
 	t.Cleanup(func() {
 		if err := b.Close(); err != nil {
 			t.Errorf("closing the simulated backend: %v", err)

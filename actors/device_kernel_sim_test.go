@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/ringactor/ringactor/gpu"
-	"github.com/ringactor/ringactor/gpu/cuda"
+	"github.com/ringactor/ringactor/gpu/cuda/simdevice"
 	"github.com/ringactor/ringactor/gpu/ringmsg"
 	"github.com/ringactor/ringactor/supervision"
 )
@@ -20,7 +20,7 @@ import (
 // code over hostsim's host-compiled kernels), closed after the runtime.
 func simRuntime(t *testing.T, opts ...Option) *Runtime {
 	t.Helper()
-	b := cuda.NewSimulatedBackend(64 << 20)
+	b := simdevice.NewBackend(64 << 20)
 	t.Cleanup(func() {
 		if err := b.Close(); err != nil {
 			t.Errorf("closing the simulated backend: %v", err)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/ringactor/ringactor/gpu"
 	"github.com/ringactor/ringactor/gpu/cuda"
+	"github.com/ringactor/ringactor/gpu/cuda/simdevice"
 	"github.com/ringactor/ringactor/messages"
 )
 
@@ -75,7 +76,7 @@ func parallel(n int, f func(i int)) {
 // device State; the program's grid was started once.
 func TestManyDeviceKernels(t *testing.T) {
 	n := manyKernels()
-	sim := cuda.NewSimulatedBackend(256<<20, cuda.WithArenaBytes(64<<20))
+	sim := simdevice.NewBackend(256<<20, cuda.WithArenaBytes(64<<20))
 	t.Cleanup(func() {
 		if err := sim.Close(); err != nil {
 			t.Errorf("closing the simulated backend: %v", err)
@@ -164,7 +165,7 @@ func TestManyDeviceKernels(t *testing.T) {
 // WithOnDeviceCapacity(CapacityError) fails Launch with
 // gpu.ErrDeviceCapacity at once; the default places it on its fallback.
 func TestDeviceCapacityOption(t *testing.T) {
-	sim := cuda.NewSimulatedBackend(64<<20, cuda.WithMailboxes(64))
+	sim := simdevice.NewBackend(64<<20, cuda.WithMailboxes(64))
 	t.Cleanup(func() { _ = sim.Close() })
 	rt := newTestRuntime(t, WithBackends(sim))
 	ctx := testCtx(t)

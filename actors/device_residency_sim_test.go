@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/ringactor/ringactor/gpu/cuda"
+	"github.com/ringactor/ringactor/gpu/cuda/simdevice"
 )
 
 // TestDeviceRingKernels129Residency: 129 device ring kernels on the
@@ -17,8 +18,8 @@ import (
 // LaunchRingProgram). Now one grid serves every kernel of the program as a
 // mailbox: all 129 run on the device, no hazard is raised, one grid runs.
 func TestDeviceRingKernels129Residency(t *testing.T) {
-	b := cuda.NewSimulatedBackend(256<<20, cuda.WithArenaBytes(96<<20))
-	hz := cuda.SimulatedHazards(b)
+	b := simdevice.NewBackend(256<<20, cuda.WithArenaBytes(96<<20))
+	hz := simdevice.Hazards(b)
 	t.Cleanup(func() {
 		if err := b.Close(); err != nil {
 			t.Errorf("closing the simulated backend: %v", err)

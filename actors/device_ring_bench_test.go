@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ringactor/ringactor/gpu/cuda"
 	"github.com/ringactor/ringactor/gpu/cuda/hostsim"
+	"github.com/ringactor/ringactor/gpu/cuda/simdevice"
 )
 
 // benchSaxpy launches the SAXPY device ring kernel on rt (the simulated
@@ -28,7 +28,7 @@ func benchSaxpy(b *testing.B, rt *Runtime, want string) *Kernel[saxpyReq, saxpyR
 }
 
 func benchSimRuntime(b *testing.B) *Runtime {
-	sim := cuda.NewSimulatedBackend(64 << 20)
+	sim := simdevice.NewBackend(64 << 20)
 	b.Cleanup(func() { _ = sim.Close() })
 	return newTestRuntime(b, WithBackends(sim))
 }

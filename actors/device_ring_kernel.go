@@ -80,7 +80,7 @@ const deviceCompileTimeout = 2 * time.Minute
 // running in a persistent CUDA kernel loop (see DeviceSource), with a Go
 // fallback: at every (re)start the kernel runs on the device when the
 // runtime has a usable CUDA backend that allows persistent kernels (the
-// simulated device of cuda.NewSimulatedBackend counts), and otherwise runs
+// simulated device of simdevice.NewBackend counts), and otherwise runs
 // the handler newFallback returns, in the same binary. The fallback must
 // compute the same replies (rounding each float operation as the device
 // does: NVRTC compiles with --fmad=false, so write float32(a*x)+y in Go).

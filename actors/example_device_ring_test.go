@@ -8,7 +8,7 @@ import (
 	"log"
 
 	"github.com/ringactor/ringactor/actors"
-	"github.com/ringactor/ringactor/gpu/cuda"
+	"github.com/ringactor/ringactor/gpu/cuda/simdevice"
 	"github.com/ringactor/ringactor/messages"
 )
 
@@ -67,7 +67,7 @@ func ExampleNewDeviceRingKernel() {
 	messages.MustRegister[SaxpyReq]("example.saxpy.request")
 	messages.MustRegister[SaxpyResp]("example.saxpy.response")
 	ctx := context.Background()
-	sim := cuda.NewSimulatedBackend(64 << 20)
+	sim := simdevice.NewBackend(64 << 20)
 	defer func() {
 		if err := sim.Close(); err != nil {
 			log.Fatal(err)
@@ -146,7 +146,7 @@ func ExampleNewDeviceRingKernel_histogram() {
 	messages.MustRegister[HistReq]("example.histogram.request")
 	messages.MustRegister[HistResp]("example.histogram.response")
 	ctx := context.Background()
-	sim := cuda.NewSimulatedBackend(64 << 20)
+	sim := simdevice.NewBackend(64 << 20)
 	defer func() {
 		if err := sim.Close(); err != nil {
 			log.Fatal(err)

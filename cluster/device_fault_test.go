@@ -17,6 +17,7 @@ import (
 	"github.com/ringactor/ringactor/cluster"
 	"github.com/ringactor/ringactor/gpu"
 	"github.com/ringactor/ringactor/gpu/cuda"
+	"github.com/ringactor/ringactor/gpu/cuda/simdevice"
 	"github.com/ringactor/ringactor/lifecycle"
 )
 
@@ -70,8 +71,8 @@ func TestDeviceFaultReplaces(t *testing.T) {
 		t.Fatal(err)
 	}
 	kind.Kind().Require(cluster.DeviceOnly)
-	simsA := cuda.NewSimulatedBackends(2, 16<<20)
-	simB := cuda.NewSimulatedBackend(16 << 20)
+	simsA := simdevice.NewBackends(2, 16<<20)
+	simB := simdevice.NewBackend(16 << 20)
 	t.Cleanup(func() { // after the members' Close (cleanups run last first)
 		for _, s := range append(simsA, simB) {
 			_ = s.Close()

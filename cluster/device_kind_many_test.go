@@ -17,6 +17,7 @@ import (
 	"github.com/ringactor/ringactor/actors"
 	"github.com/ringactor/ringactor/cluster"
 	"github.com/ringactor/ringactor/gpu/cuda"
+	"github.com/ringactor/ringactor/gpu/cuda/simdevice"
 )
 
 // manyIdentities is how many identities of one device kind
@@ -47,7 +48,7 @@ func TestDeviceKindManyIdentities(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sim := cuda.NewSimulatedBackend(256<<20, cuda.WithArenaBytes(64<<20))
+	sim := simdevice.NewBackend(256<<20, cuda.WithArenaBytes(64<<20))
 	defer sim.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()

@@ -12,7 +12,7 @@ import (
 
 	"github.com/ringactor/ringactor/actors"
 	"github.com/ringactor/ringactor/cluster"
-	"github.com/ringactor/ringactor/gpu/cuda"
+	"github.com/ringactor/ringactor/gpu/cuda/simdevice"
 	"github.com/ringactor/ringactor/messages"
 )
 
@@ -53,7 +53,7 @@ func TestDeviceKind(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sim := cuda.NewSimulatedBackend(16 << 20)
+	sim := simdevice.NewBackend(16 << 20)
 	defer sim.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/ringactor/ringactor/gpu"
-	"github.com/ringactor/ringactor/gpu/cuda"
+	"github.com/ringactor/ringactor/gpu/cuda/simdevice"
 )
 
 // TestExecuteSpreadsOverDevices: with two simulated CUDA devices, Execute
@@ -15,7 +15,7 @@ import (
 // input lives on a device runs there; OnBackend pins a device; a device
 // that faulted is skipped.
 func TestExecuteSpreadsOverDevices(t *testing.T) {
-	sims := cuda.NewSimulatedBackends(2, 64<<20)
+	sims := simdevice.NewBackends(2, 64<<20)
 	t.Cleanup(func() {
 		for _, s := range sims {
 			_ = s.Close()

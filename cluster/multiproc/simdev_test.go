@@ -4,12 +4,12 @@ package multiproc
 
 import (
 	"github.com/ringactor/ringactor/gpu"
-	"github.com/ringactor/ringactor/gpu/cuda"
+	"github.com/ringactor/ringactor/gpu/cuda/simdevice"
 )
 
 // simDevices returns n simulated CUDA devices and a function closing them.
 func simDevices(n int) ([]gpu.Backend, func()) {
-	sims := cuda.NewSimulatedBackends(n, 64<<20)
+	sims := simdevice.NewBackends(n, 64<<20)
 	out := make([]gpu.Backend, len(sims))
 	for i, b := range sims {
 		out[i] = b

@@ -3,17 +3,17 @@
 package main
 
 import (
-	"github.com/ringactor/ringactor/gpu/cuda"
+	"github.com/ringactor/ringactor/gpu/cuda/simdevice"
 )
 
 // simulatedDevices are serve's --sim-devices.
 func simulatedDevices(n int) ([]closingBackend, error) {
 	var out []closingBackend
-	for _, b := range cuda.NewSimulatedBackends(n, 256<<20) {
+	for _, b := range simdevice.NewBackends(n, 256<<20) {
 		out = append(out, b)
 	}
 	return out, nil
 }
 
 // simulatedBackend is the simulated CUDA device of --device=sim.
-func simulatedBackend() (closingBackend, error) { return cuda.NewSimulatedBackend(256 << 20), nil }
+func simulatedBackend() (closingBackend, error) { return simdevice.NewBackend(256 << 20), nil }

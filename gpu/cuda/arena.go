@@ -57,7 +57,7 @@ func arenaRound(n uintptr) uintptr { return (n + arenaAlign - 1) &^ (arenaAlign 
 
 // add reserves a chunk of at least bytes (a launch barrier: call it
 // before any ring runs or inside a device epoch).
-func (a *arena) add(api deviceAPI, bytes uintptr) error {
+func (a *arena) add(api DeviceAPI, bytes uintptr) error {
 	bytes = arenaRound(bytes)
 	p, err := api.MemHostAlloc(uint64(bytes), MemHostAllocPortable|MemHostAllocDeviceMap)
 	if err != nil {
@@ -129,7 +129,7 @@ func (a *arena) reserved() (total, used uintptr) {
 }
 
 // release frees every chunk (synchronising: only when no ring runs).
-func (a *arena) release(api deviceAPI) []error {
+func (a *arena) release(api DeviceAPI) []error {
 	var errs []error
 	for _, c := range a.chunks {
 		errs = append(errs, api.MemFreeHost(c.host))

@@ -54,7 +54,7 @@ func TestArenaAllocFree(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if l := fd.leaks(); l != "" {
+	if l := fd.Leaks(); l != "" {
 		t.Fatal(l)
 	}
 }

@@ -32,7 +32,7 @@ type Backend struct {
 	report Report
 
 	probeFn func() Report                                  // nil: Probe
-	openFn  func() (deviceAPI, runner, Device, int, error) // nil: NewContext(0)
+	openFn  func() (DeviceAPI, runner, Device, int, error) // nil: NewContext(0)
 	alloc   *Allocator                                     // stable, for buffers and pools
 	devOnce sync.Once
 	dev     *device
@@ -52,7 +52,7 @@ type Backend struct {
 	simBlocks    int            // blocks of a grid on the simulated device (0: simGridBlocks; tests raise it)
 	parkTimeout  time.Duration  // a device epoch's wait for each ring's ack (0: DefaultParkTimeout)
 	epochSpacing time.Duration  // the least time between two device epochs (WithEpochSpacing)
-	sim          any            // the simulated device of NewSimulatedBackend (simhazard.go)
+	sim          HostDevice     // the device of NewHostBackend (hostdevice.go), nil on the driver
 	profile      *DeviceProfile // WithDeviceProfile's, or nil (profile.go)
 }
 
@@ -65,7 +65,7 @@ func NewBackend(opts ...BackendOption) *Backend {
 	return b
 }
 
-func newBackend(probe func() Report, open func() (deviceAPI, runner, Device, int, error)) *Backend {
+func newBackend(probe func() Report, open func() (DeviceAPI, runner, Device, int, error)) *Backend {
 	b := &Backend{probeFn: probe, openFn: open, name: "cuda:0", epochSpacing: DefaultEpochSpacing}
 	b.alloc = &Allocator{name: BackendName + ":0", dev: b.device}
 	return b
@@ -85,7 +85,7 @@ func (b *Backend) probe() Report {
 }
 
 // openContext is the production openFn: device 0's primary context.
-func openContext() (deviceAPI, runner, Device, int, error) {
+func openContext() (DeviceAPI, runner, Device, int, error) {
 	c, err := NewContext(0)
 	if err != nil {
 		return nil, nil, 0, 0, err
@@ -139,8 +139,9 @@ func (b *Backend) device() (*device, error) {
 // Report returns what the driver probe found.
 func (b *Backend) Report() Report { return b.probe() }
 
-// Name is "cuda:0" ("cuda:N" with WithOrdinal(N); "cuda:sim" for
-// NewSimulatedBackend, "cuda:simN" for one of several NewSimulatedBackends).
+// Name is "cuda:0" ("cuda:N" with WithOrdinal(N); a [NewHostBackend]'s
+// name, e.g. "cuda:sim" for simdevice.NewBackend and "cuda:simN" for one
+// of several simdevice.NewBackends).
 func (b *Backend) Name() string { return b.name }
 
 // Kind is gpu.KindCUDA.

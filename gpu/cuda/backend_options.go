@@ -2,7 +2,7 @@ package cuda
 
 import "time"
 
-// BackendOption configures a Backend ([NewBackend], [NewSimulatedBackend]).
+// BackendOption configures a Backend ([NewBackend], [NewHostBackend]).
 type BackendOption func(*Backend)
 
 // WithArenaBytes sets the pinned memory reserved when the device opens,

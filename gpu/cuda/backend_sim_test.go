@@ -249,7 +249,7 @@ func TestSimulatedBatchAndResidency(t *testing.T) {
 	if err := b.ExecuteBatch(ctx, spec, items, outs, nil); err != nil {
 		t.Fatal(err)
 	}
-	if n := fd.sim.Launches("rc_add_f64"); n != 5 {
+	if n := fd.Sim().Launches("rc_add_f64"); n != 5 {
 		t.Fatalf("%d launches, want 5", n)
 	}
 	for i, o := range outs {
@@ -300,7 +300,7 @@ func TestSimulatedOutOfMemory(t *testing.T) {
 	if !errors.As(err, &drv) || drv.Result() != ErrOutOfMemory {
 		t.Fatalf("no driver error inside %v", err)
 	}
-	if allocs, _ := fd.sim.Used(); allocs != 0 {
+	if allocs, _ := fd.Sim().Used(); allocs != 0 {
 		t.Fatalf("%d allocations after a failed execute", allocs)
 	}
 }
@@ -341,15 +341,15 @@ func TestSimulatedRunPTX(t *testing.T) {
 	if err := b.Available(); err != nil {
 		t.Fatal(err)
 	}
-	loads := fd.loads
+	loads := fd.ModuleLoads()
 	ptx := append([]byte(nil), OneShotPTX...)
 	for range 2 {
 		if err := b.RunPTX(ctx, ptx, "rc_add_f64", []*gpu.UnifiedBuffer{x, y}, out, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if fd.loads != loads+1 {
-		t.Fatalf("%d module loads for one image run twice", fd.loads-loads)
+	if fd.ModuleLoads() != loads+1 {
+		t.Fatalf("%d module loads for one image run twice", fd.ModuleLoads()-loads)
 	}
 	xs, ys, got := values(t, x), values(t, y), values(t, out)
 	for i := range got {
@@ -428,7 +428,7 @@ func TestSimulatedClosedBackend(t *testing.T) {
 // one-shot kernels.
 func TestSimulatedWatchdogRefusesPersistent(t *testing.T) {
 	fd := newFakeDevice(1 << 20)
-	fd.setAttr(AttrKernelExecTimeout, 1)
+	fd.SetAttribute(AttrKernelExecTimeout, 1)
 	b, _ := newSimBackend(t, fd)
 	err := b.CheckPersistent()
 	var we *WatchdogError

@@ -4,8 +4,8 @@ import "strconv"
 
 // WithOrdinal makes a [NewBackend] backend open device i (default 0)
 // instead of device 0: its Name is "cuda:i". A backend whose ordinal the
-// driver does not list reports it through Available. NewSimulatedBackend
-// ignores it (see NewSimulatedBackends).
+// driver does not list reports it through Available. A [NewHostBackend]
+// (a simulated device) ignores it: its ordinal is NewHostBackend's.
 func WithOrdinal(i int) BackendOption {
 	return func(b *Backend) {
 		if i < 0 || b.sim != nil {
@@ -16,7 +16,7 @@ func WithOrdinal(i int) BackendOption {
 		b.alloc.name = b.name
 		if b.openFn == nil || b.ordinalOpen {
 			b.ordinalOpen = true
-			b.openFn = func() (deviceAPI, runner, Device, int, error) {
+			b.openFn = func() (DeviceAPI, runner, Device, int, error) {
 				c, err := NewContext(i)
 				if err != nil {
 					return nil, nil, 0, 0, err
@@ -43,8 +43,8 @@ func NewBackends(opts ...BackendOption) []*Backend {
 	return out
 }
 
-// Ordinal is the device ordinal the backend opens (WithOrdinal; for
-// NewSimulatedBackends, its index).
+// Ordinal is the device ordinal the backend opens (WithOrdinal; for a
+// [NewHostBackend], its ordinal argument: simdevice.NewBackends' index).
 func (b *Backend) Ordinal() int { return b.ordinal }
 
 // DeviceInfo describes the backend's device as the driver probe found it

@@ -22,7 +22,7 @@ type deviceAttrs struct {
 	CanMapHostMemory   bool // cuMemHostAlloc(DEVICEMAP) works
 }
 
-func queryAttrs(api deviceAPI, dev Device) (deviceAttrs, error) {
+func queryAttrs(api DeviceAPI, dev Device) (deviceAttrs, error) {
 	var a deviceAttrs
 	var timeout, canMap int
 	for _, q := range []struct {
@@ -75,7 +75,7 @@ func (a deviceAttrs) grid1D(n uint64, block uint32) uint32 {
 // Fields below "thread-confined" are only used on the context's thread,
 // inside run.Do, which serialises them; they need no lock.
 type device struct {
-	api     deviceAPI
+	api     DeviceAPI
 	run     runner
 	ordinal int
 	attrs   deviceAttrs
@@ -125,7 +125,7 @@ type batch struct {
 // released, run is closed, and the error is a *gpu.DeviceError
 // (DeviceUnavailable for a one-shot module that does not load, with the
 // *ModuleLoadError inside).
-func openDevice(api deviceAPI, run runner, dev Device, ordinal int, arenaBytes uintptr) (*device, error) {
+func openDevice(api DeviceAPI, run runner, dev Device, ordinal int, arenaBytes uintptr) (*device, error) {
 	d := &device{api: api, run: run, ordinal: ordinal, fns: map[string]Function{},
 		staging: map[int][]unsafe.Pointer{}, ptx: map[[32]byte]*ptxModule{}}
 	err := run.Do(func() error {

@@ -23,9 +23,10 @@ import (
 // rings are live. Correct, but every allocation and free then parks the
 // rings; EpochStats shows how often.
 
-// asyncAllocAPI is the stream-ordered allocator of the driver. *Driver
-// implements it; the simulated device does too.
-type asyncAllocAPI interface {
+// AsyncAllocAPI is the stream-ordered allocator of the driver. *[Driver]
+// implements it; a [DeviceAPI] that implements it too (the simulated
+// device) gets the backend's pool path instead of the fallback.
+type AsyncAllocAPI interface {
 	HasStreamOrderedAlloc() bool
 	DeviceGetDefaultMemPool(dev Device) (MemPool, error)
 	MemPoolSetReleaseThreshold(pool MemPool, bytes uint64) error
@@ -33,12 +34,12 @@ type asyncAllocAPI interface {
 	MemFreeAsync(p DevicePtr, s Stream) error
 }
 
-var _ asyncAllocAPI = (*Driver)(nil)
+var _ AsyncAllocAPI = (*Driver)(nil)
 
 // memState is the device's allocation state: the memory pool (nil when
 // the fallback is used) and the pinned arena. Thread-confined.
 type memState struct {
-	async asyncAllocAPI // nil: the fallback (cuMemAlloc / cuMemFree in epochs)
+	async AsyncAllocAPI // nil: the fallback (cuMemAlloc / cuMemFree in epochs)
 	pool  MemPool
 	arena *arena
 }
@@ -46,7 +47,7 @@ type memState struct {
 // openMemory sets up the pool, if the driver and device have one, and
 // reserves the pinned arena (inside Do, before any ring runs).
 func (d *device) openMemory(dev Device, arenaBytes uintptr) error {
-	if a, ok := d.api.(asyncAllocAPI); ok && a.HasStreamOrderedAlloc() {
+	if a, ok := d.api.(AsyncAllocAPI); ok && a.HasStreamOrderedAlloc() {
 		if v, err := d.api.DeviceGetAttribute(AttrMemoryPoolsSupported, dev); err == nil && v != 0 {
 			pool, err := a.DeviceGetDefaultMemPool(dev)
 			if err == nil {

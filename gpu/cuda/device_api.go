@@ -2,14 +2,15 @@ package cuda
 
 import "unsafe"
 
-// deviceAPI is the part of the driver the backend uses: memory, copies,
-// modules, launches, streams, events and device attributes. *Driver
-// implements it; tests substitute a simulated device (gpu/cuda/hostsim)
-// so the backend's own code — allocation, argument packing, launch shapes,
-// copies — runs on machines without a GPU. Every method except
-// DeviceGetAttribute needs the context current, so it is called inside
-// [Context.Do] (or the test runner's equivalent).
-type deviceAPI interface {
+// DeviceAPI is the part of the driver a [Backend] uses: memory, copies,
+// modules, launches, streams, events and device attributes. *[Driver]
+// implements it; so does a [HostDevice] — the simulated device of package
+// gpu/cuda/simdevice, on which the backend's own code (allocation, argument
+// packing, launch shapes, copies, ring programs) runs on machines without a
+// GPU. Every method except DeviceGetAttribute needs the context current, so
+// the backend calls it inside [Context.Do] (or, for a HostDevice, on the
+// backend's own locked thread).
+type DeviceAPI interface {
 	DeviceGetAttribute(attr DeviceAttribute, dev Device) (int, error)
 	MemGetInfo() (free, total uint64, err error)
 
@@ -38,7 +39,7 @@ type deviceAPI interface {
 	EventDestroy(e Event) error
 }
 
-var _ deviceAPI = (*Driver)(nil)
+var _ DeviceAPI = (*Driver)(nil)
 
 // runner runs functions on the thread that has the device's context
 // current: a [Context] in production, a plain locked worker in tests.

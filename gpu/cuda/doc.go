@@ -31,6 +31,27 @@
 // one Do (enqueue copies, launch, record an event) rather than one Do per
 // call.
 //
+// # Simulated devices
+//
+// The package links no simulator. A [Backend] runs on the driver
+// ([NewBackend]) or on a [HostDevice] ([NewHostBackend]): package
+// gpu/cuda/simdevice is the simulated device (over the C++ simulator of
+// gpu/cuda/hostsim), imported by tests and by the commands that offer
+// simulated devices, never by this package.
+//
+// # Where things are
+//
+// The driver binding: driver*.go, driver_cgo.c, loader.go, context.go,
+// types.go, handles.go, errors.go, probe.go, moduleloading.go,
+// loadingmode*.go, nvrtc*.go. The device a backend opens and the one-shot
+// compute backend: backend*.go, backends.go, device*.go, arena.go,
+// mempool.go, module_load.go, kernels_oneshot.go, runptx.go, ptx.go,
+// profile.go, hostdevice.go. The device ring runtime: ring_program*.go
+// (programs: source, compile, load), ring_engine.go and ring_fault.go
+// (a ring kernel's rings, control block and faults), ring_grid*.go (one
+// persistent grid per program, kernels as mailboxes, the mailbox table),
+// epoch*.go (device epochs: park, synchronising call, relaunch).
+//
 // The cgo layer builds on linux with cgo enabled; elsewhere the package
 // compiles to a stub whose loader always reports DeviceUnavailable.
 package cuda

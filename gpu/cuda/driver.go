@@ -44,19 +44,6 @@ func openDriver(path string) (*Driver, string) {
 	return &Driver{api: api, path: C.GoString(&libbuf[0])}, ""
 }
 
-func (d Dim3) norm() Dim3 {
-	if d.X == 0 {
-		d.X = 1
-	}
-	if d.Y == 0 {
-		d.Y = 1
-	}
-	if d.Z == 0 {
-		d.Z = 1
-	}
-	return d
-}
-
 // symbolNames lists the entry points the loader resolves, in table order.
 func symbolNames() []string {
 	n := int(C.rc_cuda_symbol_count())
@@ -226,7 +213,7 @@ func (d *Driver) LaunchKernel(f Function, grid, block Dim3, sharedMem uint32, s 
 		return &DriverError{Call: "cuLaunchKernel", Code: int(ErrInvalidValue), Name: "CUDA_ERROR_INVALID_VALUE",
 			Message: fmt.Sprintf("%d kernel parameters, at most %d supported", len(args), MaxKernelArgs)}
 	}
-	g, b := grid.norm(), block.norm()
+	g, b := grid.Norm(), block.Norm()
 	var argp *C.ulonglong
 	if len(args) > 0 {
 		argp = (*C.ulonglong)(unsafe.Pointer(&args[0]))

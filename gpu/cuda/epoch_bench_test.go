@@ -118,7 +118,7 @@ func BenchmarkExecuteBesideRing(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
-			if hz := SimulatedHazards(be); hz != nil && len(hz.Raised()) != 0 {
+			if hz := simHazards(be); hz != nil && len(hz.Raised()) != 0 {
 				b.Fatalf("hazards: %v", hz.Raised())
 			}
 		})

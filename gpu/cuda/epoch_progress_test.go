@@ -49,7 +49,7 @@ func TestRelaunchedRingHandlesBacklog(t *testing.T) {
 	err = d.do(func() error {
 		return d.epoch(context.Background(), "test", func() error {
 			k.Activate()
-			return fd.enqueue(k.stream, func() error { <-release; return nil })
+			return fd.Enqueue(k.stream, func() error { <-release; return nil })
 		})
 	})
 	if err != nil {

@@ -120,7 +120,7 @@ func TestDeviceEpochKeepsMessages(t *testing.T) {
 
 func epochsKeepMessages(t *testing.T, mode hostsim.HazardMode) {
 	b, _ := newSimBackend(t, nil)
-	SimulatedHazards(b).SetMode(mode, time.Until(hangDeadline(t))) // the watchdog as a hang guard
+	simHazards(b).SetMode(mode, time.Until(hangDeadline(t))) // the watchdog as a hang guard
 	rings := []*RingKernel{launchRing(t, b), launchRing(t, b)}
 	for _, k := range rings {
 		k.Activate()
@@ -237,7 +237,7 @@ func TestStrictHazardModelBites(t *testing.T) {
 // load through LoadPTX) parks the ring and does not wait at all.
 func TestBlockingModeWaits(t *testing.T) {
 	b, _ := newSimBackend(t, nil)
-	hz := SimulatedHazards(b)
+	hz := simHazards(b)
 	hz.SetMode(hostsim.HazardBlocking, time.Until(hangDeadline(t))) // the watchdog as a hang guard
 	k := launchRing(t, b)
 	img := append(append([]byte(nil), OneShotPTX...), "\n// another image\n"...)
@@ -314,7 +314,7 @@ func TestTerminateDuringEpoch(t *testing.T) {
 // the strict model passes.
 func TestFallbackAllocatorParksRings(t *testing.T) {
 	fd := newFakeDevice(64 << 20)
-	fd.noPool = true
+	fd.DisablePool()
 	b, _ := newSimBackend(t, fd)
 	if b.StreamOrderedAlloc() {
 		t.Fatal("the pool was used although the driver has none")
@@ -345,11 +345,11 @@ func TestArenaGrowsInEpoch(t *testing.T) {
 	WithArenaBytes(int(size))(b) // room for exactly one ring
 	first := launchRing(t, b)
 	first.Activate()
-	allocs := fd.sim.HostAllocs()
+	allocs := fd.Sim().HostAllocs()
 	second := launchRing(t, b)
 	second.Activate()
-	if fd.sim.HostAllocs() != allocs+1 {
-		t.Fatalf("pinned allocations %d -> %d", allocs, fd.sim.HostAllocs())
+	if fd.Sim().HostAllocs() != allocs+1 {
+		t.Fatalf("pinned allocations %d -> %d", allocs, fd.Sim().HostAllocs())
 	}
 	if st := b.EpochStats(); st.Count < 1 || st.LastReason != "cuMemHostAlloc" {
 		t.Fatalf("epoch stats %+v", st)
@@ -387,7 +387,7 @@ func TestCloseStopsLiveRings(t *testing.T) {
 	if _, err := k.TrySubmit(ringmsg.Sum.TypeID(), 8, sumMsg(8)); !errors.Is(err, ErrRingClosed) {
 		t.Fatalf("TrySubmit after Close = %v", err)
 	}
-	if l := fd.leaks(); l != "" {
+	if l := fd.Leaks(); l != "" {
 		t.Fatalf("leaked %s", l)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"reflect"
 
 	"github.com/ringactor/ringactor/gpu/cuda"
+	"github.com/ringactor/ringactor/gpu/cuda/simdevice"
 	"github.com/ringactor/ringactor/gpu/ringmsg"
 )
 
@@ -20,7 +21,7 @@ import (
 // simulated device here checks every driver call against the hazard model
 // in strict mode.
 func ExampleBackend_DeviceEpoch() {
-	b := cuda.NewSimulatedBackend(64<<20, cuda.WithArenaBytes(8<<20))
+	b := simdevice.NewBackend(64<<20, cuda.WithArenaBytes(8<<20))
 	defer func() {
 		if err := b.Close(); err != nil {
 			log.Fatal(err)
@@ -51,7 +52,7 @@ func ExampleBackend_DeviceEpoch() {
 	}
 	st := b.EpochStats()
 	fmt.Println("epochs:", st.Count, "rings parked:", st.RingsParked)
-	fmt.Println("hazards:", len(cuda.SimulatedHazards(b).Raised()))
+	fmt.Println("hazards:", len(simdevice.Hazards(b).Raised()))
 	if err := k.Close(ctx); err != nil {
 		log.Fatal(err)
 	}

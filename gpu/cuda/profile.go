@@ -17,8 +17,9 @@ import (
 // On a real device ([NewBackend]) the SM figures come from the device's
 // attributes, MaxResidentGrids from [MaxResidentGrids] (it is no
 // attribute) and HardwareQueues from CUDA_DEVICE_MAX_CONNECTIONS
-// ([HardwareQueues]). The simulated device ([NewSimulatedBackend]) takes
-// it from [WithDeviceProfile], [H100Profile] by default, and enforces it
+// ([HardwareQueues]). The simulated device (simdevice.NewBackend, a
+// [HostDevice]) takes it from [WithDeviceProfile], [H100Profile] by
+// default, and enforces it
 // (see hostsim.Limits): a launch that cannot become resident beside
 // persistent kernels, or a command that waits for one on a hardware queue
 // other streams share, is a hazard. A zero figure is unknown (not
@@ -151,7 +152,7 @@ func readProfile(get func(DeviceAttribute) (int, error), name, maxConnections st
 }
 
 // WithDeviceProfile sets the device profile. On the simulated device
-// ([NewSimulatedBackend]) it is the device's hardware, enforced by its
+// (simdevice.NewBackend) it is the device's hardware, enforced by its
 // hazard model (default [H100Profile]). On a real device it replaces the
 // profile read from the device in what [Backend.Profile] reports, for a
 // runtime that plans for a smaller device; the hardware keeps its own
@@ -171,17 +172,14 @@ func (b *Backend) Profile() (DeviceProfile, error) {
 	return d.profile, nil
 }
 
-// profiled is a device that knows its own profile: the simulated one.
-type profiled interface{ deviceProfile() DeviceProfile }
-
 // openProfile is the profile of an opening device: the WithDeviceProfile
 // one, a simulated device's own, or the one read from the device.
-func (b *Backend) openProfile(api deviceAPI, dev Device) (DeviceProfile, error) {
+func (b *Backend) openProfile(api DeviceAPI, dev Device) (DeviceProfile, error) {
 	if b.profile != nil {
 		return *b.profile, b.profile.Validate()
 	}
-	if s, ok := api.(profiled); ok {
-		return s.deviceProfile(), nil
+	if s, ok := api.(HostDevice); ok {
+		return s.Profile(), nil
 	}
 	name := ""
 	if r := b.probe(); len(r.Devices) > 0 {

@@ -39,7 +39,7 @@ func TestRingKernelOnSimulatedDevice(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if fd.sim.HostAllocs() == 0 {
+	if fd.Sim().HostAllocs() == 0 {
 		t.Fatal("no mapped host allocation")
 	}
 	var msg ringmsg.VecMsg
@@ -127,7 +127,7 @@ func TestRingKernelNotAcknowledged(t *testing.T) {
 
 func TestRingKernelRefusedOnWatchdogDevice(t *testing.T) {
 	fd := newFakeDevice(1 << 20)
-	fd.setAttr(AttrKernelExecTimeout, 1)
+	fd.SetAttribute(AttrKernelExecTimeout, 1)
 	b, _ := newSimBackend(t, fd)
 	if _, err := b.LaunchRingProgram(&RingProgram{}, RingConfig{}); !errors.Is(err, ErrKernelExecTimeout) {
 		t.Fatalf("LaunchRingProgram on a watchdog device = %v", err)

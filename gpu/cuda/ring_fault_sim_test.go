@@ -31,10 +31,10 @@ func TestSimStreamQuery(t *testing.T) {
 		t.Fatalf("empty stream: %v", err)
 	}
 	release, running := make(chan struct{}), make(chan struct{})
-	if err := fd.enqueue(s, func() error { close(running); <-release; return nil }); err != nil {
+	if err := fd.Enqueue(s, func() error { close(running); <-release; return nil }); err != nil {
 		t.Fatal(err)
 	}
-	if err := fd.enqueue(s, func() error { return nil }); err != nil {
+	if err := fd.Enqueue(s, func() error { return nil }); err != nil {
 		t.Fatal(err)
 	}
 	var de *DriverError
@@ -52,7 +52,7 @@ func TestSimStreamQuery(t *testing.T) {
 	if err := fd.StreamQuery(s); err != nil {
 		t.Fatalf("finished work: %v", err)
 	}
-	if err := fd.enqueue(s, func() error {
+	if err := fd.Enqueue(s, func() error {
 		return fakeErr("cuLaunchKernel", ErrIllegalAddress, "CUDA_ERROR_ILLEGAL_ADDRESS", "an illegal address")
 	}); err != nil {
 		t.Fatal(err)
@@ -100,7 +100,7 @@ func TestRingKernelFaultFromStreamQuery(t *testing.T) {
 	b, _ := newSimulated(fd)
 	defer func() {
 		_ = b.Close() // a faulted context may report its fault again
-		if l := fd.leaks(); l != "" {
+		if l := fd.Leaks(); l != "" {
 			t.Errorf("after Close the backend left %s", l)
 		}
 	}()

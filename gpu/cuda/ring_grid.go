@@ -294,8 +294,8 @@ func (d *device) gridFunction(p *RingProgram) (Function, error) {
 	}
 	var f Function
 	var err error
-	if loader, ok := d.api.(hostProgramLoader); ok && p.sim {
-		f, err = loader.hostGrid(p.fn)
+	if loader, ok := d.api.(HostDevice); ok && p.sim {
+		f, err = loader.HostGrid(p.fn)
 	} else if m, ok := d.ptx[p.src.Hash]; ok {
 		if f, ok = m.fns[p.src.GridEntry]; !ok {
 			if f, err = d.api.ModuleGetFunction(m.mod, p.src.GridEntry); err == nil {

@@ -97,10 +97,10 @@ func testMailboxesShareOneGrid(t *testing.T, blocks int) {
 			}
 		}
 	}
-	if n := fd.sim.Launches("rc_grid_saxpy"); n != 1 {
+	if n := fd.Sim().Launches("rc_grid_saxpy"); n != 1 {
 		t.Fatalf("%d grid launches, want 1", n)
 	}
-	if n := fd.sim.Launches("rc_ring_saxpy"); n != 0 {
+	if n := fd.Sim().Launches("rc_ring_saxpy"); n != 0 {
 		t.Fatalf("%d kernel launches, want 0", n)
 	}
 	if s := b.MailboxStats(); s.Grids != 1 || s.Mailboxes != 0 {

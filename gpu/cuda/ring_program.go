@@ -21,14 +21,6 @@ var RingProgramOptions = []string{"--fmad=false"}
 // simulated device, where every thread is a host thread.
 const simRingThreads = 4
 
-// hostProgramLoader is implemented by the simulated device: it builds a
-// program's host source and returns a function that launches it.
-type hostProgramLoader interface {
-	loadHostProgram(ctx context.Context, src *RingProgramSource) (Function, error)
-	attachHostProgram(fn Function) error
-	hostGrid(fn Function) (Function, error)
-}
-
 // RingProgram is a device ring program loaded on one backend: compiled by
 // NVRTC, its module loaded and its entry resolved (on the simulated device:
 // built for the host and loaded), ready for LaunchRingProgram.
@@ -75,10 +67,8 @@ func (b *Backend) RingProgramCache(src *RingProgramSource) (cache string, built 
 	if src == nil {
 		return "", false
 	}
-	if c, ok := b.sim.(interface {
-		programCache(*RingProgramSource) (string, bool)
-	}); ok {
-		return c.programCache(src)
+	if b.sim != nil {
+		return b.sim.ProgramCache(src)
 	}
 	arch, err := b.NVRTCArch()
 	if err != nil {
@@ -155,7 +145,7 @@ func (b *Backend) LoadRingProgram(ctx context.Context, src *RingProgramSource) (
 	if err != nil {
 		return nil, err
 	}
-	loader, sim := d.api.(hostProgramLoader)
+	loader, sim := d.api.(HostDevice)
 	// The device's own target (compute_90 on an H100); "" when NVRTC is
 	// missing, which the compilation then reports.
 	arch, err := b.NVRTCArch()
@@ -168,13 +158,13 @@ func (b *Backend) LoadRingProgram(ctx context.Context, src *RingProgramSource) (
 	}
 	p := &RingProgram{src: src, ptx: ptx, d: d, sim: sim}
 	if sim {
-		if p.fn, err = loader.loadHostProgram(ctx, src); err != nil {
+		if p.fn, err = loader.LoadHostProgram(ctx, src); err != nil {
 			return nil, err
 		}
 		// The simulated module load: in a device epoch when rings run, as on
 		// a GPU.
 		err = d.do(func() error {
-			return d.epoch(ctx, "cuModuleLoadDataEx", func() error { return loader.attachHostProgram(p.fn) })
+			return d.epoch(ctx, "cuModuleLoadDataEx", func() error { return loader.AttachHostProgram(p.fn) })
 		})
 		if err != nil {
 			return nil, deviceErr(d.ordinal, err)

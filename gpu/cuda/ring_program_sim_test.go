@@ -104,7 +104,7 @@ func TestRingProgramOnSimulatedDevice(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if n := fd.sim.Launches("rc_ring_saxpy"); n != 2 {
+	if n := fd.Sim().Launches("rc_ring_saxpy"); n != 2 {
 		t.Fatalf("%d launches", n)
 	}
 }

@@ -6,7 +6,7 @@
 // ring round trips, Execute beside a ring, device epochs, idle wake-up, a
 // device fault moving kernels to their fallbacks).
 //
-// The same code runs on the simulated device (cuda.NewSimulatedBackend; the
+// The same code runs on the simulated device (simdevice.NewBackend; the
 // package's tests and `ringactor selftest --device=sim`) and on a real GPU
 // (`ringactor selftest --device`), so nothing is copied for the GPU. Checks
 // only the simulator can make (its strict hazard model) are reported as

@@ -9,15 +9,16 @@ import (
 
 	"github.com/ringactor/ringactor/gpu/cuda"
 	"github.com/ringactor/ringactor/gpu/cuda/hostsim"
+	"github.com/ringactor/ringactor/gpu/cuda/simdevice"
 )
 
 // simBackend returns a simulated device.
-func simBackend() (*cuda.Backend, error) { return cuda.NewSimulatedBackend(simMemBytes), nil }
+func simBackend() (*cuda.Backend, error) { return simdevice.NewBackend(simMemBytes), nil }
 
 // simRaised returns a check that the simulated device's hazard model has
 // raised nothing so far.
 func simRaised(b *cuda.Backend) func(when string) error {
-	hz := cuda.SimulatedHazards(b)
+	hz := simdevice.Hazards(b)
 	return func(when string) error {
 		if r := hz.Raised(); len(r) > 0 {
 			return fmt.Errorf("%s: the hazard model raised %d hazards, the first: %w", when, len(r), r[0])
@@ -29,7 +30,7 @@ func simRaised(b *cuda.Backend) func(when string) error {
 // simHazardModel checks, beside b's live SAXPY ring, that a synchronising
 // call fails in strict mode and waits for the watchdog in blocking mode.
 func simHazardModel(e *Env, b *cuda.Backend) error {
-	hz := cuda.SimulatedHazards(b)
+	hz := simdevice.Hazards(b)
 	var he *hostsim.HazardError
 	e.Progress("strict mode: cuMemFree beside the ring")
 	if err := hz.Call("cuMemFree_v2"); !errors.As(err, &he) || he.Kernel != "rc_ring_saxpy" {

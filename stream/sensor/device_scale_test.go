@@ -10,14 +10,14 @@ import (
 	"testing"
 
 	"github.com/ringactor/ringactor/actors"
-	"github.com/ringactor/ringactor/gpu/cuda"
+	"github.com/ringactor/ringactor/gpu/cuda/simdevice"
 )
 
 // TestDeviceScaleMatchesCPU runs the scale stage's arithmetic through the
 // device scale kernel, on the simulated device and as its fallback, and
 // compares every value bit for bit with the CPU stage's.
 func TestDeviceScaleMatchesCPU(t *testing.T) {
-	sim := cuda.NewSimulatedBackend(64 << 20)
+	sim := simdevice.NewBackend(64 << 20)
 	t.Cleanup(func() { _ = sim.Close() })
 	cfg := DefaultConfig()
 	cfg.Scale, cfg.Offset = 1.0000001, -3.25
@@ -88,7 +88,7 @@ func TestDeviceScaleMatchesCPU(t *testing.T) {
 // the simulated device and compares its output, rejects and counters with
 // the CPU run's; OnStage says where each stage ran.
 func TestRunWithDeviceScale(t *testing.T) {
-	sim := cuda.NewSimulatedBackend(64 << 20)
+	sim := simdevice.NewBackend(64 << 20)
 	t.Cleanup(func() { _ = sim.Close() })
 	in := messy{lines: 5000, seed: 14, header: true, crlf: 2, disorder: 3000}.generate()
 	cfg := DefaultConfig()

@@ -36,19 +36,28 @@ func TestLayering(t *testing.T) {
 	}
 }
 
-// goList returns the module's path and its packages with their non-test
-// imports.
-func goList(t *testing.T) (string, []pkg) {
+// goCmd runs the go command in the module root and returns its output:
+// the test fails when the command does, and is skipped without a go
+// command.
+func goCmd(t *testing.T, args ...string) []byte {
 	t.Helper()
-	cmd := exec.Command("go", "list", "-e", "-f", "{{.ImportPath}}\t{{with .Module}}{{.Path}}{{end}}\t{{join .Imports \" \"}}{{with .Error}}\t{{.Err}}{{end}}", "./...")
+	cmd := exec.Command("go", args...)
 	cmd.Dir = root
 	out, err := cmd.Output()
 	if err != nil {
 		if ee, ok := err.(*exec.ExitError); ok {
-			t.Fatalf("go list: %v\n%s", err, ee.Stderr)
+			t.Fatalf("go %s: %v\n%s", args[0], err, ee.Stderr)
 		}
 		t.Skipf("no go command: %v", err)
 	}
+	return out
+}
+
+// goList returns the module's path and its packages with their non-test
+// imports.
+func goList(t *testing.T) (string, []pkg) {
+	t.Helper()
+	out := goCmd(t, "list", "-e", "-f", "{{.ImportPath}}\t{{with .Module}}{{.Path}}{{end}}\t{{join .Imports \" \"}}{{with .Error}}\t{{.Err}}{{end}}", "./...")
 	var module string
 	var pkgs []pkg
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {

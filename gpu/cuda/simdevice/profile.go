@@ -1,11 +1,14 @@
 //go:build linux && cgo
 
-package cuda
+package simdevice
 
-import "github.com/ringactor/ringactor/gpu/cuda/hostsim"
+import (
+	"github.com/ringactor/ringactor/gpu/cuda"
+	"github.com/ringactor/ringactor/gpu/cuda/hostsim"
+)
 
-// The simulated device's hardware: a DeviceProfile (H100Profile unless
-// WithDeviceProfile chose another) that its hazard model enforces —
+// The simulated device's hardware: a cuda.DeviceProfile (cuda.H100Profile unless
+// cuda.WithDeviceProfile chose another) that its hazard model enforces —
 // resident grids, resident blocks, threads, shared memory and registers
 // per SM, and hardware work queues (hostsim.Limits). The device runs a
 // grid's blocks on far fewer host threads than the profile's SMs hold
@@ -13,26 +16,25 @@ import "github.com/ringactor/ringactor/gpu/cuda/hostsim"
 // with the profile's numbers. Register use of host-compiled kernels is
 // unknown, so registers are not counted.
 
-var _ profiled = (*fakeDevice)(nil)
-
 // limits are the numbers of p the hazard model enforces.
-func (p DeviceProfile) limits() hostsim.Limits {
+func limits(p cuda.DeviceProfile) hostsim.Limits {
 	return hostsim.Limits{SMs: p.SMs, ResidentGrids: p.MaxResidentGrids, BlocksPerSM: p.MaxBlocksPerSM,
 		ThreadsPerSM: p.MaxThreadsPerSM, SharedMemPerSM: p.SharedMemPerSM,
 		SharedMemReservedPerBlock: p.SharedMemReservedPerBlock, RegistersPerSM: p.RegistersPerSM,
 		HardwareQueues: p.HardwareQueues}
 }
 
-// setProfile makes p the device's hardware (before its first stream).
-func (f *fakeDevice) setProfile(p DeviceProfile) {
+// SetProfile makes p the device's hardware (before its first stream):
+// cuda.HostDevice's, called by the backend for cuda.WithDeviceProfile.
+func (f *Device) SetProfile(p cuda.DeviceProfile) {
 	f.mu.Lock()
 	f.profile = p
 	f.mu.Unlock()
-	f.hz.SetLimits(p.limits())
+	f.hz.SetLimits(limits(p))
 }
 
-// deviceProfile implements profiled.
-func (f *fakeDevice) deviceProfile() DeviceProfile {
+// Profile is the device's hardware (cuda.HostDevice's).
+func (f *Device) Profile() cuda.DeviceProfile {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.profile

@@ -1,18 +1,22 @@
 //go:build linux && cgo
 
-package cuda
+package simdevice
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/ringactor/ringactor/gpu/cuda"
+)
 
 // TestSimStreamSyncLeavesIdle: a cuStreamSynchronize of the simulated
 // device that returns leaves the stream idle:
 // cuStreamQuery right after it says CUDA_SUCCESS, every time. The stream
 // used to count an op done only after waking the synchroniser, so a query
-// in that window said CUDA_ERROR_NOT_READY (TestSimStreamQuery failed so
+// in that window said CUDA_ERROR_NOT_READY (cuda.TestSimStreamQuery failed so
 // in a CI run); many rounds hit the window.
 func TestSimStreamSyncLeavesIdle(t *testing.T) {
-	fd := newFakeDevice(1 << 20)
-	s, err := fd.StreamCreate(StreamNonBlocking)
+	fd := NewDevice(1 << 20)
+	s, err := fd.StreamCreate(cuda.StreamNonBlocking)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -21,7 +25,7 @@ func TestSimStreamSyncLeavesIdle(t *testing.T) {
 	for i := range rounds {
 		ops := 1 + i%3
 		for range ops {
-			if err := fd.enqueue(s, func() error { return nil }); err != nil {
+			if err := fd.Enqueue(s, func() error { return nil }); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -1,6 +1,6 @@
 //go:build linux && cgo
 
-package cuda
+package simdevice
 
 import (
 	"fmt"
@@ -11,12 +11,12 @@ import (
 // cuda:sim1, …, each its own device with its own info; a lone one stays
 // cuda:sim.
 func TestSimulatedBackendsNames(t *testing.T) {
-	one := NewSimulatedBackends(1, 16<<20)
+	one := NewBackends(1, 16<<20)
 	t.Cleanup(func() { _ = one[0].Close() })
 	if len(one) != 1 || one[0].Name() != "cuda:sim" {
 		t.Fatalf("one simulated device: %d named %q", len(one), one[0].Name())
 	}
-	bs := NewSimulatedBackends(3, 16<<20)
+	bs := NewBackends(3, 16<<20)
 	t.Cleanup(func() {
 		for _, b := range bs {
 			_ = b.Close()
@@ -34,7 +34,7 @@ func TestSimulatedBackendsNames(t *testing.T) {
 			t.Fatalf("device %d: %v", i, err)
 		}
 	}
-	if bs[0].sim == bs[1].sim {
+	if Of(bs[0]) == Of(bs[1]) || Of(bs[0]) == nil {
 		t.Fatal("two simulated backends share a device")
 	}
 }

@@ -22,20 +22,20 @@ func TestSimProfileDefault(t *testing.T) {
 	if p, err := b.Profile(); err != nil || p != H100Profile() {
 		t.Fatalf("Profile = %+v, %v", p, err)
 	}
-	if l := SimulatedHazards(b).Limits(); l.ResidentGrids != 128 || l.SMs != 132 || l.HardwareQueues != 8 {
+	if l := simHazards(b).Limits(); l.ResidentGrids != 128 || l.SMs != 132 || l.HardwareQueues != 8 {
 		t.Fatalf("limits %+v", l)
 	}
 	small := H100Profile()
 	small.Name, small.MaxResidentGrids, small.HardwareQueues = "small", 4, 2
-	b2 := NewSimulatedBackend(16<<20, WithDeviceProfile(small))
+	b2 := simBackend(16<<20, WithDeviceProfile(small))
 	defer b2.Close()
 	if p, err := b2.Profile(); err != nil || p != small {
 		t.Fatalf("Profile = %+v, %v", p, err)
 	}
-	if l := SimulatedHazards(b2).Limits(); l.ResidentGrids != 4 || l.HardwareQueues != 2 {
+	if l := simHazards(b2).Limits(); l.ResidentGrids != 4 || l.HardwareQueues != 2 {
 		t.Fatalf("limits %+v", l)
 	}
-	bad := NewSimulatedBackend(16<<20, WithDeviceProfile(DeviceProfile{HardwareQueues: 99}))
+	bad := simBackend(16<<20, WithDeviceProfile(DeviceProfile{HardwareQueues: 99}))
 	defer bad.Close()
 	if _, err := bad.Profile(); !errors.Is(err, gpu.ErrArgument) {
 		t.Fatalf("a profile of 99 hardware queues: %v", err)
@@ -50,7 +50,7 @@ func TestSimProfileDefault(t *testing.T) {
 // too. Closing one ring frees its slot. The 128 rings still answer.
 func TestSim129PersistentGrids(t *testing.T) {
 	b, _ := newSimBackend(t, nil)
-	hz := SimulatedHazards(b)
+	hz := simHazards(b)
 	prog := sumProgram(t, b)
 	launch := func() (*RingKernel, error) {
 		k, err := b.LaunchRingProgram(prog, RingConfig{Capacity: 16, Threads: 1})
@@ -120,9 +120,9 @@ func TestSimFalseDependency(t *testing.T) {
 	fd := newFakeDevice(64 << 20)
 	p := H100Profile()
 	p.HardwareQueues = 2
-	fd.setProfile(p)
+	fd.SetProfile(p)
 	b, _ := newSimBackend(t, fd)
-	hz := SimulatedHazards(b)
+	hz := simHazards(b)
 	k := launchRing(t, b)
 	d, err := b.device()
 	if err != nil {

@@ -1,6 +1,6 @@
 //go:build linux && cgo
 
-package cuda
+package simdevice
 
 import (
 	"bytes"
@@ -9,19 +9,21 @@ import (
 	"sync"
 	"unsafe"
 
+	"github.com/ringactor/ringactor/gpu/cuda"
 	"github.com/ringactor/ringactor/gpu/cuda/hostsim"
 )
 
-// fakeDevice implements deviceAPI with the simulated device of hostsim
-// (see NewSimulatedBackend):
+// Device is a simulated CUDA device: it implements cuda.HostDevice (the
+// driver API a cuda.Backend uses, cuda.DeviceAPI) with the simulated device
+// of hostsim (see NewBackend):
 // C-heap "device memory", the host-compiled kernels of kernels/*.cu, and
 // streams that really are asynchronous (a goroutine each, running copies
 // and launches in order), so a backend that reuses a staging buffer before
 // synchronising, or reads a result too early, gets wrong data here as it
 // would on a GPU. Module, function and stream handles point at Go objects.
-type fakeDevice struct {
+type Device struct {
 	sim   *hostsim.Device
-	attrs map[DeviceAttribute]int
+	attrs map[cuda.DeviceAttribute]int
 
 	mu        sync.Mutex
 	streams   map[*fakeStream]bool
@@ -30,12 +32,12 @@ type fakeDevice struct {
 	hostFlags map[unsafe.Pointer]uint32 // live MemHostAlloc allocations
 	failAlloc error                     // returned by MemAlloc when set
 
-	hz          *hostsim.Hazards // the hazard model (simhazard.go)
-	profile     DeviceProfile    // the hardware the model enforces (simdevice_profile.go)
-	qmu         sync.Mutex       // a ticket and its command enter the stream together
-	pool        fakePool         // the default memory pool
-	noPool      bool             // no stream-ordered allocator: the backend's fallback
-	asyncAllocs int              // MemAllocFromPoolAsync calls
+	hz          *hostsim.Hazards   // the hazard model (simhazard.go)
+	profile     cuda.DeviceProfile // the hardware the model enforces (simdevice_profile.go)
+	qmu         sync.Mutex         // a ticket and its command enter the stream together
+	pool        fakePool           // the default memory pool
+	noPool      bool               // no stream-ordered allocator: the backend's fallback
+	asyncAllocs int                // MemAllocFromPoolAsync calls
 }
 
 type fakeModule struct{ image []byte }
@@ -53,54 +55,62 @@ type fakeEvent struct {
 
 // fakeAttrs is a small device: 2 SMs of 512 threads, so launches have
 // several blocks of 256 threads but stay cheap on host threads.
-func fakeAttrs() map[DeviceAttribute]int {
-	return map[DeviceAttribute]int{
-		AttrMultiprocessorCount:         2,
-		AttrMaxThreadsPerBlock:          1024,
-		AttrMaxThreadsPerMultiprocessor: 512,
-		AttrMaxGridDimX:                 1<<31 - 1,
-		AttrMaxGridDimY:                 65535,
-		AttrKernelExecTimeout:           0,
-		AttrCanMapHostMemory:            1,
-		AttrMemoryPoolsSupported:        1,
+func fakeAttrs() map[cuda.DeviceAttribute]int {
+	return map[cuda.DeviceAttribute]int{
+		cuda.AttrMultiprocessorCount:         2,
+		cuda.AttrMaxThreadsPerBlock:          1024,
+		cuda.AttrMaxThreadsPerMultiprocessor: 512,
+		cuda.AttrMaxGridDimX:                 1<<31 - 1,
+		cuda.AttrMaxGridDimY:                 65535,
+		cuda.AttrKernelExecTimeout:           0,
+		cuda.AttrCanMapHostMemory:            1,
+		cuda.AttrMemoryPoolsSupported:        1,
 	}
 }
 
-func newFakeDevice(mem uint64) *fakeDevice {
-	f := &fakeDevice{sim: hostsim.NewDevice(mem), attrs: fakeAttrs(), streams: map[*fakeStream]bool{},
+// NewDevice returns a simulated device of mem bytes of memory, its
+// hardware cuda.H100Profile, its hazard model in strict mode. A backend
+// runs on it with NewBackendOn.
+func NewDevice(mem uint64) *Device {
+	f := &Device{sim: hostsim.NewDevice(mem), attrs: fakeAttrs(), streams: map[*fakeStream]bool{},
 		modules: map[*fakeModule]bool{}, hostFlags: map[unsafe.Pointer]uint32{}, hz: hostsim.NewHazards()}
-	f.setProfile(H100Profile())
+	f.SetProfile(cuda.H100Profile())
 	return f
 }
 
-func fakeErr(call string, code Result, name, msg string) error {
-	return &DriverError{Call: call, Code: int(code), Name: name, Message: msg}
+func fakeErr(call string, code cuda.Result, name, msg string) error {
+	return &cuda.DriverError{Call: call, Code: int(code), Name: name, Message: msg}
 }
 
-var _ deviceAPI = (*fakeDevice)(nil)
+var _ cuda.HostDevice = (*Device)(nil)
 
-func (f *fakeDevice) DeviceGetAttribute(attr DeviceAttribute, _ Device) (int, error) {
+// DeviceGetAttribute is cuDeviceGetAttribute: the simulated attributes (fakeAttrs, SetAttribute).
+func (f *Device) DeviceGetAttribute(attr cuda.DeviceAttribute, _ cuda.Device) (int, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	v, ok := f.attrs[attr]
 	if !ok {
-		return 0, fakeErr("cuDeviceGetAttribute", ErrInvalidValue, "CUDA_ERROR_INVALID_VALUE", "attribute not simulated")
+		return 0, fakeErr("cuDeviceGetAttribute", cuda.ErrInvalidValue, "CUDA_ERROR_INVALID_VALUE", "attribute not simulated")
 	}
 	return v, nil
 }
 
-func (f *fakeDevice) setAttr(attr DeviceAttribute, v int) {
+// SetAttribute makes the device report v for attr (a test's device with a
+// kernel execution timeout, say).
+func (f *Device) SetAttribute(attr cuda.DeviceAttribute, v int) {
 	f.mu.Lock()
 	f.attrs[attr] = v
 	f.mu.Unlock()
 }
 
-func (f *fakeDevice) MemGetInfo() (free, total uint64, err error) {
+// MemGetInfo is cuMemGetInfo: the simulated memory's free and total bytes.
+func (f *Device) MemGetInfo() (free, total uint64, err error) {
 	_, used := f.sim.Used()
 	return f.sim.TotalMem() - used, f.sim.TotalMem(), nil
 }
 
-func (f *fakeDevice) MemAlloc(n uint64) (DevicePtr, error) {
+// MemAlloc is cuMemAlloc: device memory from the C heap (a launch barrier in the hazard model).
+func (f *Device) MemAlloc(n uint64) (cuda.DevicePtr, error) {
 	if err := f.hz.Call("cuMemAlloc_v2"); err != nil {
 		return 0, err
 	}
@@ -109,7 +119,7 @@ func (f *fakeDevice) MemAlloc(n uint64) (DevicePtr, error) {
 
 // allocDevice is the device allocation of MemAlloc and
 // MemAllocFromPoolAsync, failing with failAlloc when it is set.
-func (f *fakeDevice) allocDevice(call string, n uint64) (DevicePtr, error) {
+func (f *Device) allocDevice(call string, n uint64) (cuda.DevicePtr, error) {
 	f.mu.Lock()
 	inj := f.failAlloc
 	f.mu.Unlock()
@@ -118,31 +128,33 @@ func (f *fakeDevice) allocDevice(call string, n uint64) (DevicePtr, error) {
 	}
 	p, err := f.sim.Alloc(n)
 	if errors.Is(err, hostsim.ErrDeviceOutOfMemory) {
-		return 0, fakeErr(call, ErrOutOfMemory, "CUDA_ERROR_OUT_OF_MEMORY", "out of memory")
+		return 0, fakeErr(call, cuda.ErrOutOfMemory, "CUDA_ERROR_OUT_OF_MEMORY", "out of memory")
 	}
 	if err != nil {
-		return 0, fakeErr(call, ErrInvalidValue, "CUDA_ERROR_INVALID_VALUE", err.Error())
+		return 0, fakeErr(call, cuda.ErrInvalidValue, "CUDA_ERROR_INVALID_VALUE", err.Error())
 	}
-	return DevicePtr(p), nil
+	return cuda.DevicePtr(p), nil
 }
 
-func (f *fakeDevice) MemFree(p DevicePtr) error {
+// MemFree is cuMemFree (synchronising in the hazard model).
+func (f *Device) MemFree(p cuda.DevicePtr) error {
 	if err := f.hz.Call("cuMemFree_v2"); err != nil {
 		return err
 	}
 	if err := f.sim.Free(uint64(p)); err != nil {
-		return fakeErr("cuMemFree_v2", ErrInvalidValue, "CUDA_ERROR_INVALID_VALUE", err.Error())
+		return fakeErr("cuMemFree_v2", cuda.ErrInvalidValue, "CUDA_ERROR_INVALID_VALUE", err.Error())
 	}
 	return nil
 }
 
-func (f *fakeDevice) MemHostAlloc(n uint64, flags uint32) (unsafe.Pointer, error) {
+// MemHostAlloc is cuMemHostAlloc: pinned host memory (a launch barrier in the hazard model).
+func (f *Device) MemHostAlloc(n uint64, flags uint32) (unsafe.Pointer, error) {
 	if err := f.hz.Call("cuMemHostAlloc"); err != nil {
 		return nil, err
 	}
 	p, err := f.sim.HostAlloc(n)
 	if err != nil {
-		return nil, fakeErr("cuMemHostAlloc", ErrOutOfMemory, "CUDA_ERROR_OUT_OF_MEMORY", err.Error())
+		return nil, fakeErr("cuMemHostAlloc", cuda.ErrOutOfMemory, "CUDA_ERROR_OUT_OF_MEMORY", err.Error())
 	}
 	f.mu.Lock()
 	f.hostFlags[p] = flags
@@ -150,7 +162,8 @@ func (f *fakeDevice) MemHostAlloc(n uint64, flags uint32) (unsafe.Pointer, error
 	return p, nil
 }
 
-func (f *fakeDevice) MemFreeHost(p unsafe.Pointer) error {
+// MemFreeHost is cuMemFreeHost (synchronising in the hazard model).
+func (f *Device) MemFreeHost(p unsafe.Pointer) error {
 	if err := f.hz.Call("cuMemFreeHost"); err != nil {
 		return err
 	}
@@ -158,103 +171,110 @@ func (f *fakeDevice) MemFreeHost(p unsafe.Pointer) error {
 	delete(f.hostFlags, p)
 	f.mu.Unlock()
 	if err := f.sim.HostFree(p); err != nil {
-		return fakeErr("cuMemFreeHost", ErrInvalidValue, "CUDA_ERROR_INVALID_VALUE", err.Error())
+		return fakeErr("cuMemFreeHost", cuda.ErrInvalidValue, "CUDA_ERROR_INVALID_VALUE", err.Error())
 	}
 	return nil
 }
 
-func (f *fakeDevice) MemHostGetDevicePointer(p unsafe.Pointer, flags uint32) (DevicePtr, error) {
+// MemHostGetDevicePointer is cuMemHostGetDevicePointer: the device address of pinned memory allocated with DEVICEMAP.
+func (f *Device) MemHostGetDevicePointer(p unsafe.Pointer, flags uint32) (cuda.DevicePtr, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for base, fl := range f.hostFlags {
-		if base == p && fl&MemHostAllocDeviceMap == 0 {
-			return 0, fakeErr("cuMemHostGetDevicePointer_v2", ErrInvalidValue, "CUDA_ERROR_INVALID_VALUE", "memory not allocated with DEVICEMAP")
+		if base == p && fl&cuda.MemHostAllocDeviceMap == 0 {
+			return 0, fakeErr("cuMemHostGetDevicePointer_v2", cuda.ErrInvalidValue, "CUDA_ERROR_INVALID_VALUE", "memory not allocated with DEVICEMAP")
 		}
 	}
 	if flags != 0 {
-		return 0, fakeErr("cuMemHostGetDevicePointer_v2", ErrInvalidValue, "CUDA_ERROR_INVALID_VALUE", "flags must be 0")
+		return 0, fakeErr("cuMemHostGetDevicePointer_v2", cuda.ErrInvalidValue, "CUDA_ERROR_INVALID_VALUE", "flags must be 0")
 	}
 	dp, err := f.sim.DevicePointer(p)
 	if err != nil {
-		return 0, fakeErr("cuMemHostGetDevicePointer_v2", ErrInvalidValue, "CUDA_ERROR_INVALID_VALUE", err.Error())
+		return 0, fakeErr("cuMemHostGetDevicePointer_v2", cuda.ErrInvalidValue, "CUDA_ERROR_INVALID_VALUE", err.Error())
 	}
-	return DevicePtr(dp), nil
+	return cuda.DevicePtr(dp), nil
 }
 
-func (f *fakeDevice) MemcpyHtoDAsync(dst DevicePtr, src unsafe.Pointer, n uint64, s Stream) error {
+// MemcpyHtoDAsync is cuMemcpyHtoDAsync: the copy runs when s reaches it.
+func (f *Device) MemcpyHtoDAsync(dst cuda.DevicePtr, src unsafe.Pointer, n uint64, s cuda.Stream) error {
 	if err := f.hz.Enqueue("cuMemcpyHtoDAsync_v2", streamID(s)); err != nil {
 		return err
 	}
 	return f.submit("cuMemcpyHtoDAsync_v2", s, nil, func() error { return f.sim.CopyIn(uint64(dst), src, n) })
 }
 
-func (f *fakeDevice) MemcpyDtoHAsync(dst unsafe.Pointer, src DevicePtr, n uint64, s Stream) error {
+// MemcpyDtoHAsync is cuMemcpyDtoHAsync: the copy runs when s reaches it.
+func (f *Device) MemcpyDtoHAsync(dst unsafe.Pointer, src cuda.DevicePtr, n uint64, s cuda.Stream) error {
 	if err := f.hz.Enqueue("cuMemcpyDtoHAsync_v2", streamID(s)); err != nil {
 		return err
 	}
 	return f.submit("cuMemcpyDtoHAsync_v2", s, nil, func() error { return f.sim.CopyOut(dst, uint64(src), n) })
 }
 
-func (f *fakeDevice) ModuleLoadData(image []byte, _ bool) (Module, JITLog, error) {
+// ModuleLoadData is cuModuleLoadDataEx of PTX (synchronising in the hazard model); the image's kernels run their host builds.
+func (f *Device) ModuleLoadData(image []byte, _ bool) (cuda.Module, cuda.JITLog, error) {
 	if err := f.hz.Call("cuModuleLoadDataEx"); err != nil {
-		return Module{}, JITLog{}, err
+		return cuda.Module{}, cuda.JITLog{}, err
 	}
 	if !bytes.Contains(image, []byte(".version")) || !bytes.Contains(image, []byte(".entry")) {
-		log := JITLog{Error: "ptxas application ptx input, line 1; fatal   : Parsing error near 'garbage': syntax error"}
-		return Module{}, log, fakeErr("cuModuleLoadDataEx", ErrInvalidPTX, "CUDA_ERROR_INVALID_PTX", "a PTX JIT compilation failed")
+		log := cuda.JITLog{Error: "ptxas application ptx input, line 1; fatal   : Parsing error near 'garbage': syntax error"}
+		return cuda.Module{}, log, fakeErr("cuModuleLoadDataEx", cuda.ErrInvalidPTX, "CUDA_ERROR_INVALID_PTX", "a PTX JIT compilation failed")
 	}
 	m := &fakeModule{image: image}
 	f.mu.Lock()
 	f.modules[m] = true
 	f.loads++
 	f.mu.Unlock()
-	return Module{unsafe.Pointer(m)}, JITLog{Info: "ptxas info    : simulated"}, nil
+	return cuda.ModuleFromRaw(unsafe.Pointer(m)), cuda.JITLog{Info: "ptxas info    : simulated"}, nil
 }
 
-func (f *fakeDevice) ModuleGetFunction(m Module, name string) (Function, error) {
+// ModuleGetFunction is cuModuleGetFunction: a kernel of m that the simulator has a host build of.
+func (f *Device) ModuleGetFunction(m cuda.Module, name string) (cuda.Function, error) {
 	f.mu.Lock()
-	ok := f.modules[(*fakeModule)(m.p)]
+	ok := f.modules[(*fakeModule)(m.Raw())]
 	f.mu.Unlock()
 	if !ok {
-		return Function{}, fakeErr("cuModuleGetFunction", ErrInvalidHandle, "CUDA_ERROR_INVALID_HANDLE", "invalid resource handle")
+		return cuda.Function{}, fakeErr("cuModuleGetFunction", cuda.ErrInvalidHandle, "CUDA_ERROR_INVALID_HANDLE", "invalid resource handle")
 	}
-	if _, ok := f.sim.KernelParams(name); !ok || !bytes.Contains((*fakeModule)(m.p).image, []byte(".entry "+name+"(")) {
-		return Function{}, fakeErr("cuModuleGetFunction", ErrNotFound, "CUDA_ERROR_NOT_FOUND", "named symbol not found")
+	if _, ok := f.sim.KernelParams(name); !ok || !bytes.Contains((*fakeModule)(m.Raw()).image, []byte(".entry "+name+"(")) {
+		return cuda.Function{}, fakeErr("cuModuleGetFunction", cuda.ErrNotFound, "CUDA_ERROR_NOT_FOUND", "named symbol not found")
 	}
-	return Function{unsafe.Pointer(&fakeFunc{name: name})}, nil
+	return cuda.FunctionFromRaw(unsafe.Pointer(&fakeFunc{name: name})), nil
 }
 
-func (f *fakeDevice) ModuleUnload(m Module) error {
+// ModuleUnload is cuModuleUnload (synchronising in the hazard model).
+func (f *Device) ModuleUnload(m cuda.Module) error {
 	if err := f.hz.Call("cuModuleUnload"); err != nil {
 		return err
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if !f.modules[(*fakeModule)(m.p)] {
-		return fakeErr("cuModuleUnload", ErrInvalidHandle, "CUDA_ERROR_INVALID_HANDLE", "invalid resource handle")
+	if !f.modules[(*fakeModule)(m.Raw())] {
+		return fakeErr("cuModuleUnload", cuda.ErrInvalidHandle, "CUDA_ERROR_INVALID_HANDLE", "invalid resource handle")
 	}
-	delete(f.modules, (*fakeModule)(m.p))
+	delete(f.modules, (*fakeModule)(m.Raw()))
 	return nil
 }
 
-func (f *fakeDevice) LaunchKernel(fn Function, grid, block Dim3, smem uint32, s Stream, args ...uint64) error {
+// LaunchKernel is cuLaunchKernel: the launch runs on s's goroutine, its grid's residency counted by the hazard model.
+func (f *Device) LaunchKernel(fn cuda.Function, grid, block cuda.Dim3, smem uint32, s cuda.Stream, args ...uint64) error {
 	if fn.IsNil() {
-		return fakeErr("cuLaunchKernel", ErrInvalidHandle, "CUDA_ERROR_INVALID_HANDLE", "nil function")
+		return fakeErr("cuLaunchKernel", cuda.ErrInvalidHandle, "CUDA_ERROR_INVALID_HANDLE", "nil function")
 	}
-	name := (*fakeFunc)(fn.p).name
-	g, b := grid.norm(), block.norm()
+	name := (*fakeFunc)(fn.Raw()).name
+	g, b := grid.Norm(), block.Norm()
 	a := append([]uint64(nil), args...) // the driver copies the parameters before returning
 	if b.X*b.Y*b.Z > 1024 {
-		return fakeErr("cuLaunchKernel", ErrInvalidValue, "CUDA_ERROR_INVALID_VALUE", "block too large")
+		return fakeErr("cuLaunchKernel", cuda.ErrInvalidValue, "CUDA_ERROR_INVALID_VALUE", "block too large")
 	}
 	if _, err := f.stream(s); err != nil {
 		return err
 	}
-	prog := (*fakeFunc)(fn.p).prog
+	prog := (*fakeFunc)(fn.Raw()).prog
 	shape := hostsim.Grid{Blocks: int(g.X * g.Y * g.Z), Threads: int(b.X * b.Y * b.Z), SharedMem: int(smem)}
 	tr, err := f.hz.BeginGrid(streamID(s), name, shape, a) // in flight until the kernel returns
 	if errors.Is(err, hostsim.ErrOutOfResources) {
-		return fakeErr("cuLaunchKernel", ErrLaunchOutOfResources, "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES", err.Error())
+		return fakeErr("cuLaunchKernel", cuda.ErrLaunchOutOfResources, "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES", err.Error())
 	}
 	if err != nil {
 		return err
@@ -265,7 +285,7 @@ func (f *fakeDevice) LaunchKernel(fn Function, grid, block Dim3, smem uint32, s 
 			launch = func() error {
 				return f.sim.LaunchProgram(prog, [3]uint32{g.X, g.Y, g.Z}, [3]uint32{b.X, b.Y, b.Z}, smem, a)
 			}
-			if (*fakeFunc)(fn.p).grid {
+			if (*fakeFunc)(fn.Raw()).grid {
 				launch = func() error {
 					if g.Y*g.Z != 1 {
 						return fmt.Errorf("%w: grid %v", hostsim.ErrBadLaunch, g)
@@ -275,7 +295,7 @@ func (f *fakeDevice) LaunchKernel(fn Function, grid, block Dim3, smem uint32, s 
 			}
 		}
 		if err := launch(); err != nil {
-			return fakeErr("cuLaunchKernel", ErrLaunchFailed, "CUDA_ERROR_LAUNCH_FAILED", err.Error())
+			return fakeErr("cuLaunchKernel", cuda.ErrLaunchFailed, "CUDA_ERROR_LAUNCH_FAILED", err.Error())
 		}
 		return nil
 	})
@@ -285,31 +305,35 @@ func (f *fakeDevice) LaunchKernel(fn Function, grid, block Dim3, smem uint32, s 
 	return err
 }
 
-func (f *fakeDevice) StreamCreate(uint32) (Stream, error) {
+// StreamCreate is cuStreamCreate: a stream with a goroutine of its own.
+func (f *Device) StreamCreate(uint32) (cuda.Stream, error) {
 	s := newFakeStream()
 	f.mu.Lock()
 	f.streams[s] = true
 	f.mu.Unlock()
-	f.hz.StreamCreated(streamID(Stream{unsafe.Pointer(s)}))
-	return Stream{unsafe.Pointer(s)}, nil
+	f.hz.StreamCreated(streamID(cuda.StreamFromRaw(unsafe.Pointer(s))))
+	return cuda.StreamFromRaw(unsafe.Pointer(s)), nil
 }
 
-func (f *fakeDevice) stream(s Stream) (*fakeStream, error) {
+func (f *Device) stream(s cuda.Stream) (*fakeStream, error) {
 	if s.IsDefault() {
 		return nil, nil
 	}
-	fs := (*fakeStream)(s.p)
+	fs := (*fakeStream)(s.Raw())
 	f.mu.Lock()
 	ok := f.streams[fs]
 	f.mu.Unlock()
 	if !ok {
-		return nil, fakeErr("cuStream", ErrInvalidHandle, "CUDA_ERROR_INVALID_HANDLE", "destroyed stream")
+		return nil, fakeErr("cuStream", cuda.ErrInvalidHandle, "CUDA_ERROR_INVALID_HANDLE", "destroyed stream")
 	}
 	return fs, nil
 }
 
-// enqueue submits op as unnamed stream work.
-func (f *fakeDevice) enqueue(s Stream, op func() error) error {
+// Enqueue submits op as unnamed work on s: it runs on the stream's
+// goroutine in order with the stream's copies and launches (a test's
+// stand-in for a kernel that holds the stream), its error sticky as a
+// launch's.
+func (f *Device) Enqueue(s cuda.Stream, op func() error) error {
 	return f.submit("stream work", s, nil, op)
 }
 
@@ -318,7 +342,7 @@ func (f *fakeDevice) enqueue(s Stream, op func() error) error {
 // its place in its hardware queue (Ticket) and the stream's goroutine
 // dispatches it there (Dispatch) before running it. On the default stream
 // op runs at once (the model's NULL-stream rule has been applied).
-func (f *fakeDevice) submit(call string, s Stream, tr *hostsim.Tracked, op func() error) error {
+func (f *Device) submit(call string, s cuda.Stream, tr *hostsim.Tracked, op func() error) error {
 	fs, err := f.stream(s)
 	if err != nil {
 		return err
@@ -343,7 +367,8 @@ func (f *fakeDevice) submit(call string, s Stream, tr *hostsim.Tracked, op func(
 	return nil
 }
 
-func (f *fakeDevice) StreamSynchronize(s Stream) error {
+// StreamSynchronize is cuStreamSynchronize: it waits for s's work and returns its sticky error (the NULL stream: cuCtxSynchronize).
+func (f *Device) StreamSynchronize(s cuda.Stream) error {
 	fs, err := f.stream(s)
 	if err != nil {
 		return err
@@ -361,7 +386,7 @@ func (f *fakeDevice) StreamSynchronize(s Stream) error {
 // (a launch that failed, e.g. a kernel that trapped), not cleared; else
 // CUDA_ERROR_NOT_READY while work is queued or running (a persistent ring
 // kernel, until it returns); else nil. It waits for nothing.
-func (f *fakeDevice) StreamQuery(s Stream) error {
+func (f *Device) StreamQuery(s cuda.Stream) error {
 	if err := f.hz.Call("cuStreamQuery"); err != nil {
 		return err
 	}
@@ -380,19 +405,20 @@ func (s *fakeStream) query() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.err != nil {
-		var de *DriverError
+		var de *cuda.DriverError
 		if errors.As(s.err, &de) {
-			return &DriverError{Call: "cuStreamQuery", Code: de.Code, Name: de.Name, Message: de.Message}
+			return &cuda.DriverError{Call: "cuStreamQuery", Code: de.Code, Name: de.Name, Message: de.Message}
 		}
-		return fakeErr("cuStreamQuery", ErrLaunchFailed, "CUDA_ERROR_LAUNCH_FAILED", s.err.Error())
+		return fakeErr("cuStreamQuery", cuda.ErrLaunchFailed, "CUDA_ERROR_LAUNCH_FAILED", s.err.Error())
 	}
 	if s.busy || len(s.queue) > 0 {
-		return fakeErr("cuStreamQuery", ErrNotReady, "CUDA_ERROR_NOT_READY", "device not ready")
+		return fakeErr("cuStreamQuery", cuda.ErrNotReady, "CUDA_ERROR_NOT_READY", "device not ready")
 	}
 	return nil
 }
 
-func (f *fakeDevice) StreamDestroy(s Stream) error {
+// StreamDestroy is cuStreamDestroy: it waits for s's queued work, then stops its goroutine.
+func (f *Device) StreamDestroy(s cuda.Stream) error {
 	fs, err := f.stream(s)
 	if err != nil || fs == nil {
 		return err
@@ -405,15 +431,17 @@ func (f *fakeDevice) StreamDestroy(s Stream) error {
 	return nil
 }
 
-func (f *fakeDevice) EventCreate(uint32) (Event, error) {
-	return Event{unsafe.Pointer(&fakeEvent{})}, nil
+// EventCreate is cuEventCreate.
+func (f *Device) EventCreate(uint32) (cuda.Event, error) {
+	return cuda.EventFromRaw(unsafe.Pointer(&fakeEvent{})), nil
 }
 
-func (f *fakeDevice) EventRecord(e Event, s Stream) error {
+// EventRecord is cuEventRecord: the event completes when s reaches it.
+func (f *Device) EventRecord(e cuda.Event, s cuda.Stream) error {
 	if err := f.hz.Enqueue("cuEventRecord", streamID(s)); err != nil {
 		return err
 	}
-	ev := (*fakeEvent)(e.p)
+	ev := (*fakeEvent)(e.Raw())
 	return f.submit("cuEventRecord", s, nil, func() error {
 		ev.mu.Lock()
 		ev.done = true
@@ -423,19 +451,24 @@ func (f *fakeDevice) EventRecord(e Event, s Stream) error {
 	})
 }
 
-func (f *fakeDevice) EventSynchronize(e Event) error {
-	ev := (*fakeEvent)(e.p)
+// EventSynchronize is cuEventSynchronize.
+func (f *Device) EventSynchronize(e cuda.Event) error {
+	ev := (*fakeEvent)(e.Raw())
 	if ev.s != nil {
 		return ev.s.sync()
 	}
 	return nil
 }
 
-func (f *fakeDevice) EventElapsedTime(start, end Event) (float32, error) { return 0, nil }
-func (f *fakeDevice) EventDestroy(Event) error                           { return nil }
+// EventElapsedTime is cuEventElapsedTime: always 0 on the simulated device.
+func (f *Device) EventElapsedTime(start, end cuda.Event) (float32, error) { return 0, nil }
 
-// leaks reports what the backend left allocated.
-func (f *fakeDevice) leaks() string {
+// EventDestroy is cuEventDestroy.
+func (f *Device) EventDestroy(cuda.Event) error { return nil }
+
+// Leaks reports what the device's users left allocated: device and
+// pinned allocations, streams, modules ("" when nothing).
+func (f *Device) Leaks() string {
 	allocs, bytes := f.sim.Used()
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -531,58 +564,4 @@ func (s *fakeStream) close() {
 	s.mu.Unlock()
 	s.cond.Signal()
 	<-s.done
-}
-
-// testRunner is a Context without a device: the locked worker thread.
-type testRunner struct{ w *worker }
-
-func (r testRunner) Do(fn func() error) error { return r.w.do(fn) }
-func (r testRunner) Close() error             { return r.w.close() }
-
-// NewSimulatedBackend returns a CUDA backend whose device is simulated on
-// the host: its memory (memBytes of it) is the C heap, its streams run
-// copies and launches in order on goroutines of their own, and its
-// launches run the host-compiled bodies of kernels/*.cu (package hostsim),
-// the persistent ring kernel included. Every code path of the backend
-// runs as it would on a GPU — allocation, staging, argument packing,
-// launch shapes, the ring engine — only slower. Its hardware is a
-// [DeviceProfile] ([H100Profile] unless [WithDeviceProfile] says
-// otherwise). Its hazard model ([SimulatedHazards]) is in strict mode: a
-// driver call that on a GPU would wait forever beside a running ring
-// kernel fails with a *hostsim.HazardError instead — an implicit
-// synchronisation, a launch that cannot become resident beside the
-// persistent kernels (hostsim.ErrResidency: the profile's 129th
-// persistent grid), or a command queued behind one on a hardware work
-// queue other streams share (hostsim.ErrFalseDependency). It is for tests and for
-// developing device code paths on machines without a GPU; Name reports
-// "cuda:sim". Close it when done.
-func NewSimulatedBackend(memBytes uint64, opts ...BackendOption) *Backend {
-	b, _ := newSimulated(newFakeDevice(memBytes))
-	for _, o := range opts {
-		o(b)
-	}
-	return b
-}
-
-// newSimulated returns a Backend over fd.
-func newSimulated(fd *fakeDevice) (*Backend, *fakeDevice) {
-	var b *Backend
-	b = newBackend(func() Report {
-		return Report{LibraryLoaded: true, LibraryPath: "hostsim", Devices: []DeviceInfo{{Name: "simulated", SMs: 2}}}
-	}, func() (deviceAPI, runner, Device, int, error) {
-		if b.profile != nil {
-			if err := b.profile.Validate(); err != nil {
-				return nil, nil, 0, 0, err
-			}
-			fd.setProfile(*b.profile)
-		}
-		w, err := startWorker(nil, nil)
-		if err != nil {
-			return nil, nil, 0, 0, err
-		}
-		return fd, testRunner{w}, 0, 0, nil
-	})
-	b.name = "cuda:sim"
-	b.sim = fd
-	return b, fd
 }
