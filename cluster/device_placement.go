@@ -86,6 +86,9 @@ type deviceAd struct {
 type nodeAd struct {
 	devices []deviceAd
 	reqs    map[string]Requirement // kind → requirement, for its kinds that are not Anywhere
+	// version orders a member's advertisements: 0 at start (the topology
+	// entry's), one more at each re-advertisement (readvertise.go).
+	version uint64
 }
 
 // encode is the advertisement's pseudo-kind name (no commas: the Kubernetes
@@ -101,6 +104,9 @@ func (a nodeAd) encode() string {
 	}
 	for k, r := range a.reqs {
 		v.Add("req", k+"="+strconv.Itoa(int(r)))
+	}
+	if a.version > 0 {
+		v.Set("v", strconv.FormatUint(a.version, 10))
 	}
 	return nodeAdPrefix + v.Encode()
 }
@@ -131,6 +137,7 @@ func parseNodeAd(kinds []string) (a nodeAd, ok bool) {
 			}
 			a.devices = append(a.devices, d)
 		}
+		a.version, _ = strconv.ParseUint(v.Get("v"), 10, 64)
 		for _, r := range v["req"] {
 			kind, n, found := strings.Cut(r, "=")
 			if x, err := strconv.Atoi(n); found && err == nil {

@@ -159,6 +159,8 @@ type Member struct {
 	adEvery time.Duration
 	adDone  chan struct{}
 	adverts atomic.Int64
+	// adVersion numbers the member's re-advertisements (the loop's only).
+	adVersion uint64
 	// replies takes the replies to the member's requests (see replies);
 	// replyTo is its ReplyTo, replyPIDs the PIDs of other members' ones.
 	replies       *replies

@@ -10,6 +10,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 	pcluster "github.com/asynkron/protoactor-go/cluster"
+	"google.golang.org/protobuf/types/known/wrapperspb"
 
 	"github.com/ringactor/ringactor/internal/wire"
 )
@@ -122,6 +123,8 @@ func (p *placement) Receive(c actor.Context) {
 		p.onStopped(c, msg)
 	case topologyChanged:
 		p.onTopology(c)
+	case *wrapperspb.StringValue: // a member's re-advertisement (readvertise.go)
+		p.m.onAdPush(msg.GetValue())
 	case *passivateAllRequest:
 		p.leaving = true
 		p.drained = append(p.drained, msg.done)

@@ -2,9 +2,12 @@ package cluster
 
 import (
 	"log/slog"
+	"net/url"
 	"slices"
+	"strings"
 	"time"
 
+	"github.com/asynkron/protoactor-go/actor"
 	pcluster "github.com/asynkron/protoactor-go/cluster"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 )
@@ -128,15 +131,22 @@ func worthAdvertising(last, now deviceState, sinceCapacity int) (publish, capaci
 }
 
 // publishAd makes ads the member's advertisement: in its own view at once
-// (its placement passivates what it no longer owns), and in the gossip,
-// which carries it to the other members.
+// (its placement passivates what it no longer owns), sent to every other
+// member's placement actor, and in the gossip, which carries it to members
+// that join later and to any the message missed.
 func (m *Member) publishAd(kinds []*Kind, ads []deviceAd, before, now deviceState) {
-	a := nodeAd{devices: ads, reqs: kindReqs(kinds)}
+	m.adVersion++
+	a := nodeAd{devices: ads, reqs: kindReqs(kinds), version: m.adVersion}
 	enc := a.encode()
 	m.setAd(m.sys.ID, enc)
 	m.mu.Lock()
-	c := m.cluster
+	c, others := m.cluster, m.view.others
 	m.mu.Unlock()
+	push := url.Values{"cluster": {m.name}, "member": {m.sys.ID}, "ad": {enc}}
+	msg := wrapperspb.String(adPushPrefix + push.Encode())
+	for _, addr := range others {
+		m.sys.Root.Send(actor.NewPID(addr, placementActor), msg)
+	}
 	if c != nil && c.Gossip != nil {
 		c.Gossip.SetState(nodeAdGossipKey, wrapperspb.String(enc))
 	}
@@ -178,13 +188,35 @@ func (m *Member) onGossip(u *pcluster.GossipUpdate) {
 	m.setAd(u.MemberID, s.GetValue())
 }
 
-// setAd records the advertisement of member id and places identities by
-// it from now on.
-func (m *Member) setAd(id, ad string) {
-	m.mu.Lock()
-	if m.ads[id] == ad {
-		m.mu.Unlock()
+// adPushPrefix starts a re-advertisement sent straight to a member's
+// placement actor: the cluster's name, the member id and the
+// advertisement, URL-encoded.
+const adPushPrefix = "ringactor.node.push?"
+
+// onAdPush takes a re-advertisement another member sent straight here.
+func (m *Member) onAdPush(s string) {
+	rest, ok := strings.CutPrefix(s, adPushPrefix)
+	if !ok {
 		return
+	}
+	v, err := url.ParseQuery(rest)
+	if err != nil || v.Get("cluster") != m.name || v.Get("member") == "" || v.Get("member") == m.sys.ID || !isNodeAd(v.Get("ad")) {
+		return
+	}
+	m.setAd(v.Get("member"), v.Get("ad"))
+}
+
+// setAd records the advertisement of member id, unless one of a later
+// version is known (the message and the gossip may bring them in either
+// order), and places identities by it from now on.
+func (m *Member) setAd(id, ad string) {
+	next, _ := parseNodeAd([]string{ad})
+	m.mu.Lock()
+	if old, ok := m.ads[id]; ok {
+		if cur, _ := parseNodeAd([]string{old}); old == ad || cur.version >= next.version {
+			m.mu.Unlock()
+			return
+		}
 	}
 	if m.ads == nil {
 		m.ads = map[string]string{}
