@@ -322,7 +322,7 @@ func nodesOf(members []*pcluster.Member, ads map[string]string) ([]nodeInfo, map
 			n.kinds[k] = true
 		}
 		adKinds := mem.Kinds
-		if ad, ok := ads[mem.Id]; ok {
+		if ad, ok := adOf(ads, mem.Id); ok {
 			adKinds = []string{ad}
 		}
 		if a, ok := parseNodeAd(adKinds); ok {
@@ -336,6 +336,21 @@ func nodesOf(members []*pcluster.Member, ads map[string]string) ([]nodeInfo, map
 		nodes = append(nodes, n)
 	}
 	return nodes, reqs
+}
+
+// adOf returns the latest advertisement of the member with topology id
+// id. Advertisements are kept by the member's actor system id; a member
+// that rejoined after being fenced has the topology id "SYSTEMID.N" (its
+// Nth incarnation), and its advertisement is the system's.
+func adOf(ads map[string]string, id string) (string, bool) {
+	if ad, ok := ads[id]; ok {
+		return ad, true
+	}
+	if i := strings.LastIndexByte(id, '.'); i > 0 {
+		ad, ok := ads[id[:i]]
+		return ad, ok
+	}
+	return "", false
 }
 
 // PlacementStamper is implemented by a reply type (through its pointer)

@@ -164,7 +164,13 @@ func Etcd(endpoints []string, opts ...EtcdOption) (pcluster.ClusterProvider, err
 		_ = client.Close()
 		return nil, fmt.Errorf("%w: %v: %w", ErrEtcdUnavailable, endpoints, err)
 	}
-	return &etcdProvider{Provider: p, client: client, log: log}, nil
+	lease, err := etcdProviderLease(p)
+	if err != nil {
+		_ = client.Close()
+		return nil, err
+	}
+	fence := &etcdFence{client: client, lease: lease, stop: make(chan struct{}), done: make(chan struct{})}
+	return &etcdProvider{Provider: p, client: client, log: log, fence: fence}, nil
 }
 
 // waitConnected connects conn and waits until it is ready or ctx ends.
@@ -188,6 +194,23 @@ type etcdProvider struct {
 	client    *clientv3.Client
 	log       *etcdLog
 	closeOnce sync.Once
+	// fence is the member's lease fence (etcd_fence.go); started by
+	// StartMember.
+	fence   *etcdFence
+	fencing atomic.Bool
+}
+
+// fenced reports whether the member may no longer be registered in etcd
+// (its lease may have expired): it then serves nothing. A client is never
+// fenced.
+func (p *etcdProvider) fenced() bool { return p.fencing.Load() && p.fence.fenced() }
+
+// setOnRemoved gives the fence the member's passivation of every
+// activation, called when the registration lapsed.
+func (p *etcdProvider) setOnRemoved(f func(string)) {
+	p.fence.mu.Lock()
+	p.fence.onRemoved = f
+	p.fence.mu.Unlock()
 }
 
 // setLogger sends the etcd client's logs to the member's logger (unless
@@ -199,7 +222,14 @@ func (p *etcdProvider) setLogger(l *slog.Logger) { p.log.member.Store(l) }
 // serves a cluster that Start did not make.
 func (p *etcdProvider) StartMember(c *pcluster.Cluster) error {
 	p.log.member.CompareAndSwap(nil, c.Logger())
-	return p.Provider.StartMember(c)
+	if err := p.Provider.StartMember(c); err != nil {
+		return err
+	}
+	p.fence.logger = p.log.logger()
+	p.fence.check() // registered: its lease is confirmed before any request
+	p.fencing.Store(true)
+	go p.fence.run()
+	return nil
 }
 
 // StartClient is StartMember for a cluster client.
@@ -211,6 +241,9 @@ func (p *etcdProvider) StartClient(c *pcluster.Cluster) error {
 // Shutdown deregisters the member (within etcdShutdownTimeout) and closes
 // the etcd client, which ends the provider's watch and lease keep-alive.
 func (p *etcdProvider) Shutdown(graceful bool) error {
+	if p.fencing.Load() {
+		p.fence.close()
+	}
 	done := make(chan error, 1)
 	go func() { done <- p.Provider.Shutdown(graceful) }()
 	var err error

@@ -143,14 +143,22 @@ type kubernetesProvider struct {
 	selfID string
 	member bool // started as a member (its pod is annotated)
 
-	mu       sync.Mutex // serialises publish
-	last     []string   // the member ids published last, sorted
-	lost     map[string]string
-	stopOnce sync.Once
-	done     chan struct{} // closed at Shutdown: the informer stops
-	synced   chan struct{} // closed after the first topology was published
-	syncOnce sync.Once
-	informer cache.SharedIndexInformer
+	mu sync.Mutex // serialises publish
+	// Fencing (see kubernetesFence): baseID is the actor system's id,
+	// incarnation counts the member's rejoins, wasReady says its pod has
+	// been ready, fence that it is not now (the others dropped it).
+	baseID      string
+	incarnation int
+	wasReady    bool
+	fence       atomic.Bool
+	onRemoved   func(reason string)
+	last        []string // the member ids published last, sorted
+	lost        map[string]string
+	stopOnce    sync.Once
+	done        chan struct{} // closed at Shutdown: the informer stops
+	synced      chan struct{} // closed after the first topology was published
+	syncOnce    sync.Once
+	informer    cache.SharedIndexInformer
 }
 
 func (p *kubernetesProvider) setLogger(l *slog.Logger) { p.logger.Store(l) }
@@ -190,7 +198,7 @@ func (p *kubernetesProvider) StartClient(c *pcluster.Cluster) error {
 }
 
 func (p *kubernetesProvider) init(c *pcluster.Cluster) {
-	p.c, p.name, p.selfID = c, c.Config.Name, c.ActorSystem.ID
+	p.c, p.name, p.selfID, p.baseID = c, c.Config.Name, c.ActorSystem.ID, c.ActorSystem.ID
 	p.lost = map[string]string{}
 }
 
@@ -239,6 +247,12 @@ func (p *kubernetesProvider) publish() {
 	if !p.informer.HasSynced() {
 		return
 	}
+	var removed func(string)
+	defer func() { // after mu is released
+		if removed != nil {
+			removed("its pod is not ready: the other members dropped it")
+		}
+	}()
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	select {
@@ -252,6 +266,9 @@ func (p *kubernetesProvider) publish() {
 		pod, ok := o.(*corev1.Pod)
 		if !ok {
 			continue
+		}
+		if p.member && pod.Name == p.podName {
+			removed = p.kubernetesFence(pod)
 		}
 		if m, ok := podMember(pod, p.name, p.selfID); ok {
 			members = append(members, m)
@@ -275,6 +292,51 @@ func (p *kubernetesProvider) publish() {
 	p.lost = addrs
 	p.last = ids
 	p.c.MemberList.UpdateClusterTopology(members)
+}
+
+// kubernetesFence follows the member's own pod: once it has been ready, a
+// pod that is not ready (its readiness probe failing, a starved member)
+// has left the others' topology, and they place its identities elsewhere:
+// the member is fenced (it serves nothing) and passivates every
+// activation (the returned function, called without mu). When the pod is
+// ready again the member rejoins as a new incarnation, a new member id in
+// its pod's annotation (the others never take a dropped member id back).
+// The caller holds mu.
+func (p *kubernetesProvider) kubernetesFence(pod *corev1.Pod) func(string) {
+	ready := podReady(pod) && pod.DeletionTimestamp == nil
+	switch {
+	case ready && p.fence.Load():
+		p.incarnation++
+		id := p.baseID + "." + strconv.Itoa(p.incarnation)
+		if err := p.annotate(map[string]any{"annotations": map[string]string{KubernetesMemberAnnotation: id}}); err != nil {
+			p.logger.Load().Warn("ringactor/cluster: rejoining as a new incarnation: annotating the pod failed; the member stays fenced",
+				slog.String("pod", p.podName), slog.Any("error", err))
+			p.incarnation--
+			return nil
+		}
+		p.selfID = id
+		p.fence.Store(false)
+		p.logger.Load().Info("ringactor/cluster: pod ready again: rejoining as a new incarnation", slog.String("id", id))
+	case ready:
+		p.wasReady = true
+	case p.wasReady && !p.fence.Load():
+		p.fence.Store(true)
+		p.logger.Load().Warn("ringactor/cluster: this member's pod is not ready: the others drop it; fenced, passivating every activation",
+			slog.String("pod", p.podName))
+		return p.onRemoved
+	}
+	return nil
+}
+
+// fenced reports whether the member's pod, once ready, is not ready now.
+func (p *kubernetesProvider) fenced() bool { return p.fence.Load() }
+
+// setOnRemoved gives the provider the member's passivation of every
+// activation.
+func (p *kubernetesProvider) setOnRemoved(f func(string)) {
+	p.mu.Lock()
+	p.onRemoved = f
+	p.mu.Unlock()
 }
 
 // podMember returns the member a pod of cluster name holds: one whose pod

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -151,6 +152,7 @@ type Member struct {
 	joinErr        func() error           // the provider's: why no member could be joined
 	unreachable    func() string          // the provider's: which addresses did not answer, and why
 	leftGracefully func(addr string) bool // the provider's: whether the member at addr said it was leaving
+	suspects       func() []string        // the provider's: members dropped lately that may still hold activations
 	refusedAddrs   sync.Map               // addresses already logged as another cluster's
 	pushTimeout    time.Duration
 	// adEvery is how often the member checks its devices for a change
@@ -179,6 +181,9 @@ type Member struct {
 	// ads holds the members' latest advertisements by member id, this
 	// one's included (readvertise.go); nil until one changes.
 	ads map[string]string
+	// dropped holds, by address, when a member left the topology without
+	// saying it was leaving: a suspect for departWindow (suspectAddrs).
+	dropped map[string]time.Time
 
 	status statusLog // what Status reads: active identities, moves, members lost
 
@@ -293,6 +298,88 @@ func (m *Member) useProvider(provider pcluster.ClusterProvider) {
 		m.leftGracefully = p.leftGracefully
 		m.mu.Unlock()
 	}
+	if p, ok := provider.(interface{ suspects() []string }); ok {
+		m.mu.Lock()
+		m.suspects = p.suspects
+		m.mu.Unlock()
+	}
+	if p, ok := provider.(interface{ setOnRemoved(func(string)) }); ok && !m.client {
+		p.setOnRemoved(m.fenceAll)
+	}
+}
+
+// fenceAll passivates every activation of the member at once, which the
+// others dropped or may have dropped (reason): they may activate its
+// identities elsewhere. The member stays up and activates again once its
+// provider lets it (it is fenced meanwhile).
+func (m *Member) fenceAll(reason string) {
+	if m.placement == nil {
+		return
+	}
+	m.logger.Warn("ringactor/cluster: fenced: passivating every activation", slog.String("reason", reason))
+	m.sys.Root.Send(m.placement, fenceAllRequest{})
+}
+
+// departWindow is how long a member that left the topology without saying
+// it was leaving stays a suspect (whatever the provider): about the time
+// it takes such a member to fence itself and passivate once it is cut off.
+const departWindow = 2 * EtcdLeaseTTL
+
+// noteDropped records the members of left that did not say they were
+// leaving (suspects).
+func (m *Member) noteDropped(left []*pcluster.Member) {
+	if len(left) == 0 {
+		return
+	}
+	self := m.sys.Address()
+	m.mu.Lock()
+	graceful := m.leftGracefully
+	m.mu.Unlock()
+	var addrs []string
+	for _, mem := range left {
+		if a := mem.Address(); a != self && (graceful == nil || !graceful(a)) {
+			addrs = append(addrs, a)
+		}
+	}
+	now := time.Now()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, a := range addrs {
+		if m.dropped == nil {
+			m.dropped = map[string]time.Time{}
+		}
+		m.dropped[a] = now
+	}
+	for a, at := range m.dropped {
+		if now.Sub(at) > departWindow {
+			delete(m.dropped, a)
+		}
+	}
+}
+
+// suspectAddrs returns the members that may still hold activations though
+// they are not in the topology: the provider's suspects, and the members
+// that left the topology lately without saying they were leaving. A
+// hand-off round asks them too.
+func (m *Member) suspectAddrs() []string {
+	m.mu.Lock()
+	f := m.suspects
+	var out []string
+	now := time.Now()
+	for a, at := range m.dropped {
+		if now.Sub(at) <= departWindow && !m.addrs[a] {
+			out = append(out, a)
+		}
+	}
+	m.mu.Unlock()
+	if f != nil {
+		for _, a := range f() {
+			if !slices.Contains(out, a) {
+				out = append(out, a)
+			}
+		}
+	}
+	return out
 }
 
 // Embed prepares ringactor kinds for a Proto.Actor cluster the caller builds
@@ -450,6 +537,7 @@ func newMember(sys *actor.ActorSystem, name string, kinds []*Kind, cfg memberCon
 // that left it (logDeparture).
 func (m *Member) onTopology(t *pcluster.ClusterTopology) {
 	m.logDepartures(t.Left)
+	m.noteDropped(t.Left)
 	kinds := map[string]int{}
 	addrs := make(map[string]bool, len(t.Members))
 	for _, mem := range t.Members {

@@ -51,7 +51,10 @@ type PeersProvider struct {
 
 	c      *pcluster.Cluster
 	logger *slog.Logger
-	self   *wire.PeerInfo
+	// self is the node's description, replaced when it rejoins as a new
+	// incarnation (rejoin); baseID is its actor system's id.
+	self   atomic.Pointer[wire.PeerInfo]
+	baseID string
 	addr   string
 	pid    *actor.PID
 
@@ -76,6 +79,24 @@ type PeersProvider struct {
 	mismatch map[string]error
 	done     chan struct{}
 	pings    sync.WaitGroup
+
+	// Fencing (fencing.go). incarnation counts the node's rejoins;
+	// rejoinSince is when the current one began, zero once every live
+	// member has answered it; presumed says the member was told to
+	// passivate everything in the current fence; lastPublish and
+	// graceFrom detect a stall of the node itself (see alive); onRemoved
+	// is the member's: it passivates every activation.
+	incarnation int
+	rejoinSince time.Time
+	presumed    bool
+	lastPublish time.Time
+	graceFrom   time.Time
+	onRemoved   func(reason string)
+	// cut, when set (tests), drops the traffic of this node's greetings
+	// with addr: greetings to addr are not sent, and greetings from addr
+	// are heard but not answered, as when the node's heartbeats arrive
+	// too late at addr.
+	cut atomic.Pointer[func(addr string) bool]
 }
 
 // peer is what a node knows of another node's address.
@@ -87,6 +108,7 @@ type peer struct {
 	tried    bool      // answered, or found dead (nothing listens at its address)
 	acked    time.Time // when the last greeting that was answered was sent
 	dialErr  error     // why the last probe of its address failed; nil once it answers
+	refused  time.Time // when its address last refused a connection
 }
 
 // forgetAfter is how many failure timeouts an address that is not a seed
@@ -167,7 +189,8 @@ func (p *PeersProvider) start(c *pcluster.Cluster, client bool) error {
 			return fmt.Errorf("ringactor/cluster: peer address %q: %w", s, err)
 		}
 	}
-	p.logger, p.addr, p.self = c.Logger(), c.ActorSystem.Address(), self
+	p.logger, p.addr, p.baseID = c.Logger(), c.ActorSystem.Address(), c.ActorSystem.ID
+	p.self.Store(self)
 	p.c = c // last: Add reads it to know the fields above are set
 	p.mu.Unlock()
 	for _, s := range seeds {
@@ -243,17 +266,27 @@ func (p *PeersProvider) receive(ctx actor.Context) {
 	if !ok || hello.GetSelf() == nil {
 		return
 	}
-	if info := hello.GetSelf(); !sameCluster(p.self.GetCluster(), info.GetCluster(), info.GetProtocol()) {
-		addr := net.JoinHostPort(info.GetHost(), strconv.Itoa(int(info.GetPort())))
+	me := p.self.Load()
+	info := hello.GetSelf()
+	addr := net.JoinHostPort(info.GetHost(), strconv.Itoa(int(info.GetPort())))
+	if !sameCluster(me.GetCluster(), info.GetCluster(), info.GetProtocol()) {
 		p.refuse(addr, info)
 		if ctx.Sender() != nil {
-			ctx.Respond(&wire.PeerView{Self: p.self})
+			ctx.Respond(&wire.PeerView{Self: me})
 		}
 		return
 	}
-	p.heard(hello.GetSelf())
-	if ctx.Sender() != nil {
-		ctx.Respond(&wire.PeerView{Self: p.self, Known: p.known()})
+	if !info.GetClient() && !info.GetLeaving() && p.isBlocked(info.GetId()) {
+		// This node dropped that member id (it took it for dead): the
+		// greeter must stop serving and rejoin as a new incarnation.
+		if ctx.Sender() != nil && !p.isCut(addr) {
+			ctx.Respond(&wire.PeerView{Self: me, Removed: true})
+		}
+		return
+	}
+	p.heard(info)
+	if ctx.Sender() != nil && !p.isCut(addr) {
+		ctx.Respond(&wire.PeerView{Self: me, Known: p.known()})
 	}
 }
 
@@ -289,7 +322,7 @@ func (p *PeersProvider) known() []string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	var out []string
-	if !p.self.GetClient() {
+	if !p.self.Load().GetClient() {
 		out = append(out, p.addr)
 	}
 	now := time.Now()
@@ -301,9 +334,20 @@ func (p *PeersProvider) known() []string {
 	return out
 }
 
-// alive says whether pr counts as a live member; the caller holds mu.
+// alive says whether pr counts as a live member; the caller holds mu. A
+// member id this node dropped (Proto.Actor's block list) never counts
+// again: that member rejoins as a new incarnation. After a stall of this
+// node (graceFrom) every peer has a whole failure timeout to answer
+// again: the silence was this node's.
 func (p *PeersProvider) alive(pr *peer, now time.Time) bool {
-	return pr.info != nil && !pr.info.GetClient() && !pr.info.GetLeaving() && now.Sub(pr.lastSeen) < p.timeout
+	if pr.info == nil || pr.info.GetClient() || pr.info.GetLeaving() {
+		return false
+	}
+	seen := pr.lastSeen
+	if p.graceFrom.After(seen) && !pr.refused.After(pr.lastSeen) {
+		seen = p.graceFrom // not for a peer found dead since
+	}
+	return now.Sub(seen) < p.timeout && !p.isBlocked(pr.info.GetId())
 }
 
 // run greets the peers at every heartbeat and publishes the topology when
@@ -366,6 +410,9 @@ func (p *PeersProvider) greet(addr string, pr *peer) {
 			p.mu.Lock()
 			pr.pinging = false
 			pr.dialErr = err
+			if refused {
+				pr.refused = time.Now()
+			}
 			// The first refusal may settle the join (checkSettled): a
 			// round now. Not at every one: the round greets the address
 			// again at once, and a dead seed would be dialled in a loop.
@@ -382,8 +429,14 @@ func (p *PeersProvider) greet(addr string, pr *peer) {
 		pr.dialErr = nil
 		p.mu.Unlock()
 	}
-	f := p.c.ActorSystem.Root.RequestFuture(actor.NewPID(addr, peersActor), &wire.PeerHello{Self: p.self}, p.greetTimeout())
-	res, err := f.Result()
+	me := p.self.Load()
+	var res any
+	var err error
+	if p.isCut(addr) {
+		err = errors.New("cut (test)")
+	} else {
+		res, err = p.c.ActorSystem.Root.RequestFuture(actor.NewPID(addr, peersActor), &wire.PeerHello{Self: me}, p.greetTimeout()).Result()
+	}
 	p.mu.Lock()
 	pr.pinging = false
 	if err == nil {
@@ -397,11 +450,15 @@ func (p *PeersProvider) greet(addr string, pr *peer) {
 	if !ok || view.GetSelf() == nil {
 		return
 	}
-	if info := view.GetSelf(); !sameCluster(p.self.GetCluster(), info.GetCluster(), info.GetProtocol()) {
+	if info := view.GetSelf(); !sameCluster(me.GetCluster(), info.GetCluster(), info.GetProtocol()) {
 		p.refuse(addr, info)
 		return
 	}
 	p.heard(view.GetSelf())
+	if view.GetRemoved() {
+		p.removed(addr, me.GetId())
+		return
+	}
 	p.mu.Lock()
 	pr.acked = sent
 	p.updateFence(time.Now())
@@ -414,7 +471,7 @@ func (p *PeersProvider) greet(addr string, pr *peer) {
 // refuse records and logs (once per address) that the node at addr, which
 // info describes, belongs to another cluster.
 func (p *PeersProvider) refuse(addr string, info *wire.PeerInfo) {
-	err := mismatchError(p.self.GetCluster(), info.GetCluster(), info.GetProtocol(), addr)
+	err := mismatchError(p.self.Load().GetCluster(), info.GetCluster(), info.GetProtocol(), addr)
 	p.mu.Lock()
 	_, seen := p.mismatch[addr]
 	p.mismatch[addr] = err
@@ -466,6 +523,10 @@ func (p *PeersProvider) updateFence(now time.Time) {
 	limit := p.timeout - p.heartbeat/2
 	if limit <= 0 {
 		limit = p.timeout / 2
+	}
+	if p.rejoining(now) {
+		p.fenceAt.Store(fencedNow)
+		return
 	}
 	var at int64
 	for _, pr := range p.peers {
@@ -539,9 +600,10 @@ func (p *PeersProvider) leftGracefully(addr string) bool {
 func (p *PeersProvider) publish() {
 	p.mu.Lock()
 	now := time.Now()
+	p.noteStall(now)
 	var members pcluster.Members
-	if !p.self.GetClient() {
-		members = append(members, toMember(p.self))
+	if me := p.self.Load(); !me.GetClient() {
+		members = append(members, toMember(me))
 	}
 	for _, pr := range p.peers {
 		if p.alive(pr, now) {
@@ -555,12 +617,15 @@ func (p *PeersProvider) publish() {
 	}
 	slices.Sort(ids)
 	key := strings.Join(ids, ",")
+	hook := p.presumedRemoved(now)
 	if key == p.current || p.stopped {
 		p.mu.Unlock()
+		hook()
 		return
 	}
 	p.current = key
 	p.mu.Unlock()
+	hook()
 	p.c.MemberList.UpdateClusterTopology(members)
 }
 
@@ -584,9 +649,10 @@ func (p *PeersProvider) Leave(ctx context.Context) error {
 		return nil
 	}
 	p.stopped = true
-	leaving := &wire.PeerInfo{Id: p.self.GetId(), Host: p.self.GetHost(), Port: p.self.GetPort(),
-		Kinds: p.self.GetKinds(), Client: p.self.GetClient(), Leaving: true,
-		Cluster: p.self.GetCluster(), Protocol: p.self.GetProtocol()}
+	me := p.self.Load()
+	leaving := &wire.PeerInfo{Id: me.GetId(), Host: me.GetHost(), Port: me.GetPort(),
+		Kinds: me.GetKinds(), Client: me.GetClient(), Leaving: true,
+		Cluster: me.GetCluster(), Protocol: me.GetProtocol()}
 	now := time.Now()
 	var addrs []string
 	for addr, pr := range p.peers {

@@ -5,7 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
+	"slices"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/asynkron/protoactor-go/actor"
@@ -84,6 +87,10 @@ type topologyChanged struct{}
 // and passivate every activation; done is closed when all have stopped.
 type passivateAllRequest struct{ done chan map[string]parkedState }
 
+// fenceAllRequest makes the placement actor passivate every activation:
+// the member was (or may have been) dropped by the others (fenceAll).
+type fenceAllRequest struct{}
+
 // parkedState is the state of an identity that is not active here.
 type parkedState struct {
 	kind, identity string
@@ -125,6 +132,10 @@ func (p *placement) Receive(c actor.Context) {
 		p.onTopology(c)
 	case *wrapperspb.StringValue: // a member's re-advertisement (readvertise.go)
 		p.m.onAdPush(msg.GetValue())
+	case fenceAllRequest:
+		for _, e := range p.entries {
+			p.passivate(c, e)
+		}
 	case *passivateAllRequest:
 		p.leaving = true
 		p.drained = append(p.drained, msg.done)
@@ -290,7 +301,9 @@ func (p *placement) onHandoff(c actor.Context, req *wire.HandoffRequest) {
 		c.Respond(&wire.HandoffReply{Conflict: true, Error: fmt.Sprintf("%s is activating at %s", key, p.m.currentView().self)})
 		return
 	}
-	if !p.leaving {
+	if !p.leaving && !p.m.isFenced() {
+		// A fenced member (the asker may have dropped it) does not claim
+		// the identity: it hands it over.
 		if v := p.m.currentView(); v.owner(req.GetKind(), req.GetIdentity()) == v.self {
 			c.Respond(&wire.HandoffReply{Conflict: true, Error: fmt.Sprintf("%s owns %s by its topology", v.self, key)})
 			return
@@ -420,21 +433,44 @@ func (v view) owner(kind, identity string) string {
 	return v.rdv.GetByClusterIdentity(&pcluster.ClusterIdentity{Identity: identity, Kind: kind})
 }
 
-// askHandoff asks every other member of v for the identity (HandoffRequest)
-// and reports the outcome to the placement actor at self.
+// askHandoff asks every other member of v for the identity (HandoffRequest),
+// and the members dropped lately without leaving that may still hold it
+// (suspects: a member taken for dead while it was alive), and reports the
+// outcome to the placement actor at self.
 func (m *Member) askHandoff(self *actor.PID, key, kind, identity string, seq uint64, v view) {
 	d := &handoffDone{key: key, kind: kind, identity: identity, seq: seq}
+	asked := v.others
+	var suspects []string
+	if sus := m.suspectAddrs(); len(sus) > 0 {
+		asked = slices.Clone(v.others)
+		for _, a := range sus {
+			if a != v.self && !slices.Contains(asked, a) {
+				asked = append(asked, a)
+				suspects = append(suspects, a)
+			}
+		}
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), m.handoffTimeout)
 	defer cancel()
 	req := &wire.HandoffRequest{Cluster: m.name, Protocol: ProtocolVersion, Kind: kind, Identity: identity, Owner: v.self}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	var errs []error
-	for _, addr := range v.others {
+	for _, addr := range asked {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			if slices.Contains(suspects, addr) && deadAddress(ctx, addr) {
+				return // nothing listens there: it holds nothing
+			}
 			res, err := m.ask(ctx, actor.NewPID(addr, placementActor), req)
+			if res == nil && err == nil && !deadAddress(ctx, addr) {
+				// A dead letter from an address that still listens: the
+				// local endpoint was dropped (the member left this
+				// topology, or took a new member id, while the question
+				// was in flight), which says nothing of what it holds.
+				err = fmt.Errorf("no answer (dead letter) while it still listens")
+			}
 			mu.Lock()
 			defer mu.Unlock()
 			switch r := res.(type) {
@@ -456,6 +492,20 @@ func (m *Member) askHandoff(self *actor.PID, key, kind, identity string, seq uin
 	wg.Wait()
 	d.err = errors.Join(errs...)
 	m.sys.Root.Send(self, d)
+}
+
+// deadAddress reports whether addr refuses connections (nothing listens
+// there: the member is gone). A suspect is probed so before it is asked:
+// Proto.Actor's endpoint holds a message to an address that refuses for
+// about two seconds before it gives up.
+func deadAddress(ctx context.Context, addr string) bool {
+	var d net.Dialer
+	conn, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return errors.Is(err, syscall.ECONNREFUSED)
+	}
+	_ = conn.Close()
+	return false
 }
 
 // ask sends msg to pid and waits for its reply. A member that is gone (a

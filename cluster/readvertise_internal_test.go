@@ -39,3 +39,14 @@ func TestWorthAdvertising(t *testing.T) {
 		}
 	}
 }
+
+// TestAdOfIncarnation: a member that rejoined as a new incarnation
+// ("ID.2") keeps its latest advertisement, kept by its system id.
+func TestAdOfIncarnation(t *testing.T) {
+	ads := map[string]string{"abc": "ad-abc"}
+	for id, want := range map[string]string{"abc": "ad-abc", "abc.2": "ad-abc", "abd": "", "x.abc": ""} {
+		if got, _ := adOf(ads, id); got != want {
+			t.Errorf("adOf(%q) = %q, want %q", id, got, want)
+		}
+	}
+}

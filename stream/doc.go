@@ -94,8 +94,9 @@
 // longer counts), and math.MaxInt64 once they have all ended. Window is a
 // keyed tumbling or sliding window stage on it: a window closes when the
 // watermark reaches its end, and an element whose windows have all closed
-// goes to the side output (Late) instead; the window stage takes the
-// elements between two watermarks in one call. An output's watermark is passed
+// goes to the side output (Late) instead; the window stage takes a
+// packet's elements in one call, with the watermarks between them that
+// close no window (one input). An output's watermark is passed
 // on with the next element emitted or packet sent, so consecutive advances
 // with no element between them reach the downstream stage as one, and
 // Watermark is called once for them.

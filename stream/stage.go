@@ -42,14 +42,18 @@ type Funcs[In, Out any] struct {
 	// elementRef, when set, is Element by reference (the window stage's:
 	// no copy of the element per call); it may emit only to side outputs.
 	elementRef func(c *Context, v *In) error
-	// run, when set, handles a run of elements with no watermark between
-	// them in one call (the window stage's), as elementRef would each of
-	// them: it sets *at to the index of the element it is at before it
-	// handles it, and returns len(vs) when all of them were handled, or
-	// the index of the first one that was not and that element's error
-	// (nil when it is a side output's failed send, for outcome to find).
-	// Elements before the returned index were handled.
-	run func(c *Context, vs []In, at *int) (int, error)
+	// run, when set, handles a run of elements in one call (the window
+	// stage's), as elementRef would each of them: it sets *at to the index
+	// of the element it is at before it handles it, and returns len(vs)
+	// when all of them were handled, or the index of the first one that
+	// was not and that element's error (nil when it is a side output's
+	// failed send, for outcome to find). Elements before the returned index
+	// were handled. Before each element it takes the marks in front of it
+	// (ms.below: the quiet ones, applied by ms.settle before anything
+	// reads the watermark, and before it returns); it returns the
+	// element's index, not handled, when one of them is not quiet (the
+	// instance applies it).
+	run func(c *Context, vs []In, ms *runMarks, at *int) (int, error)
 	// endItems, when set, is called after a packet's elements, before its
 	// array goes back to the pool (the window stage's AddBatch).
 	endItems func() error
@@ -328,6 +332,8 @@ type instance[In, Out any] struct {
 	// Watermark's call for hook, and its watermark argument
 	wmCall func() error
 	wmArg  int64
+	// the marks of the packet a run function is given (runs)
+	rm runMarks
 }
 
 // output is what an instance does with its side outputs' emitters.
@@ -352,6 +358,7 @@ func (in *instance[In, Out]) init(g *Graph) {
 	}
 	in.ended = make([]bool, s.n.senders)
 	in.left = s.n.senders
+	in.rm.apply, in.rm.pend = in.quietWM, math.MinInt64
 	in.extra, in.extraErr = in.extra[:0], in.extraErr[:0]
 	for _, side := range s.sides {
 		x := side(in.idx)
@@ -456,6 +463,11 @@ func (in *instance[In, Out]) elements(p packet[In], i, mi int, done *uint64) (ne
 				*done += uint64(at)
 				i += at
 			}
+			if in.f.run != nil {
+				in.rm.settle()
+				mi = in.rm.next // and the marks before it applied
+				in.rm.marks = nil
+			}
 			in.failed(pv, fmt.Errorf("%w: %v\n%s", ErrPanic, pv, debug.Stack()))
 			next, nextMark = i+1, mi
 		}
@@ -486,15 +498,18 @@ func (in *instance[In, Out]) elements(p packet[In], i, mi int, done *uint64) (ne
 	return i, mi
 }
 
-// runs is elements for a stage with a run function: the elements between
-// two watermarks go to it in one call. *i and *mi are kept up to date, and
-// *at is the index in the run of the element being handled (-1: not in a
-// run), for elements' recover to find the element that panicked.
+// runs is elements for a stage with a run function: the elements up to
+// the next mark that is not quiet (runMarks) go to it in one call. *i and
+// *mi are kept up to date, and *at is the index in the run of the element
+// being handled (-1: not in a run), for elements' recover to find the
+// element that panicked.
 func (in *instance[In, Out]) runs(p packet[In], i, mi *int, done *uint64, at *int) {
+	rm := &in.rm // rm.next is *mi while it runs (elements' recover reads it)
+	rm.marks, rm.next, rm.from = p.marks, *mi, p.from
 	for *i < len(p.items) {
-		for *mi < len(p.marks) && int(p.marks[*mi].pos) <= *i {
-			in.senderWM(p.from, p.marks[*mi].wm)
-			*mi++
+		for rm.next < len(p.marks) && int(p.marks[rm.next].pos) <= *i {
+			in.senderWM(p.from, p.marks[rm.next].wm)
+			rm.next++
 		}
 		if !in.clean() {
 			// A failure is pending (a send of Watermark's): the next
@@ -512,21 +527,22 @@ func (in *instance[In, Out]) runs(p packet[In], i, mi *int, done *uint64, at *in
 			continue
 		}
 		end := len(p.items)
-		if *mi < len(p.marks) {
-			end = int(p.marks[*mi].pos)
-		}
+		rm.base, rm.one = *i, in.canQuiet(p.from)
 		*at = 0
-		n, err := in.f.run(&in.c, p.items[*i:end], at)
+		n, err := in.f.run(&in.c, p.items[*i:end], rm, at)
 		*at = -1
 		*done += uint64(n)
 		*i += n
-		if *i < end {
+		if *i < end && (rm.next >= len(p.marks) || int(p.marks[rm.next].pos) > *i) {
+			// (else the run stopped in front of a mark that is not quiet)
 			if in.outcome(err) {
 				*done++
 			}
 			*i++
 		}
 	}
+	*mi = rm.next
+	rm.marks = nil
 }
 
 // clean reports whether no send of the instance's outputs has failed since

@@ -152,6 +152,20 @@ func (kw *keyWindows[K, A]) remove(w *window[K, A]) bool {
 	return len(kw.wins) == 0
 }
 
+// slotCur is the current window (keyWindows.cur) of the key in a slot
+// (WindowSpec.Slot), flat: the check of an element against its key's
+// current window reads one entry rather than the key's windows and then
+// the window. An entry without a window (or with one whose end does not
+// fit) has end math.MinInt64 and matches no element.
+type slotCur[K comparable, A any] struct {
+	key        K
+	start, end int64
+	acc        *A
+}
+
+// noCur is an entry of windower.curs without a window.
+const noCur = math.MinInt64
+
 type window[K comparable, A any] struct {
 	key    K
 	span   Span // End is math.MaxInt64 when the true end does not fit
@@ -164,6 +178,7 @@ type windower[T any, K comparable, A, R any] struct {
 	spec  WindowSpec[T, K, A, R]
 	open  map[K]*keyWindows[K, A] // by key: one map lookup per element
 	slots []*keyWindows[K, A]     // by WindowSpec.Slot, when set
+	curs  []slotCur[K, A]         // their current windows, by slot (as long as slots)
 	ends  winHeap[K, A]
 	late  *Side[Late[T]]
 	fired []*window[K, A]
@@ -206,21 +221,37 @@ func (w *windower[T, K, A, R]) elementRef(c *Context, vp *T) error {
 	return w.fold(c, vp, ts, key, slot, nil)
 }
 
-// run is elementRef over a run of elements with no watermark between
-// them (Funcs.run): one call for the run, with what elementRef does per
-// element that does not change within it hoisted out of the loop. It stops
-// after an element whose error is not nil or whose side output's send
-// failed, and returns its index.
-func (w *windower[T, K, A, R]) run(c *Context, vs []T, at *int) (int, error) {
+// run is elementRef over a run of elements (Funcs.run): one call for the
+// run, with what elementRef does per element that does not change within
+// it hoisted out of the loop; the quiet watermarks between the elements
+// are taken in the loop (runMarks), and it stops in front of one that is
+// not (a window closes there). It stops after an element whose error is
+// not nil or whose side output's send failed, and returns its index.
+//
+// The quiet marks wait in ms until an element leaves the fast path (see
+// runMarks); wm, the watermark as the instance has it, may lag behind
+// them meanwhile, which the fast path's check does not see: a quiet
+// watermark is below the end of every open window.
+func (w *windower[T, K, A, R]) run(c *Context, vs []T, ms *runMarks, at *int) (int, error) {
+	defer ms.settle()
 	lateErr := w.lateErr(c)
 	wm := c.wm
 	tumbling := w.tumbling
 	add := w.spec.Add
+	mark, from := ms.at(), w.nextEnd()
 	for j := range vs {
+		if j >= mark {
+			if !ms.below(j, from) {
+				return j, nil
+			}
+			mark = ms.at()
+		}
 		*at = j
 		vp := &vs[j]
 		ts, key, slot, skip := w.locate(vp)
 		if skip {
+			ms.settle()
+			wm = c.wm
 			w.late.Emit(c, Late[T]{Value: *vp, Watermark: wm, Skipped: true})
 			if *lateErr != nil {
 				return j, nil
@@ -229,18 +260,18 @@ func (w *windower[T, K, A, R]) run(c *Context, vs []T, at *int) (int, error) {
 		}
 		if tumbling {
 			// As in fold: the key's current window, found by its slot.
-			if slot >= 0 && slot < len(w.slots) {
-				if kw := w.slots[slot]; kw != nil && kw.key == key {
-					if cur := kw.cur; cur != nil && ts >= cur.span.Start && ts < cur.span.End && cur.span.End > wm && !cur.beyond {
-						add(&cur.acc, *vp)
-						continue
-					}
+			if uint(slot) < uint(len(w.curs)) {
+				if e := &w.curs[slot]; e.key == key && ts >= e.start && ts < e.end && e.end > wm {
+					add(e.acc, *vp)
+					continue
 				}
 			}
 		}
+		ms.settle()
 		if err := w.fold(c, vp, ts, key, slot, nil); err != nil || *lateErr != nil {
 			return j, err
 		}
+		wm, from = c.wm, w.nextEnd()
 	}
 	return len(vs), nil
 }
@@ -256,7 +287,7 @@ func (w *windower[T, K, A, R]) run(c *Context, vs []T, at *int) (int, error) {
 // elements. No window closes while elements wait, so every recorded
 // accumulator is still its window's when they are folded, and each one
 // gets its elements in order.
-func (w *windower[T, K, A, R]) runBatch(c *Context, vs []T, at *int) (int, error) {
+func (w *windower[T, K, A, R]) runBatch(c *Context, vs []T, ms *runMarks, at *int) (int, error) {
 	if len(vs) == 0 {
 		return 0, nil
 	}
@@ -276,15 +307,30 @@ func (w *windower[T, K, A, R]) runBatch(c *Context, vs []T, at *int) (int, error
 		w.accs = a
 	}
 	accs := w.accs[:need]
+	defer ms.settle()
 	lateErr := w.lateErr(c)
 	wm := c.wm
+	curs := w.curs
+	mark, from := ms.at(), w.nextEnd()
 	for j := range vs {
+		if j >= mark {
+			// The quiet marks in front of j (as in run): no window closes,
+			// the elements before j go on waiting; a mark that closes one
+			// ends the run.
+			if !ms.below(j, from) {
+				w.npend = n + j
+				return j, nil
+			}
+			mark = ms.at()
+		}
 		*at = j
 		w.npend = n + j // the elements before j wait (a panic below leaves them so)
 		vp := &vs[j]
 		ts, key, slot, skip := w.locate(vp)
 		accs[n+j] = nil
 		if skip {
+			ms.settle()
+			wm = c.wm
 			w.late.Emit(c, Late[T]{Value: *vp, Watermark: wm, Skipped: true})
 			if *lateErr != nil {
 				w.npend = n + j + 1
@@ -293,19 +339,20 @@ func (w *windower[T, K, A, R]) runBatch(c *Context, vs []T, at *int) (int, error
 			continue
 		}
 		// As in fold: the key's current window, found by its slot.
-		if slot >= 0 && slot < len(w.slots) {
-			if kw := w.slots[slot]; kw != nil && kw.key == key {
-				if cur := kw.cur; cur != nil && ts >= cur.span.Start && ts < cur.span.End && cur.span.End > wm && !cur.beyond {
-					accs[n+j] = &cur.acc
-					continue
-				}
+		if uint(slot) < uint(len(curs)) {
+			if e := &curs[slot]; e.key == key && ts >= e.start && ts < e.end && e.end > wm {
+				accs[n+j] = e.acc
+				continue
 			}
 		}
+		ms.settle()
 		err := w.fold(c, vp, ts, key, slot, &accs[n+j])
 		if err != nil || *lateErr != nil {
 			w.npend = n + j + 1
 			return j, err
 		}
+		wm, from = c.wm, w.nextEnd()
+		curs = w.curs // (fold may have given a key a slot)
 	}
 	w.npend = need
 	return len(vs), nil
@@ -411,7 +458,7 @@ func (w *windower[T, K, A, R]) fold(c *Context, vp *T, ts int64, key K, slot int
 			} else {
 				w.spec.Add(&win.acc, v)
 			}
-			kw.cur = win
+			w.setCur(kw, win)
 			added = true
 		}
 		if s < math.MinInt64+slide {
@@ -460,11 +507,29 @@ func (w *windower[T, K, A, R]) add(key K, slot int) *keyWindows[K, A] {
 func (w *windower[T, K, A, R]) place(kw *keyWindows[K, A], slot int) {
 	if slot >= len(w.slots) {
 		w.slots = append(w.slots, make([]*keyWindows[K, A], slot+1-len(w.slots))...)
+		for len(w.curs) < len(w.slots) {
+			w.curs = append(w.curs, slotCur[K, A]{end: noCur})
+		}
 	}
 	if w.slots[slot] == nil {
 		w.slots[slot] = kw
 		kw.slot = slot
+		w.setCur(kw, kw.cur)
 	}
+}
+
+// setCur makes win kw's current window (nil: none), in its slot's entry
+// too.
+func (w *windower[T, K, A, R]) setCur(kw *keyWindows[K, A], win *window[K, A]) {
+	kw.cur = win
+	if kw.slot < 0 {
+		return
+	}
+	if win == nil || win.beyond {
+		w.curs[kw.slot] = slotCur[K, A]{end: noCur}
+		return
+	}
+	w.curs[kw.slot] = slotCur[K, A]{key: kw.key, start: win.span.Start, end: win.span.End, acc: &win.acc}
 }
 
 // watermark closes the windows whose end the watermark has reached, and
@@ -474,10 +539,15 @@ func (w *windower[T, K, A, R]) watermark(c *Context, wm int64, out *Emitter[R]) 
 	w.fired = w.fired[:0]
 	for len(w.ends) > 0 && w.ends[0].span.End <= wm && (!w.ends[0].beyond || c.final) {
 		win := heap.Pop(&w.ends).(*window[K, A])
-		if kw := w.open[win.key]; kw != nil && kw.remove(win) {
+		kw := w.open[win.key]
+		if kw != nil && kw.cur == win {
+			w.setCur(kw, nil)
+		}
+		if kw != nil && kw.remove(win) {
 			delete(w.open, win.key)
 			if kw.slot >= 0 && w.slots[kw.slot] == kw {
 				w.slots[kw.slot] = nil
+				w.curs[kw.slot] = slotCur[K, A]{end: noCur}
 			}
 			var zero K
 			kw.key, kw.cur, kw.wins = zero, nil, kw.wins[:0]

@@ -410,9 +410,14 @@ func (x *PeerHello) GetSelf() *PeerInfo {
 // the addresses ("host:port") of the members it knows, so that a node that
 // knows one seed learns the others.
 type PeerView struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Self          *PeerInfo              `protobuf:"bytes,1,opt,name=self,proto3" json:"self,omitempty"`
-	Known         []string               `protobuf:"bytes,2,rep,name=known,proto3" json:"known,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Self  *PeerInfo              `protobuf:"bytes,1,opt,name=self,proto3" json:"self,omitempty"`
+	Known []string               `protobuf:"bytes,2,rep,name=known,proto3" json:"known,omitempty"`
+	// removed is true when the responder dropped the greeter's member id
+	// from its topology (it took the greeter for dead): the greeter must
+	// stop serving, passivate its activations and rejoin as a new
+	// incarnation (a new member id).
+	Removed       bool `protobuf:"varint,3,opt,name=removed,proto3" json:"removed,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -459,6 +464,13 @@ func (x *PeerView) GetKnown() []string {
 		return x.Known
 	}
 	return nil
+}
+
+func (x *PeerView) GetRemoved() bool {
+	if x != nil {
+		return x.Removed
+	}
+	return false
 }
 
 // PlacementRequest asks a member's placement actor for the activation of
@@ -896,10 +908,11 @@ const file_ringactor_wire_proto_rawDesc = "" +
 	"\acluster\x18\a \x01(\tR\acluster\x12\x1a\n" +
 	"\bprotocol\x18\b \x01(\rR\bprotocol\"@\n" +
 	"\tPeerHello\x123\n" +
-	"\x04self\x18\x01 \x01(\v2\x1f.ringactor.messages.v1.PeerInfoR\x04self\"U\n" +
+	"\x04self\x18\x01 \x01(\v2\x1f.ringactor.messages.v1.PeerInfoR\x04self\"o\n" +
 	"\bPeerView\x123\n" +
 	"\x04self\x18\x01 \x01(\v2\x1f.ringactor.messages.v1.PeerInfoR\x04self\x12\x14\n" +
-	"\x05known\x18\x02 \x03(\tR\x05known\"x\n" +
+	"\x05known\x18\x02 \x03(\tR\x05known\x12\x18\n" +
+	"\aremoved\x18\x03 \x01(\bR\aremoved\"x\n" +
 	"\x10PlacementRequest\x12\x18\n" +
 	"\acluster\x18\x01 \x01(\tR\acluster\x12\x1a\n" +
 	"\bprotocol\x18\x02 \x01(\rR\bprotocol\x12\x12\n" +
