@@ -11,6 +11,8 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 	pcluster "github.com/asynkron/protoactor-go/cluster"
+
+	"github.com/ringactor/ringactor/gpu/cuda"
 )
 
 // Requirement says which members may host a kind's identities.
@@ -84,6 +86,9 @@ type deviceAd struct {
 type nodeAd struct {
 	devices []deviceAd
 	reqs    map[string]Requirement // kind → requirement, for its kinds that are not Anywhere
+	// version orders a member's advertisements: 0 at start (the topology
+	// entry's), one more at each re-advertisement (readvertise.go).
+	version uint64
 }
 
 // encode is the advertisement's pseudo-kind name (no commas: the Kubernetes
@@ -99,6 +104,9 @@ func (a nodeAd) encode() string {
 	}
 	for k, r := range a.reqs {
 		v.Add("req", k+"="+strconv.Itoa(int(r)))
+	}
+	if a.version > 0 {
+		v.Set("v", strconv.FormatUint(a.version, 10))
 	}
 	return nodeAdPrefix + v.Encode()
 }
@@ -129,6 +137,7 @@ func parseNodeAd(kinds []string) (a nodeAd, ok bool) {
 			}
 			a.devices = append(a.devices, d)
 		}
+		a.version, _ = strconv.ParseUint(v.Get("v"), 10, 64)
 		for _, r := range v["req"] {
 			kind, n, found := strings.Cut(r, "=")
 			if x, err := strconv.Atoi(n); found && err == nil {
@@ -160,32 +169,24 @@ func userKinds(kinds []string) []string {
 // advertisement builds the member's advertisement, or "" when it has
 // nothing to say (no device and only Anywhere kinds).
 func (m *Member) advertisement(kinds []*Kind) string {
-	var a nodeAd
-	for _, b := range m.rt.Devices() {
-		if b.Failed() != nil {
-			continue
-		}
-		d := deviceAd{Name: b.Name()}
-		if info, ok := b.DeviceInfo(); ok {
-			d.ComputeCapability = fmt.Sprintf("%d.%d", info.ComputeCapability.Major, info.ComputeCapability.Minor)
-			d.MemoryBytes = info.TotalMem
-		}
-		st := b.MailboxStats()
-		d.FreeMailboxes = st.Capacity - st.Mailboxes
-		a.devices = append(a.devices, d)
-	}
-	for _, k := range kinds {
-		if k.req != Anywhere {
-			if a.reqs == nil {
-				a.reqs = map[string]Requirement{}
-			}
-			a.reqs[k.name] = k.req
-		}
-	}
+	a := nodeAd{reqs: kindReqs(kinds)}
+	a.devices, _ = m.currentDevices()
 	if len(a.devices) == 0 && len(a.reqs) == 0 {
 		return ""
 	}
 	return a.encode()
+}
+
+// deviceAdOf is what the member advertises of device b now.
+func deviceAdOf(b *cuda.Backend) deviceAd {
+	d := deviceAd{Name: b.Name()}
+	if info, ok := b.DeviceInfo(); ok {
+		d.ComputeCapability = fmt.Sprintf("%d.%d", info.ComputeCapability.Major, info.ComputeCapability.Minor)
+		d.MemoryBytes = info.TotalMem
+	}
+	st := b.MailboxStats()
+	d.FreeMailboxes = st.Capacity - st.Mailboxes
+	return d
 }
 
 // adKind is the pseudo-kind that carries the advertisement: its actors
@@ -309,8 +310,10 @@ func (m *Member) PlacementOf(kind, identity string) (Placement, error) {
 }
 
 // nodesOf reads the members' advertisements: every member, and the
-// requirement of every kind some member advertises.
-func nodesOf(members []*pcluster.Member) ([]nodeInfo, map[string]Requirement) {
+// requirement of every kind some member advertises. ads holds the latest
+// advertisements by member id (readvertise.go): a member's entry there
+// replaces the one its topology entry carries from its start.
+func nodesOf(members []*pcluster.Member, ads map[string]string) ([]nodeInfo, map[string]Requirement) {
 	nodes := make([]nodeInfo, 0, len(members))
 	reqs := map[string]Requirement{}
 	for _, mem := range members {
@@ -318,7 +321,11 @@ func nodesOf(members []*pcluster.Member) ([]nodeInfo, map[string]Requirement) {
 		for _, k := range mem.Kinds {
 			n.kinds[k] = true
 		}
-		if a, ok := parseNodeAd(mem.Kinds); ok {
+		adKinds := mem.Kinds
+		if ad, ok := adOf(ads, mem.Id); ok {
+			adKinds = []string{ad}
+		}
+		if a, ok := parseNodeAd(adKinds); ok {
 			n.devices = len(a.devices)
 			for k, r := range a.reqs {
 				if _, seen := reqs[k]; !seen || r > reqs[k] {
@@ -329,6 +336,21 @@ func nodesOf(members []*pcluster.Member) ([]nodeInfo, map[string]Requirement) {
 		nodes = append(nodes, n)
 	}
 	return nodes, reqs
+}
+
+// adOf returns the latest advertisement of the member with topology id
+// id. Advertisements are kept by the member's actor system id; a member
+// that rejoined after being fenced has the topology id "SYSTEMID.N" (its
+// Nth incarnation), and its advertisement is the system's.
+func adOf(ads map[string]string, id string) (string, bool) {
+	if ad, ok := ads[id]; ok {
+		return ad, true
+	}
+	if i := strings.LastIndexByte(id, '.'); i > 0 {
+		ad, ok := ads[id[:i]]
+		return ad, ok
+	}
+	return "", false
 }
 
 // PlacementStamper is implemented by a reply type (through its pointer)

@@ -106,7 +106,7 @@ func (m *Member) nextOwner(kind, identity string) string {
 		return ""
 	}
 	if r := v.reqs[kind]; r != Anywhere {
-		nodes, _ := nodesOf(rest)
+		nodes, _ := nodesOf(rest, m.latestAds())
 		return view{nodes: nodes}.placeDevice(r, kind, identity).addr
 	}
 	rdv := pcluster.NewRendezvous()

@@ -46,6 +46,7 @@ type memberConfig struct {
 	protoKinds     []*pcluster.Kind
 	advertise      string
 	handoffTimeout time.Duration
+	adEvery        time.Duration
 	protoLogLevel  *slog.Level
 	// systemOptions configure the actor system Start creates, and
 	// runtimeOptions the member's runtime (WithTelemetry).
@@ -154,6 +155,14 @@ type Member struct {
 	suspects       func() []string        // the provider's: members dropped lately that may still hold activations
 	refusedAddrs   sync.Map               // addresses already logged as another cluster's
 	pushTimeout    time.Duration
+	// adEvery is how often the member checks its devices for a change
+	// worth advertising (WithAdvertiseInterval); adDone is closed when that
+	// loop has ended.
+	adEvery time.Duration
+	adDone  chan struct{}
+	adverts atomic.Int64
+	// adVersion numbers the member's re-advertisements (the loop's only).
+	adVersion uint64
 	// replies takes the replies to the member's requests (see replies);
 	// replyTo is its ReplyTo, replyPIDs the PIDs of other members' ones.
 	replies       *replies
@@ -169,6 +178,9 @@ type Member struct {
 	addrs     map[string]bool          // remote addresses of the topology's members
 	rdv       *pcluster.Rendezvous     // placement of identities on the topology's members
 	departed  map[string]chan struct{} // closed when that address leaves the topology
+	// ads holds the members' latest advertisements by member id, this
+	// one's included (readvertise.go); nil until one changes.
+	ads map[string]string
 	// dropped holds, by address, when a member left the topology without
 	// saying it was leaving: a suspect for departWindow (suspectAddrs).
 	dropped map[string]time.Time
@@ -254,6 +266,7 @@ func Start(ctx context.Context, name string, provider pcluster.ClusterProvider, 
 		m.cluster.StartMember()
 	}
 	m.useProvider(provider)
+	m.startReadvertising(kinds)
 	return m, nil
 }
 
@@ -392,6 +405,7 @@ func (m *Member) Attach(c *pcluster.Cluster) {
 	m.cluster, m.name, m.provider = c, c.Config.Name, c.Config.ClusterProvider
 	m.mu.Unlock()
 	m.useProvider(c.Config.ClusterProvider)
+	m.startReadvertising(m.kindList())
 }
 
 // logWildcard logs, at info level, one line for a member that binds a
@@ -459,6 +473,9 @@ func newMember(sys *actor.ActorSystem, name string, kinds []*Kind, cfg memberCon
 	if cfg.handoffTimeout <= 0 {
 		cfg.handoffTimeout = DefaultHandoffTimeout
 	}
+	if cfg.adEvery <= 0 {
+		cfg.adEvery = DefaultAdvertiseInterval
+	}
 	if cfg.maxPayload <= 0 {
 		cfg.maxPayload = messages.MaxPayloadSize
 	}
@@ -472,7 +489,7 @@ func newMember(sys *actor.ActorSystem, name string, kinds []*Kind, cfg memberCon
 		requestTimeout: cfg.requestTimeout, activationTimeout: cfg.activationTimeout, maxPayload: cfg.maxPayload,
 		topoKinds: map[string]int{}, topoCh: make(chan struct{}), closed: make(chan struct{}),
 		addrs: map[string]bool{}, departed: map[string]chan struct{}{},
-		kinds: make(map[string]*Kind, len(kinds)), handoffTimeout: cfg.handoffTimeout,
+		kinds: make(map[string]*Kind, len(kinds)), handoffTimeout: cfg.handoffTimeout, adEvery: cfg.adEvery,
 		ready: make(chan struct{}), pushTimeout: cfg.handoffTimeout, replies: newReplies(),
 	}
 	pkinds := make([]*pcluster.Kind, len(kinds))
@@ -509,6 +526,8 @@ func newMember(sys *actor.ActorSystem, name string, kinds []*Kind, cfg memberCon
 			m.onTopology(t)
 		case *actor.DeadLetterEvent:
 			m.onDeadLetter(t)
+		case *pcluster.GossipUpdate:
+			m.onGossip(t)
 		}
 	})
 	return m, pkinds, nil
@@ -531,7 +550,6 @@ func (m *Member) onTopology(t *pcluster.ClusterTopology) {
 	rdv.UpdateMembers(t.Members)
 	self := m.sys.Address()
 	v := view{self: self, members: len(t.Members), rdv: rdv, all: t.Members}
-	v.nodes, v.reqs = nodesOf(t.Members)
 	inTopology := false
 	for _, mem := range t.Members {
 		if a := mem.Address(); a != self {
@@ -541,6 +559,7 @@ func (m *Member) onTopology(t *pcluster.ClusterTopology) {
 		}
 	}
 	m.mu.Lock()
+	v.nodes, v.reqs = nodesOf(t.Members, m.ads) // under mu: readvertise.go updates ads
 	m.topoKinds, m.members, m.addrs, m.rdv, m.view = kinds, len(t.Members), addrs, rdv, v
 	m.status.topology(addrs, time.Now())
 	if inTopology && m.settled == nil {
@@ -729,6 +748,9 @@ func (m *Member) Close(ctx context.Context) error {
 		lifecycleMu.Lock()
 		defer lifecycleMu.Unlock()
 		close(m.closed)
+		if m.adDone != nil {
+			<-m.adDone
+		}
 		var errs []error
 		if err := m.passivateAll(ctx); err != nil {
 			errs = append(errs, err)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 	pcluster "github.com/asynkron/protoactor-go/cluster"
+	"google.golang.org/protobuf/types/known/wrapperspb"
 
 	"github.com/ringactor/ringactor/internal/wire"
 )
@@ -129,6 +130,8 @@ func (p *placement) Receive(c actor.Context) {
 		p.onStopped(c, msg)
 	case topologyChanged:
 		p.onTopology(c)
+	case *wrapperspb.StringValue: // a member's re-advertisement (readvertise.go)
+		p.m.onAdPush(msg.GetValue())
 	case fenceAllRequest:
 		for _, e := range p.entries {
 			p.passivate(c, e)

@@ -50,6 +50,10 @@ type MemberStatus struct {
 	// Devices are the compute backends of its runtime (this member only:
 	// another member's are on its own dashboard).
 	Devices []string `json:"devices,omitempty"`
+	// AdvertisedDevices is how many usable CUDA devices the member
+	// advertises (its placement weight for device kinds), as this
+	// member's view holds it: it drops when one of them faults.
+	AdvertisedDevices int `json:"advertised_devices,omitempty"`
 	// Identities are the identities active here, by kind (this member
 	// only).
 	Identities map[string][]string `json:"identities,omitempty"`
@@ -150,6 +154,11 @@ func (m *Member) Status() Status {
 	m.status.mu.Lock()
 	for _, mem := range v.all {
 		ms := MemberStatus{Address: mem.Address(), ID: mem.Id, State: MemberReady, Kinds: userKinds(mem.Kinds)}
+		for _, n := range v.nodes {
+			if n.addr == ms.Address {
+				ms.AdvertisedDevices = n.devices
+			}
+		}
 		if ms.Address == s.Address {
 			ms.Self, ms.State = true, s.State
 		}

@@ -262,9 +262,21 @@ func (orc *Orchestrator) run(ctx context.Context, c *call, items [][]*gpu.Unifie
 	if err != nil {
 		return err
 	}
-	if o.backend == "" && o.prefer != "" && o.prefer != backend.Name() {
+	preferred := false
+	if o.backend == "" && o.prefer != "" {
 		if b, ok := orc.selector.Backend(o.prefer); ok && b.Available() == nil && b.Supports(c.spec, c.dtype) {
-			backend = b
+			backend, preferred = b, true
+		}
+	}
+	if d := orc.devices; len(d.backends) > 1 {
+		// Several devices: a call no backend name pins goes to the least
+		// loaded (or the one its buffers live on).
+		if !preferred && (o.backend == "" || o.backend == string(backend.Kind())) {
+			backend = d.pick(backend, c, items, outs)
+		}
+		if i := d.slot(backend); i >= 0 {
+			d.inflight[i].Add(1)
+			defer d.inflight[i].Add(-1)
 		}
 	}
 	span := trace.SpanFromContext(ctx) // a non-recording span when tracing is off

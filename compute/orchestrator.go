@@ -35,6 +35,7 @@ type Orchestrator struct {
 	spans    bool // that provider makes spans
 	registry *gpu.Registry
 	selector *gpu.Selector
+	devices  *devices // the device backends and their executions in flight
 	pool     *gpu.Pool
 	profiler profiler
 	closed   atomic.Bool
@@ -87,6 +88,7 @@ func New(opts ...Option) (*Orchestrator, error) {
 	orc.selector = gpu.NewSelector(backends, gpu.SelectionPolicy{
 		Accelerator: cfg.accelerator, Adaptive: cfg.adaptive, MinDeviceWork: cfg.minDeviceWork,
 	})
+	orc.devices = newDevices(backends)
 	orc.pool = cfg.pool
 	if orc.pool == nil {
 		orc.pool = gpu.NewPool(gpu.WithMaxAllocation(cfg.maxAlloc))

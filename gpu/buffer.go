@@ -426,6 +426,16 @@ func (b *UnifiedBuffer) Device() DeviceMemory {
 	return b.device
 }
 
+// DeviceAllocator returns the allocator of b's device memory (the device
+// it lives on), or nil if b has never been on a device or is freed. A
+// buffer stays on that device: a backend of another device refuses it.
+func (b *UnifiedBuffer) DeviceAllocator() Allocator {
+	if b.released() || b.device == nil {
+		return nil
+	}
+	return b.alloc
+}
+
 // Reshape changes the dimensions to shape, which must be valid and hold the
 // same number of elements (*ShapeError otherwise). The data is untouched.
 func (b *UnifiedBuffer) Reshape(shape ...int) error {

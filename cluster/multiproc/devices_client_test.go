@@ -43,8 +43,10 @@ type devicesPhase struct {
 
 // runDevicesClient calls every identity of devscale (device only) and
 // devpref (device preferred) once per phase, printing each phase's result;
-// the test moves it to the next phase by a line on stdin, after killing
-// members.
+// the test moves it to the next phase by a line on stdin: "next ADDR"
+// after killing the member at ADDR (the phase after the second kill calls
+// a few device-only identities with a short deadline: ErrNoCapacity), or
+// "again" after a member's devices faulted.
 func runDevicesClient() int {
 	demo.Register()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute) // a hang guard
@@ -70,9 +72,10 @@ func runDevicesClient() int {
 	}
 	n := envInt(devIdentitiesEnv, devIdentitiesCI)
 	in := bufio.NewScanner(os.Stdin)
+	gone := 0 // members killed so far
 	for phase := 0; ; phase++ {
 		devN, devDeadline := n, devCallDeadline
-		if phase == 2 {
+		if gone == 2 {
 			// No device member is left: each call waits for one until its
 			// deadline, then fails with ErrNoCapacity.
 			devN, devDeadline = devNoCapacityIDs, devNoCapacityDeadline
@@ -89,15 +92,20 @@ func runDevicesClient() int {
 		if !in.Scan() {
 			return 0
 		}
-		gone, ok := strings.CutPrefix(strings.TrimSpace(in.Text()), "next ")
+		line := strings.TrimSpace(in.Text())
+		if line == "again" { // a member's devices faulted: it stays
+			continue
+		}
+		addr, ok := strings.CutPrefix(line, "next ")
 		if !ok {
 			return 0
 		}
+		gone++
 		// The killed member must have left this client's topology first.
-		for memberReady(cl, gone) {
+		for memberReady(cl, addr) {
 			select {
 			case <-ctx.Done():
-				fmt.Fprintln(os.Stderr, "the killed member stayed in the topology:", gone)
+				fmt.Fprintln(os.Stderr, "the killed member stayed in the topology:", addr)
 				return 1
 			case <-time.After(50 * time.Millisecond):
 			}

@@ -98,3 +98,65 @@ func TestDevicePlacementAcrossProcesses(t *testing.T) {
 	client.send(t, "done")
 	client.stop(t)
 }
+
+// TestDeviceFaultAcrossProcesses is TestDevicePlacementAcrossProcesses
+// with device faults instead of kills: the 3-device member's devices fault
+// (a line on its stdin marks a simulated device failed, as a device ring
+// kernel does when its launch faults). After one of its three faults, it
+// advertises two devices: every identity still answers, none from the
+// faulted device or the member without a device, and the 1-device member
+// gains the share the other lost. After the other two fault too, the
+// member advertises none and stays in the cluster: every identity of both
+// kinds answers from the 1-device member, none from the CPU member.
+func TestDeviceFaultAcrossProcesses(t *testing.T) {
+	one := startProc(t, "member", nil, simDevicesEnv+"=1")
+	oneAddr := one.expect(t, "ADDR ", 2*time.Minute)
+	three := startProc(t, "member", []string{oneAddr}, simDevicesEnv+"=3")
+	threeAddr := three.expect(t, "ADDR ", 2*time.Minute)
+	cpu := startProc(t, "member", []string{oneAddr, threeAddr})
+	cpuAddr := cpu.expect(t, "ADDR ", 2*time.Minute)
+	client := startProc(t, "devices", []string{oneAddr, threeAddr, cpuAddr})
+	phase := func(n int) (dev, pref devicesPhase) {
+		t.Helper()
+		for _, into := range []*devicesPhase{&dev, &pref} {
+			line := client.expect(t, fmt.Sprintf("PHASE%d ", n), 5*time.Minute)
+			if err := json.Unmarshal([]byte(line), into); err != nil {
+				t.Fatal(err)
+			}
+			if into.Failed > 0 || into.NoCapacity > 0 {
+				t.Fatalf("phase %d, %s: %d calls failed, %d ErrNoCapacity: %v", n, into.Kind, into.Failed, into.NoCapacity, into.Errors)
+			}
+			if into.ByMember[cpuAddr] != 0 {
+				t.Fatalf("phase %d, %s: %d identities on the member without a device", n, into.Kind, into.ByMember[cpuAddr])
+			}
+		}
+		return dev, pref
+	}
+	dev0, _ := phase(0)
+	total := dev0.ByMember[oneAddr] + dev0.ByMember[threeAddr]
+	t.Logf("before the faults: 1-device member %d, 3-device member %d", dev0.ByMember[oneAddr], dev0.ByMember[threeAddr])
+
+	three.send(t, "fault cuda:sim0")
+	three.expect(t, "FAULTED ", 2*time.Minute)
+	client.send(t, "again")
+	dev1, _ := phase(1)
+	t.Logf("after one of three devices faulted: 1-device member %d, 3-device member %d; per device %v",
+		dev1.ByMember[oneAddr], dev1.ByMember[threeAddr], dev1.ByDevice)
+	if n := dev1.ByDevice[threeAddr+"/cuda:sim0"]; n != 0 {
+		t.Fatalf("%d identities answered from the faulted device", n)
+	}
+	if dev1.ByMember[oneAddr] <= dev0.ByMember[oneAddr] || dev1.ByMember[threeAddr] == 0 {
+		t.Fatalf("after the partial fault: %v, before %v: want the 3-device member's share to shrink, not vanish", dev1.ByMember, dev0.ByMember)
+	}
+
+	three.send(t, "fault all")
+	three.expect(t, "FAULTED ", 2*time.Minute)
+	client.send(t, "again")
+	dev2, pref2 := phase(2)
+	t.Logf("after all three devices faulted: %v; device-preferred %v", dev2.ByDevice, pref2.ByDevice)
+	if dev2.ByMember[oneAddr] != total || pref2.ByMember[oneAddr] != devPrefIDs {
+		t.Fatalf("after the faults: device-only %v, device-preferred %v, want all on %s", dev2.ByMember, pref2.ByMember, oneAddr)
+	}
+	client.send(t, "done")
+	client.stop(t)
+}

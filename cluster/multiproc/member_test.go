@@ -1,7 +1,9 @@
 package multiproc
 
 import (
+	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -123,8 +125,8 @@ func runMember() int {
 		opts = append(opts, cluster.WithAddress(b))
 	}
 	closeDevs := noDevices
+	var devs []gpu.Backend
 	if n := envInt(simDevicesEnv, 0); n > 0 {
-		var devs []gpu.Backend
 		devs, closeDevs = simDevices(n)
 		defer closeDevs() // on an early return; closing twice is harmless
 		opts = append(opts, cluster.WithRuntimeOptions(actors.WithBackends(devs...)))
@@ -141,7 +143,7 @@ func runMember() int {
 	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
 	eof := make(chan struct{})
 	go func() {
-		_, _ = io.Copy(io.Discard, os.Stdin)
+		faults(m, devs, os.Stdin)
 		close(eof)
 	}()
 	select {
@@ -172,3 +174,42 @@ func runMember() int {
 var protoActorLeaks = append(testproc.ProtoActorThrottles(),
 	goleak.IgnoreAnyFunction("github.com/asynkron/protoactor-go/cluster/clusterproviders/etcd.(*Provider).keepAliveForever"),
 	goleak.IgnoreAnyFunction("github.com/ringactor/ringactor/cluster/multiproc.runMember.func1"))
+
+// faults reads the test's lines from in until it ends: "fault NAME" (a
+// simulated device's name, or "all") marks those devices failed, as a
+// device ring kernel does when its launch faults; the member then
+// advertises fewer devices. Once the member has advertised the change
+// (and, when no device is left, passivated every device identity it
+// hosted) it prints "FAULTED NAME".
+func faults(m *cluster.Member, devs []gpu.Backend, in io.Reader) {
+	sc := bufio.NewScanner(in)
+	for sc.Scan() {
+		name, ok := strings.CutPrefix(strings.TrimSpace(sc.Text()), "fault ")
+		if !ok {
+			continue
+		}
+		before, left := m.Advertisements(), 0
+		for _, d := range devs {
+			f, ok := d.(interface{ MarkFailed(error) })
+			switch {
+			case !ok:
+			case name == "all" || d.Name() == name:
+				f.MarkFailed(errors.New("fault injected by the test"))
+			case d.Available() == nil:
+				left++
+			}
+		}
+		// Advertised; with no device left, every device identity
+		// passivated (a kernel on a faulted device moves to its fallback
+		// at its next message: not waited for).
+		settled := func() bool {
+			return m.Advertisements() > before && (left > 0 || len(m.Runtime().DeviceKernels()) == 0)
+		}
+		tick := time.NewTicker(10 * time.Millisecond) // polling the member's state, in the child
+		for !settled() {
+			<-tick.C
+		}
+		tick.Stop()
+		fmt.Printf("FAULTED %s\n", name)
+	}
+}

@@ -20,3 +20,6 @@ func simDevices(n int) ([]gpu.Backend, func()) {
 		}
 	}
 }
+
+// simDevicesBuilt: members given simDevicesEnv have simulated devices.
+const simDevicesBuilt = true

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "driver_cgo.h"
+#include "signals_cgo.h"
 
 #define RC_CUDA_ERROR_INVALID_VALUE 1
 
@@ -158,7 +159,17 @@ rc_cuda_api *rc_cuda_open(const char *path, int *stage, char *err, size_t errlen
 	return a;
 }
 
-CUresult rc_cuInit(rc_cuda_api *a, unsigned int flags) { return a->cuInit(flags); }
+// rc_cuInit initialises the driver, then adds SA_ONSTACK to any signal
+// handler it installed without (signals_cgo.h).
+CUresult rc_cuInit(rc_cuda_api *a, unsigned int flags) {
+	rc_sigactions saved;
+	rc_sig_lock();
+	rc_sig_save(&saved);
+	CUresult r = a->cuInit(flags);
+	rc_sig_repair(&saved);
+	rc_sig_unlock();
+	return r;
+}
 CUresult rc_cuDriverGetVersion(rc_cuda_api *a, int *v) { return a->cuDriverGetVersion(v); }
 CUresult rc_cuDeviceGetCount(rc_cuda_api *a, int *n) { return a->cuDeviceGetCount(n); }
 CUresult rc_cuDeviceGet(rc_cuda_api *a, CUdevice *d, int ordinal) { return a->cuDeviceGet(d, ordinal); }

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "nvrtc_cgo.h"
+#include "signals_cgo.h"
 
 typedef struct {
 	const char *name;
@@ -88,8 +89,17 @@ nvrtcResult rc_nvrtcCreateProgram(rc_nvrtc_api *a, nvrtcProgram *p, const char *
 		(const char *const *)includeNames);
 }
 nvrtcResult rc_nvrtcDestroyProgram(rc_nvrtc_api *a, nvrtcProgram *p) { return a->nvrtcDestroyProgram(p); }
+// rc_nvrtcCompileProgram compiles with NVRTC, which swaps its own SIGINT
+// and SIGTERM handlers in and back while it runs (signals_cgo.h): the
+// compilations are serialised and Go's handlers mended after each.
 nvrtcResult rc_nvrtcCompileProgram(rc_nvrtc_api *a, nvrtcProgram p, int nopts, char **opts) {
-	return a->nvrtcCompileProgram(p, nopts, (const char *const *)opts);
+	rc_sigactions saved;
+	rc_sig_lock();
+	rc_sig_save(&saved);
+	nvrtcResult r = a->nvrtcCompileProgram(p, nopts, (const char *const *)opts);
+	rc_sig_repair(&saved);
+	rc_sig_unlock();
+	return r;
 }
 nvrtcResult rc_nvrtcGetPTXSize(rc_nvrtc_api *a, nvrtcProgram p, size_t *n) { return a->nvrtcGetPTXSize(p, n); }
 nvrtcResult rc_nvrtcGetPTX(rc_nvrtc_api *a, nvrtcProgram p, char *ptx) { return a->nvrtcGetPTX(p, ptx); }
