@@ -18,6 +18,7 @@ import (
 	"github.com/ringactor/ringactor/gpu"
 	"github.com/ringactor/ringactor/gpu/cuda"
 	"github.com/ringactor/ringactor/gpu/cuda/simdevice"
+	"github.com/ringactor/ringactor/internal/testutil/hangguard"
 	"github.com/ringactor/ringactor/lifecycle"
 )
 
@@ -47,15 +48,7 @@ func live(m *cluster.Member, kernel string) bool {
 // waitUntil polls cond until it holds or ctx (the test's hang guard) ends.
 func waitUntil(t *testing.T, ctx context.Context, what string, cond func() bool) {
 	t.Helper()
-	tick := time.NewTicker(10 * time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		select {
-		case <-ctx.Done():
-			t.Fatalf("waiting for %s: %v", what, ctx.Err())
-		case <-tick.C:
-		}
-	}
+	hangguard.Until(ctx, t, what, cond)
 }
 
 // TestDeviceFaultReplaces: members A (2 simulated devices), B (1) and C
@@ -231,11 +224,15 @@ func TestDeviceFaultReplaces(t *testing.T) {
 			if _, err := kind.Ref(c, id).Request(ctx, countReq{Add: 1}); err != nil {
 				t.Fatalf("%s after B's fault: %v", id, err)
 			}
+			// Between B's passivation and A's activation the
+			// identity is hosted nowhere (the reply above may have
+			// come from B just before it let go): only two hosts, or
+			// the member without a device, are wrong.
 			h := hostOf(ms, "faulty", id)
-			if len(h) != 1 || h[0] == "C" {
+			if len(h) > 1 || (len(h) == 1 && h[0] == "C") {
 				t.Fatalf("after B's fault %s is hosted on %v", id, h)
 			}
-			return h[0] == "A" && moved(id)
+			return len(h) == 1 && h[0] == "A" && moved(id)
 		})
 		k, err := actors.Lookup[countReq, countResp](a.Runtime(), "faulty/"+id)
 		if err != nil {

@@ -85,15 +85,30 @@ func (a *fencedActivation) Passivate() ([]byte, error) {
 // waitUntil polls cond until it holds or ctx (a hang guard) ends.
 func waitUntil(t *testing.T, ctx context.Context, what string, cond func() bool) {
 	t.Helper()
-	tick := time.NewTicker(5 * time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		select {
-		case <-ctx.Done():
-			t.Fatalf("waiting for %s: %v", what, ctx.Err())
-		case <-tick.C:
+	hangguard.Until(ctx, t, what, cond)
+}
+
+// activateOwned activates n identities of the fenced kind that a owns
+// (named prefix0, prefix1, …, those a does not own skipped), asking through
+// via, and checks that a holds exactly those activations.
+func activateOwned(ctx context.Context, t *testing.T, a, via *Member, prefix string, n int) []string {
+	t.Helper()
+	var ids []string
+	for i := 0; len(ids) < n; i++ {
+		id := fmt.Sprintf("%s%d", prefix, i)
+		if a.currentView().owner("fenced", id) == a.Address() {
+			ids = append(ids, id)
 		}
 	}
+	for _, id := range ids {
+		if _, err := Request[fenceReply](ctx, via, "fenced", id, fenceBump{}); err != nil {
+			t.Fatalf("%s: %v", id, err)
+		}
+	}
+	if a.Activations() != len(ids) {
+		t.Fatalf("A holds %d activations, want %d", a.Activations(), len(ids))
+	}
+	return ids
 }
 
 // TestFalseSuspicion: member A's greetings stop reaching B and C (as when
@@ -149,21 +164,7 @@ func TestFalseSuspicion(t *testing.T) {
 	}
 
 	// The identities A owns, activated there.
-	var ids []string
-	for i := 0; len(ids) < 12; i++ {
-		id := fmt.Sprintf("f%d", i)
-		if a.currentView().owner("fenced", id) == a.Address() {
-			ids = append(ids, id)
-		}
-	}
-	for _, id := range ids {
-		if _, err := Request[fenceReply](ctx, oldView, "fenced", id, fenceBump{}); err != nil {
-			t.Fatalf("%s: %v", id, err)
-		}
-	}
-	if a.Activations() != len(ids) {
-		t.Fatalf("A holds %d activations, want %d", a.Activations(), len(ids))
-	}
+	ids := activateOwned(ctx, t, a, oldView, "f", 12)
 
 	// Requests from both clients and from A itself (its own view still
 	// holds A) until the cluster has converged again.
@@ -318,21 +319,7 @@ func TestEtcdLeaseFence(t *testing.T) {
 	if a.isFenced() {
 		t.Fatal("a registered member is fenced")
 	}
-	var ids []string
-	for i := 0; len(ids) < 8; i++ {
-		id := fmt.Sprintf("e%d", i)
-		if a.currentView().owner("fenced", id) == a.Address() {
-			ids = append(ids, id)
-		}
-	}
-	for _, id := range ids {
-		if _, err := Request[fenceReply](ctx, b, "fenced", id, fenceBump{}); err != nil {
-			t.Fatalf("%s: %v", id, err)
-		}
-	}
-	if a.Activations() != len(ids) {
-		t.Fatalf("A holds %d activations, want %d", a.Activations(), len(ids))
-	}
+	ids := activateOwned(ctx, t, a, b, "e", 8)
 	cl, err := clientv3.New(clientv3.Config{Endpoints: []string{endpoint}})
 	if err != nil {
 		t.Fatal(err)

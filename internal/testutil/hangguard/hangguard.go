@@ -28,3 +28,18 @@ func Context(t testing.TB) context.Context {
 	t.Cleanup(cancel)
 	return ctx
 }
+
+// Until polls cond every few milliseconds until it holds, and fails t with
+// what it was waiting for when ctx (a hang guard) ends first.
+func Until(ctx context.Context, t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for !cond() {
+		select {
+		case <-ctx.Done():
+			t.Fatalf("waiting for %s: %v", what, ctx.Err())
+		case <-tick.C:
+		}
+	}
+}
