@@ -123,8 +123,8 @@ func (b *Backend) device() (*device, error) {
 			return
 		}
 		d.alloc = b.alloc
-		d.ep.parkTimeout = b.parkTimeout
-		d.ep.spacing = b.epochSpacing
+		d.ep.ParkTimeout = b.parkTimeout
+		d.ep.Spacing = b.epochSpacing
 		b.dev = d
 	})
 	b.mu.Lock()

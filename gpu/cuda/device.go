@@ -8,6 +8,7 @@ import (
 	"unsafe"
 
 	"github.com/ringactor/ringactor/gpu"
+	"github.com/ringactor/ringactor/gpu/cuda/internal/devcore"
 )
 
 // deviceAttrs are the device attributes launch shapes and startup checks
@@ -93,7 +94,7 @@ type device struct {
 	ptx     map[[32]byte]*ptxModule
 	closed  bool
 	mem     memState              // memory pool and pinned arena (device_alloc.go, arena.go)
-	ep      epochState            // live rings and the device epoch (epoch.go)
+	ep      devcore.Epochs        // live rings and the device epoch (epoch.go)
 	grids   map[gridKey]*ringGrid // ring program grids (ring_grid.go)
 }
 
@@ -128,6 +129,7 @@ type batch struct {
 func openDevice(api DeviceAPI, run runner, dev Device, ordinal int, arenaBytes uintptr) (*device, error) {
 	d := &device{api: api, run: run, ordinal: ordinal, fns: map[string]Function{},
 		staging: map[int][]unsafe.Pointer{}, ptx: map[[32]byte]*ptxModule{}}
+	d.ep.Wait = terminateWait
 	err := run.Do(func() error {
 		var err error
 		if d.attrs, err = queryAttrs(api, dev); err != nil {
@@ -171,7 +173,7 @@ func (d *device) release() error {
 	// Nothing below may run beside a ring: stop the rings first.
 	errs := []error{d.stopRings()}
 	d.closed = true
-	if n := len(d.ep.live); n > 0 {
+	if n := d.ep.Len(); n > 0 {
 		// A ring that did not stop still runs: unloading modules or
 		// freeing pinned memory would wait for it forever on a GPU, so
 		// they are left to the context's destruction.

@@ -53,8 +53,9 @@
 // ring_program*.go (programs: source, compile, load), ring_engine.go and
 // ring_fault.go (a ring kernel's rings, control block and faults),
 // ring_grid*.go (one persistent grid per program, kernels as mailboxes,
-// the mailbox table), epoch*.go (device epochs: park, synchronising call,
-// relaunch). The ring runtime is moving to a package of its own, over
+// the mailbox table), epoch*.go (device epochs: a ring as
+// devcore.Parkable, DeviceEpoch; the registry that parks, makes the
+// synchronising call and relaunches is devcore's Epochs). The ring runtime is moving to a package of its own, over
 // the device core of gpu/cuda/internal/devcore: the steps are in
 // docs/DESIGN.md, "The device ring runtime's own package".
 //

@@ -38,40 +38,20 @@ import (
 // kernel did not acknowledge its park in time (a handler that does not
 // return, or a device that stopped). The synchronising call is then not
 // made and the rings already parked are relaunched.
-var ErrEpochTimeout = errors.New("cuda: a ring kernel did not park for a device epoch")
+var ErrEpochTimeout = devcore.ErrEpochTimeout
 
 // DefaultEpochSpacing is the least time the rings run between two device
 // epochs unless WithEpochSpacing says otherwise.
 const DefaultEpochSpacing = time.Millisecond
 
 // DefaultParkTimeout bounds how long an epoch waits for the rings' acks.
-const DefaultParkTimeout = 10 * time.Second
+const DefaultParkTimeout = devcore.DefaultParkTimeout
 
 // EpochStats says what the device epochs of a backend cost.
-type EpochStats struct {
-	Count       int           // epochs that parked at least one ring
-	RingsParked int           // rings parked, summed over the epochs
-	Total       time.Duration // their time: park, the call, relaunch
-	Max         time.Duration // the longest
-	Last        time.Duration // the latest
-	LastReason  string        // what the latest was for, e.g. "cuModuleLoadDataEx"
-	Served      int           // calls served by these epochs: more than Count when concurrent requests shared one
-}
+type EpochStats = devcore.EpochStats
 
-// epochState is the device's part of the protocol. live and inEpoch are
-// confined to the device's thread; stats is read by other goroutines.
-type epochState struct {
-	live        map[*RingKernel]struct{}
-	ringSeq     uint64
-	inEpoch     bool
-	parkTimeout time.Duration
-	spacing     time.Duration // WithEpochSpacing, set before the device opens
-
-	pace devcore.Pace // requests waiting for an epoch, and when the next may park
-
-	statsMu sync.Mutex
-	stats   EpochStats
-}
+// The device's part of the protocol is a devcore.Epochs (device.ep): the
+// live rings, each registered as a *parkedRing, and the epoch itself.
 
 // ringPark is a ring kernel's part of the protocol: how to relaunch it and
 // whether it is parked. mu orders the owner's Terminate and Wait with the
@@ -128,10 +108,10 @@ func (b *Backend) DeviceEpoch(ctx context.Context) (time.Duration, error) {
 		return 0, err
 	}
 	for {
-		req := d.ep.pace.Request()
+		req := d.ep.Pace.Request()
 		// Wait for the spacing off the device's thread, which one-shot
 		// work needs meanwhile; the epoch checks it again.
-		err := d.ep.pace.Wait(ctx, d.ep.spacing)
+		err := d.ep.Pace.Wait(ctx, d.ep.Spacing)
 		if err == nil {
 			err = d.do(func() error {
 				if req.Finished() {
@@ -140,7 +120,7 @@ func (b *Backend) DeviceEpoch(ctx context.Context) (time.Duration, error) {
 				return d.epoch(ctx, "DeviceEpoch", nil)
 			})
 		}
-		if err != nil && d.ep.pace.Withdraw(req) {
+		if err != nil && d.ep.Pace.Withdraw(req) {
 			return 0, deviceErr(d.ordinal, err)
 		}
 		<-req.Done()
@@ -159,97 +139,25 @@ func (b *Backend) EpochStats() EpochStats {
 	if err != nil || d == nil {
 		return EpochStats{}
 	}
-	d.ep.statsMu.Lock()
-	defer d.ep.statsMu.Unlock()
-	return d.ep.stats
+	return d.ep.Stats()
 }
 
 // epoch runs fn (a synchronising driver call) with every live ring parked
-// (inside Do), and serves the DeviceEpoch requests waiting when it parks;
-// fn nil is an epoch for those requests alone. Without live rings, or
-// nested in another epoch, it just runs fn. It parks no sooner than the
-// spacing after the previous epoch, and only once every ring has settled.
+// (inside Do): devcore.Epochs.Run.
 func (d *device) epoch(ctx context.Context, why string, fn func() error) error {
-	caller := 1 // the caller of epoch is served too, unless fn is nil (requests only)
-	if fn == nil {
-		fn, caller = func() error { return nil }, 0
-	}
-	if d.ep.inEpoch {
-		return fn()
-	}
-	if len(d.ep.live) == 0 {
-		d.ep.pace.Serve(d.ep.pace.Take(), 0, nil)
-		return fn()
-	}
-	d.ep.inEpoch = true
-	defer func() { d.ep.inEpoch = false }()
-	if err := d.ep.pace.Wait(ctx, d.ep.spacing); err != nil {
-		return err
-	}
-	timeout := d.ep.parkTimeout
-	if timeout <= 0 {
-		timeout = DefaultParkTimeout
-	}
-	pctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	if err := d.settle(pctx); err != nil {
-		return err
-	}
-	served := d.ep.pace.Take()
-	start := time.Now()
-	parked, err := d.parkAll(pctx)
-	var ferr error
-	if err == nil {
-		ferr = fn()
-	}
-	rerr := d.resumeAll(parked)
-	took := time.Since(start)
-	d.ep.pace.Ended(took)
-	if err != nil && ctx.Err() != nil {
-		// The caller gave up: the requests it took are not failed for
-		// that, they ask again.
-		d.ep.pace.Bounce(served)
-		return errors.Join(err, rerr)
-	}
-	d.ep.pace.Serve(served, took, errors.Join(err, rerr))
-	if err != nil {
-		return errors.Join(err, rerr)
-	}
-	d.ep.statsMu.Lock()
-	s := &d.ep.stats
-	s.Count++
-	s.RingsParked += len(parked)
-	s.Total += took
-	s.Max = max(s.Max, took)
-	s.Last, s.LastReason = took, why
-	s.Served += len(served) + caller
-	d.ep.statsMu.Unlock()
-	return errors.Join(ferr, rerr)
+	return d.ep.Run(ctx, why, fn)
 }
 
-// settle waits until every live ring has handled the messages queued
-// before its last (re)launch, or cannot handle them now (inside Do): a
-// relaunched ring is not parked again before it has made that progress,
-// so epochs back to back never starve it. ctx is the park's deadline.
-func (d *device) settle(ctx context.Context) error {
-	w := ring.Waiter{Strategy: terminateWait, Done: ctx.Done()}
-	for k := range d.ep.live {
-		for !k.settled() {
-			if ctx.Err() != nil {
-				return fmt.Errorf("%w: ring %d did not handle the messages queued before its relaunch (input at %d of %d, processed %d): %w",
-					ErrEpochTimeout, k.park.id, k.in.Header().Head.Load(), k.park.backlog, k.cb.Processed.Load(), ctx.Err())
-			}
-			w.Wait(nil, nil)
-		}
-	}
-	return nil
-}
+// parkedRing is a ring kernel as the device epoch sees it
+// (devcore.Parkable); its methods run inside Do.
+type parkedRing RingKernel
 
-// settled reports whether the ring has handled what was queued before its
+// Settled reports whether the ring has handled what was queued before its
 // last relaunch, or cannot go on now: it has stopped or been asked to stop
 // now, its gate is closed (and it does not drain), or its output ring is
 // full (its replies wait for the host).
-func (k *RingKernel) settled() bool {
+func (p *parkedRing) Settled() bool {
+	k := (*RingKernel)(p)
 	if k.serves != nil {
 		return k.serves.settled() // a grid: each of its mailboxes
 	}
@@ -266,55 +174,53 @@ func (k *RingKernel) settled() bool {
 	return out.Tail.Load()-out.Head.Load() >= uint64(k.out.Cap())
 }
 
-// parkAll asks every live ring to stop now, waits for the acks and for
-// the launches to retire (inside Do). It returns the rings it parked;
-// rings that already acknowledged a termination of their own are left
-// alone. ctx bounds the wait for the acks.
-func (d *device) parkAll(ctx context.Context) ([]*RingKernel, error) {
-	var parked []*RingKernel
-	for k := range d.ep.live {
-		k.park.mu.Lock()
-		if k.cb.TerminatedAck.Load() == 0 {
-			k.park.parked = true
-			k.cb.Terminate.Store(uint64(ring.TerminateNow))
-			parked = append(parked, k)
-		}
-		k.park.mu.Unlock()
+// Terminate parks the ring: TerminateNow, unless its loop already
+// acknowledged a termination of its own.
+func (p *parkedRing) Terminate() bool {
+	k := (*RingKernel)(p)
+	k.park.mu.Lock()
+	defer k.park.mu.Unlock()
+	if k.cb.TerminatedAck.Load() != 0 {
+		return false
 	}
-	w := ring.Waiter{Strategy: terminateWait, Done: ctx.Done()}
-	for _, k := range parked {
-		for k.cb.TerminatedAck.Load() == 0 {
-			if k.serves != nil && d.gridFaulted(k) {
-				break // a faulted grid never acknowledges: it is gone
-			}
-			if ctx.Err() != nil {
-				return parked, fmt.Errorf("%w: ring %d (processed %d): %w", ErrEpochTimeout, k.park.id,
-					k.cb.Processed.Load(), ctx.Err())
-			}
-			w.Wait(nil, nil)
-		}
-	}
-	var errs []error
-	for _, k := range parked {
-		// The loop has exited: its launch retires at once.
-		errs = append(errs, d.api.StreamSynchronize(k.stream))
-	}
-	return parked, errors.Join(errs...)
+	k.park.parked = true
+	k.cb.Terminate.Store(uint64(ring.TerminateNow))
+	return true
 }
 
-// resumeAll relaunches the parked rings on their memory and streams, with
-// the terminate request their owners made meanwhile (inside Do). A ring
-// whose owner asked for TerminateNow stays stopped; a ring that did not
-// acknowledge its park gets its owner's request back.
-func (d *device) resumeAll(parked []*RingKernel) error {
-	var errs []error
-	for _, k := range parked {
-		errs = append(errs, d.resume(k))
-	}
-	return errors.Join(errs...)
+// Acked reports whether the loop acknowledged; a faulted grid never
+// will: it is gone (and marked acknowledged).
+func (p *parkedRing) Acked() bool {
+	k := (*RingKernel)(p)
+	return k.cb.TerminatedAck.Load() != 0 || (k.serves != nil && k.d.gridFaulted(k))
 }
 
-func (d *device) resume(k *RingKernel) error {
+// Retire waits for the launch whose loop exited.
+func (p *parkedRing) Retire() error { return p.d.api.StreamSynchronize(p.stream) }
+
+// Unpark clears the parked mark (the device closes: no relaunch).
+func (p *parkedRing) Unpark() {
+	p.park.mu.Lock()
+	p.park.parked = false
+	p.park.mu.Unlock()
+}
+
+// Stuck describes the ring for an epoch that gave up waiting.
+func (p *parkedRing) Stuck(settling bool) string {
+	k := (*RingKernel)(p)
+	if settling {
+		return fmt.Sprintf("ring %d did not handle the messages queued before its relaunch (input at %d of %d, processed %d)",
+			k.park.id, k.in.Header().Head.Load(), k.park.backlog, k.cb.Processed.Load())
+	}
+	return fmt.Sprintf("ring %d (processed %d)", k.park.id, k.cb.Processed.Load())
+}
+
+// Resume relaunches the parked ring on its memory and stream, with the
+// terminate request its owner made meanwhile. A ring whose owner asked
+// for TerminateNow stays stopped; a ring that did not acknowledge its park
+// gets its owner's request back.
+func (p *parkedRing) Resume() error {
+	k := (*RingKernel)(p)
 	k.park.mu.Lock()
 	defer k.park.mu.Unlock()
 	k.park.parked = false
@@ -332,7 +238,7 @@ func (d *device) resume(k *RingKernel) error {
 	if k.in != nil {
 		k.park.backlog = k.in.Header().Tail.Load() // settle waits for these before the next park
 	}
-	err := d.api.LaunchKernel(k.park.fn, Dim3{X: max(1, k.park.blocks)}, Dim3{X: k.park.threads}, k.park.smem, k.stream, k.park.args...)
+	err := k.d.api.LaunchKernel(k.park.fn, Dim3{X: max(1, k.park.blocks)}, Dim3{X: k.park.threads}, k.park.smem, k.stream, k.park.args...)
 	if err != nil {
 		// The ring is gone: its owner's Wait reports why.
 		k.park.launchErr = fmt.Errorf("cuda: relaunching ring %d after a device epoch: %w", k.park.id, err)
@@ -350,26 +256,21 @@ func (d *device) resume(k *RingKernel) error {
 // unread replies for TryPoll and gives its memory and stream back. Its
 // owner's Wait then returns at once.
 func (d *device) stopRings() error {
-	if len(d.ep.live) == 0 {
+	if d.ep.Len() == 0 {
 		return nil
 	}
-	for k := range d.ep.live {
-		k.terminate(ring.TerminateNow)
+	for p := range d.ep.Live() {
+		(*RingKernel)(p.(*parkedRing)).terminate(ring.TerminateNow)
 	}
-	timeout := d.ep.parkTimeout
-	if timeout <= 0 {
-		timeout = DefaultParkTimeout
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	ctx, cancel := context.WithTimeout(context.Background(), d.ep.Timeout())
 	defer cancel()
-	parked, err := d.parkAll(ctx)
+	parked, err := d.ep.ParkAll(ctx)
 	errs := []error{err}
-	for _, k := range parked {
-		k.park.mu.Lock()
-		k.park.parked = false
-		k.park.mu.Unlock()
+	for _, p := range parked {
+		p.Unpark()
 	}
-	for k := range d.ep.live {
+	for p := range d.ep.Live() { // release removes rings from the set: as a range over the map
+		k := (*RingKernel)(p.(*parkedRing))
 		if k.cb.TerminatedAck.Load() == 0 {
 			continue // still running: its memory must stay (leaked)
 		}
@@ -381,12 +282,7 @@ func (d *device) stopRings() error {
 
 // addLive registers a launched ring (inside Do).
 func (d *device) addLive(k *RingKernel) {
-	if d.ep.live == nil {
-		d.ep.live = map[*RingKernel]struct{}{}
-	}
-	d.ep.ringSeq++
-	k.park.id = d.ep.ringSeq
-	d.ep.live[k] = struct{}{}
+	k.park.id = d.ep.Add((*parkedRing)(k))
 }
 
 // keepReplies copies the replies still in the output ring out of its

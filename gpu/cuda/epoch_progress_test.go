@@ -17,7 +17,7 @@ import (
 // epochRequestsWaiting says how many DeviceEpoch calls are waiting for an
 // epoch.
 func epochRequestsWaiting(d *device) int {
-	return d.ep.pace.Waiting()
+	return d.ep.Pace.Waiting()
 }
 
 // TestRelaunchedRingHandlesBacklog: a ring relaunched by an epoch handles
@@ -204,7 +204,7 @@ func TestEpochSpacing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	start := d.ep.pace.LastEnd() // when the first relaunched the ring
+	start := d.ep.Pace.LastEnd() // when the first relaunched the ring
 	for range n - 1 {
 		if _, err := b.DeviceEpoch(ctx); err != nil {
 			t.Fatal(err)

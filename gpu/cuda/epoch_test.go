@@ -406,7 +406,7 @@ func TestEpochParkTimeout(t *testing.T) {
 	err := d.do(func() error {
 		ghost := &RingKernel{d: d, cb: &ring.ControlBlock{}}
 		d.addLive(ghost)
-		defer delete(d.ep.live, ghost)
+		defer d.ep.Remove((*parkedRing)(ghost))
 		return d.epoch(context.Background(), "test", func() error { called = true; return nil })
 	})
 	if !errors.Is(err, ErrEpochTimeout) || !errors.Is(err, context.DeadlineExceeded) || called {

@@ -242,7 +242,7 @@ func (k *RingKernel) release() error {
 		errs = append(errs, k.d.api.StreamSynchronize(k.stream), k.d.api.StreamDestroy(k.stream))
 		k.stream = Stream{}
 	}
-	delete(k.d.ep.live, k)
+	k.d.ep.Remove((*parkedRing)(k))
 	if k.serves != nil {
 		errs = append(errs, k.serves.close())
 	}

@@ -377,7 +377,7 @@ func (g *ringGrid) ringAll() {
 
 // settled reports whether every mailbox of the grid has handled what was
 // queued before the grid's last relaunch, or cannot go on now (see
-// RingKernel.settled; inside Do).
+// parkedRing.Settled; inside Do).
 func (g *ringGrid) settled() bool {
 	if g.stopped.Load() {
 		return true
@@ -385,7 +385,7 @@ func (g *ringGrid) settled() bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	for _, k := range g.boxes {
-		if !k.settled() {
+		if !(*parkedRing)(k).Settled() {
 			return false
 		}
 	}
