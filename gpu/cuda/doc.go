@@ -44,8 +44,8 @@
 // The driver binding: driver*.go, driver_cgo.c, loader.go, context.go,
 // types.go, errors.go, probe.go, moduleloading.go, loadingmode*.go,
 // nvrtc*.go; the driver API's types themselves (handles, Dim3,
-// DeviceAttribute, Result, DriverError, DeviceAPI) are declared in
-// gpu/cuda/internal/driverapi and re-exported here as aliases. The device
+// DeviceAttribute and its Attr constants, Result, DriverError, DeviceAPI)
+// are declared in gpu/cuda/internal/driverapi and re-exported here. The device
 // a backend opens and the one-shot compute backend: backend*.go,
 // backends.go, device*.go, module_load.go, kernels_oneshot.go, runptx.go,
 // ptx.go, profile.go, hostdevice.go; the pinned arena it reserves is

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/ringactor/ringactor/gpu"
+	"github.com/ringactor/ringactor/gpu/cuda/internal/driverapi"
 )
 
 // DeviceProfile is what a device holds at once: the limits that decide how
@@ -111,10 +112,10 @@ func HardwareQueues(env string) int {
 
 // Attributes of the profile beyond those the launch shapes use.
 const (
-	AttrMaxSharedMemoryPerMultiprocessor DeviceAttribute = 81
-	AttrMaxRegistersPerMultiprocessor    DeviceAttribute = 82
-	AttrMaxBlocksPerMultiprocessor       DeviceAttribute = 106
-	AttrReservedSharedMemoryPerBlock     DeviceAttribute = 111
+	AttrMaxSharedMemoryPerMultiprocessor = driverapi.AttrMaxSharedMemoryPerMultiprocessor
+	AttrMaxRegistersPerMultiprocessor    = driverapi.AttrMaxRegistersPerMultiprocessor
+	AttrMaxBlocksPerMultiprocessor       = driverapi.AttrMaxBlocksPerMultiprocessor
+	AttrReservedSharedMemoryPerBlock     = driverapi.AttrReservedSharedMemoryPerBlock
 )
 
 // readProfile reads a real device's profile: the SM figures through get

@@ -94,26 +94,26 @@ func ArgF64(v float64) uint64 { return *(*uint64)(unsafe.Pointer(&v)) }
 
 // Device attributes (values of cuda.h's CUdevice_attribute).
 const (
-	AttrMaxThreadsPerBlock          DeviceAttribute = 1
-	AttrMaxGridDimX                 DeviceAttribute = 5
-	AttrMaxGridDimY                 DeviceAttribute = 6
-	AttrMaxSharedMemoryPerBlock     DeviceAttribute = 8
-	AttrWarpSize                    DeviceAttribute = 10
-	AttrMultiprocessorCount         DeviceAttribute = 16
-	AttrKernelExecTimeout           DeviceAttribute = 17
-	AttrIntegrated                  DeviceAttribute = 18
-	AttrCanMapHostMemory            DeviceAttribute = 19
-	AttrMaxThreadsPerMultiprocessor DeviceAttribute = 39
-	AttrUnifiedAddressing           DeviceAttribute = 41
-	AttrComputeCapabilityMajor      DeviceAttribute = 75
-	AttrComputeCapabilityMinor      DeviceAttribute = 76
-	AttrHostNativeAtomicSupported   DeviceAttribute = 86
-	AttrPageableMemoryAccess        DeviceAttribute = 88
-	AttrConcurrentManagedAccess     DeviceAttribute = 89
-	AttrCooperativeLaunch           DeviceAttribute = 95
+	AttrMaxThreadsPerBlock          = driverapi.AttrMaxThreadsPerBlock
+	AttrMaxGridDimX                 = driverapi.AttrMaxGridDimX
+	AttrMaxGridDimY                 = driverapi.AttrMaxGridDimY
+	AttrMaxSharedMemoryPerBlock     = driverapi.AttrMaxSharedMemoryPerBlock
+	AttrWarpSize                    = driverapi.AttrWarpSize
+	AttrMultiprocessorCount         = driverapi.AttrMultiprocessorCount
+	AttrKernelExecTimeout           = driverapi.AttrKernelExecTimeout
+	AttrIntegrated                  = driverapi.AttrIntegrated
+	AttrCanMapHostMemory            = driverapi.AttrCanMapHostMemory
+	AttrMaxThreadsPerMultiprocessor = driverapi.AttrMaxThreadsPerMultiprocessor
+	AttrUnifiedAddressing           = driverapi.AttrUnifiedAddressing
+	AttrComputeCapabilityMajor      = driverapi.AttrComputeCapabilityMajor
+	AttrComputeCapabilityMinor      = driverapi.AttrComputeCapabilityMinor
+	AttrHostNativeAtomicSupported   = driverapi.AttrHostNativeAtomicSupported
+	AttrPageableMemoryAccess        = driverapi.AttrPageableMemoryAccess
+	AttrConcurrentManagedAccess     = driverapi.AttrConcurrentManagedAccess
+	AttrCooperativeLaunch           = driverapi.AttrCooperativeLaunch
 	// AttrMemoryPoolsSupported is CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED:
 	// 1 when the device supports cuMemAllocAsync and memory pools.
-	AttrMemoryPoolsSupported DeviceAttribute = 115
+	AttrMemoryPoolsSupported = driverapi.AttrMemoryPoolsSupported
 )
 
 // Flags of cuMemHostAlloc.
