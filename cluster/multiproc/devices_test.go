@@ -30,11 +30,13 @@ func TestDevicePlacementAcrossProcesses(t *testing.T) {
 	client := startProc(t, "devices", []string{oneAddr, threeAddr, cpuAddr})
 	phase := func(n int) (dev, pref devicesPhase) {
 		t.Helper()
+		defer logSlowPhase(t, client, n, time.Now())
 		for _, into := range []*devicesPhase{&dev, &pref} {
 			line := client.expect(t, fmt.Sprintf("PHASE%d ", n), 5*time.Minute)
 			if err := json.Unmarshal([]byte(line), into); err != nil {
 				t.Fatal(err)
 			}
+			t.Logf("phase %d %s: the slowest call %v, %d over a second, %d asked again", n, into.Kind, into.Slowest.Round(time.Millisecond), into.OverASecond, into.Retried)
 		}
 		return dev, pref
 	}
@@ -118,11 +120,13 @@ func TestDeviceFaultAcrossProcesses(t *testing.T) {
 	client := startProc(t, "devices", []string{oneAddr, threeAddr, cpuAddr})
 	phase := func(n int) (dev, pref devicesPhase) {
 		t.Helper()
+		defer logSlowPhase(t, client, n, time.Now())
 		for _, into := range []*devicesPhase{&dev, &pref} {
 			line := client.expect(t, fmt.Sprintf("PHASE%d ", n), 5*time.Minute)
 			if err := json.Unmarshal([]byte(line), into); err != nil {
 				t.Fatal(err)
 			}
+			t.Logf("phase %d %s: the slowest call %v, %d over a second, %d asked again", n, into.Kind, into.Slowest.Round(time.Millisecond), into.OverASecond, into.Retried)
 			if into.Failed > 0 || into.NoCapacity > 0 {
 				t.Fatalf("phase %d, %s: %d calls failed, %d ErrNoCapacity: %v", n, into.Kind, into.Failed, into.NoCapacity, into.Errors)
 			}
@@ -159,4 +163,15 @@ func TestDeviceFaultAcrossProcesses(t *testing.T) {
 	}
 	client.send(t, "done")
 	client.stop(t)
+}
+
+// logSlowPhase logs how long phase n took, and the client's stderr (its
+// slow calls) when that was over a minute.
+func logSlowPhase(t *testing.T, client *proc, n int, began time.Time) {
+	t.Helper()
+	took := time.Since(began)
+	t.Logf("phase %d took %v", n, took.Round(time.Millisecond))
+	if took > time.Minute {
+		t.Logf("the client's stderr:\n%s", client.stderr)
+	}
 }
