@@ -33,6 +33,9 @@ const (
 	// retryFirst, then after twice the last pause, up to retryMax.
 	retryFirst = 10 * time.Millisecond
 	retryMax   = 500 * time.Millisecond
+	// The client prints a progress line (CALLED) every this many calls:
+	// the test's hang guard (devPhaseIdle) counts from the last one.
+	devProgressEvery = 10
 )
 
 // devicesPhase is what one phase of the devices scenario saw.
@@ -59,7 +62,9 @@ type devicesPhase struct {
 // "again" after a member's devices faulted.
 func runDevicesClient() int {
 	demo.Register()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute) // a hang guard
+	// A hang guard: the test's per-phase guard (devPhaseIdle) ends it
+	// sooner when it hangs.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 	defer cancel()
 	p, err := provider()
 	if err != nil {
@@ -146,6 +151,9 @@ func devicesRound(ctx context.Context, cl *cluster.Member, kind string, n int, d
 		var err error
 		began := time.Now()
 		asked := 0
+		if i > 0 && i%devProgressEvery == 0 {
+			fmt.Printf("CALLED %s %d of %d\n", kind, i, n)
+		}
 		for backoff := retryFirst; ; backoff = min(2*backoff, retryMax) {
 			asked++
 			rep, err = cluster.Request[demomsg.DevscaleReply](cctx, cl, kind, id, demomsg.DevscaleRequest{})

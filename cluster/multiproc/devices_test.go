@@ -19,7 +19,9 @@ import (
 // member without; after a SIGKILL of that one too, the device-only kind
 // gets ErrNoCapacity at its deadline and the device-preferred kind (devpref) answers from
 // the member without a device, on its fallback, and PlacementOf says so.
-// Hang guards only: each phase may take minutes on a loaded machine.
+// Hang guards only: each phase may take minutes on a loaded machine (the
+// client prints a progress line every few calls; a phase fails when none
+// comes for devPhaseIdle).
 func TestDevicePlacementAcrossProcesses(t *testing.T) {
 	one := startProc(t, "member", nil, simDevicesEnv+"=1")
 	oneAddr := one.expect(t, "ADDR ", 2*time.Minute)
@@ -32,7 +34,7 @@ func TestDevicePlacementAcrossProcesses(t *testing.T) {
 		t.Helper()
 		defer logSlowPhase(t, client, n, time.Now())
 		for _, into := range []*devicesPhase{&dev, &pref} {
-			line := client.expect(t, fmt.Sprintf("PHASE%d ", n), 5*time.Minute)
+			line := client.expectProgressing(t, fmt.Sprintf("PHASE%d ", n), devPhaseIdle)
 			if err := json.Unmarshal([]byte(line), into); err != nil {
 				t.Fatal(err)
 			}
@@ -122,7 +124,7 @@ func TestDeviceFaultAcrossProcesses(t *testing.T) {
 		t.Helper()
 		defer logSlowPhase(t, client, n, time.Now())
 		for _, into := range []*devicesPhase{&dev, &pref} {
-			line := client.expect(t, fmt.Sprintf("PHASE%d ", n), 5*time.Minute)
+			line := client.expectProgressing(t, fmt.Sprintf("PHASE%d ", n), devPhaseIdle)
 			if err := json.Unmarshal([]byte(line), into); err != nil {
 				t.Fatal(err)
 			}
@@ -175,3 +177,10 @@ func logSlowPhase(t *testing.T, client *proc, n int, began time.Time) {
 		t.Logf("the client's stderr:\n%s", client.stderr)
 	}
 }
+
+// devPhaseIdle is how long a phase of the devices scenarios may go without
+// a progress line from the client (devProgressEvery calls, each bounded by
+// its deadline, devCallDeadline): a hang guard, which a phase's length on
+// a loaded machine (minutes: every identity that moves is activated again)
+// does not reach.
+const devPhaseIdle = 3 * time.Minute
