@@ -179,8 +179,9 @@ func logSlowPhase(t *testing.T, client *proc, n int, began time.Time) {
 }
 
 // devPhaseIdle is how long a phase of the devices scenarios may go without
-// a progress line from the client (devProgressEvery calls, each bounded by
-// its deadline, devCallDeadline): a hang guard, which a phase's length on
-// a loaded machine (minutes: every identity that moves is activated again)
-// does not reach.
+// a progress line from the client (one per devProgressEvery calls): a hang
+// guard. A whole phase may take minutes on a loaded machine (every
+// identity that moved is activated again, one call after the other: 300
+// took 80-100 s at load 30, no call over 3 s); ten calls in a row that
+// each stall towards their deadline (devCallDeadline) do reach it.
 const devPhaseIdle = 3 * time.Minute
