@@ -27,6 +27,15 @@ const (
 	// this many, with this deadline.
 	devNoCapacityIDs      = 10
 	devNoCapacityDeadline = 2 * time.Second
+	// A call that takes longer is reported on the client's stderr.
+	slowCall = 3 * time.Second
+	// A call that failed with ErrMemberUnavailable is asked again after
+	// retryFirst, then after twice the last pause, up to retryMax.
+	retryFirst = 10 * time.Millisecond
+	retryMax   = 500 * time.Millisecond
+	// The client prints a progress line (CALLED) every this many calls:
+	// the test's hang guard (devPhaseIdle) counts from the last one.
+	devProgressEvery = 10
 )
 
 // devicesPhase is what one phase of the devices scenario saw.
@@ -39,6 +48,10 @@ type devicesPhase struct {
 	Errors     []string       // other failures (at most 10)
 	Failed     int
 	Retried    int // requests asked again after ErrMemberUnavailable
+	// Where the time went: the slowest call, and how many took over a
+	// second.
+	Slowest     time.Duration
+	OverASecond int
 }
 
 // runDevicesClient calls every identity of devscale (device only) and
@@ -49,7 +62,9 @@ type devicesPhase struct {
 // "again" after a member's devices faulted.
 func runDevicesClient() int {
 	demo.Register()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute) // a hang guard
+	// A hang guard: the test's per-phase guard (devPhaseIdle) ends it
+	// sooner when it hangs.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 	defer cancel()
 	p, err := provider()
 	if err != nil {
@@ -85,7 +100,10 @@ func runDevicesClient() int {
 			n        int
 			deadline time.Duration
 		}{{"devscale", devN, devDeadline}, {"devpref", devPrefIDs, devCallDeadline}} {
+			began := time.Now()
 			res := devicesRound(ctx, cl, k.kind, k.n, k.deadline)
+			fmt.Fprintf(os.Stderr, "%s phase %d %s: %d calls in %v, the slowest %v, %d over a second, %d asked again\n", time.Now().Format("15:04:05.000"),
+				phase, k.kind, k.n, time.Since(began).Round(time.Millisecond), res.Slowest.Round(time.Millisecond), res.OverASecond, res.Retried)
 			b, _ := json.Marshal(res)
 			fmt.Printf("PHASE%d %s\n", phase, b)
 		}
@@ -131,16 +149,41 @@ func devicesRound(ctx context.Context, cl *cluster.Member, kind string, n int, d
 		cctx, cancel := context.WithTimeout(ctx, deadline)
 		var rep demomsg.DevscaleReply
 		var err error
-		for {
+		began := time.Now()
+		asked := 0
+		if i > 0 && i%devProgressEvery == 0 {
+			fmt.Printf("CALLED %s %d of %d\n", kind, i, n)
+		}
+		for backoff := retryFirst; ; backoff = min(2*backoff, retryMax) {
+			asked++
 			rep, err = cluster.Request[demomsg.DevscaleReply](cctx, cl, kind, id, demomsg.DevscaleRequest{})
 			if !errors.Is(err, cluster.ErrMemberUnavailable) || cctx.Err() != nil {
 				break
 			}
 			// Its member died with the request in flight (a typed
-			// outcome): the caller asks again, as the churn test's do.
+			// outcome): the caller asks again, as the churn test's do,
+			// after a pause that grows (the topology moves on meanwhile).
 			r.Retried++
+			t := time.NewTimer(backoff)
+			select {
+			case <-t.C:
+			case <-cctx.Done():
+				t.Stop()
+			}
 		}
 		cancel()
+		took := time.Since(began)
+		r.Slowest = max(r.Slowest, took)
+		if took > time.Second {
+			r.OverASecond++
+		}
+		if took > slowCall {
+			// Where a slow phase spends its time (printed on stderr,
+			// which the test shows when a phase does not finish).
+			pl, plErr := cl.PlacementOf(kind, id)
+			fmt.Fprintf(os.Stderr, "%s slow call %s/%s: %v, asked %d times, err %v, answered %q, placement %+v (%v)\n",
+				time.Now().Format("15:04:05.000"), kind, id, took.Round(time.Millisecond), asked, err, rep.PlacementText(), pl, plErr)
+		}
 		switch {
 		case errors.Is(err, cluster.ErrNoCapacity):
 			r.NoCapacity++

@@ -19,7 +19,9 @@ import (
 // member without; after a SIGKILL of that one too, the device-only kind
 // gets ErrNoCapacity at its deadline and the device-preferred kind (devpref) answers from
 // the member without a device, on its fallback, and PlacementOf says so.
-// Hang guards only: each phase may take minutes on a loaded machine.
+// Hang guards only: each phase may take minutes on a loaded machine (the
+// client prints a progress line every few calls; a phase fails when none
+// comes for devPhaseIdle).
 func TestDevicePlacementAcrossProcesses(t *testing.T) {
 	one := startProc(t, "member", nil, simDevicesEnv+"=1")
 	oneAddr := one.expect(t, "ADDR ", 2*time.Minute)
@@ -30,11 +32,13 @@ func TestDevicePlacementAcrossProcesses(t *testing.T) {
 	client := startProc(t, "devices", []string{oneAddr, threeAddr, cpuAddr})
 	phase := func(n int) (dev, pref devicesPhase) {
 		t.Helper()
+		defer logSlowPhase(t, client, n, time.Now())
 		for _, into := range []*devicesPhase{&dev, &pref} {
-			line := client.expect(t, fmt.Sprintf("PHASE%d ", n), 5*time.Minute)
+			line := client.expectProgressing(t, fmt.Sprintf("PHASE%d ", n), devPhaseIdle)
 			if err := json.Unmarshal([]byte(line), into); err != nil {
 				t.Fatal(err)
 			}
+			t.Logf("phase %d %s: the slowest call %v, %d over a second, %d asked again", n, into.Kind, into.Slowest.Round(time.Millisecond), into.OverASecond, into.Retried)
 		}
 		return dev, pref
 	}
@@ -118,11 +122,13 @@ func TestDeviceFaultAcrossProcesses(t *testing.T) {
 	client := startProc(t, "devices", []string{oneAddr, threeAddr, cpuAddr})
 	phase := func(n int) (dev, pref devicesPhase) {
 		t.Helper()
+		defer logSlowPhase(t, client, n, time.Now())
 		for _, into := range []*devicesPhase{&dev, &pref} {
-			line := client.expect(t, fmt.Sprintf("PHASE%d ", n), 5*time.Minute)
+			line := client.expectProgressing(t, fmt.Sprintf("PHASE%d ", n), devPhaseIdle)
 			if err := json.Unmarshal([]byte(line), into); err != nil {
 				t.Fatal(err)
 			}
+			t.Logf("phase %d %s: the slowest call %v, %d over a second, %d asked again", n, into.Kind, into.Slowest.Round(time.Millisecond), into.OverASecond, into.Retried)
 			if into.Failed > 0 || into.NoCapacity > 0 {
 				t.Fatalf("phase %d, %s: %d calls failed, %d ErrNoCapacity: %v", n, into.Kind, into.Failed, into.NoCapacity, into.Errors)
 			}
@@ -160,3 +166,22 @@ func TestDeviceFaultAcrossProcesses(t *testing.T) {
 	client.send(t, "done")
 	client.stop(t)
 }
+
+// logSlowPhase logs how long phase n took, and the client's stderr (its
+// slow calls) when that was over a minute.
+func logSlowPhase(t *testing.T, client *proc, n int, began time.Time) {
+	t.Helper()
+	took := time.Since(began)
+	t.Logf("phase %d took %v", n, took.Round(time.Millisecond))
+	if took > time.Minute {
+		t.Logf("the client's stderr:\n%s", client.stderr)
+	}
+}
+
+// devPhaseIdle is how long a phase of the devices scenarios may go without
+// a progress line from the client (one per devProgressEvery calls): a hang
+// guard. A whole phase may take minutes on a loaded machine (every
+// identity that moved is activated again, one call after the other: 300
+// took 80-100 s at load 30, no call over 3 s); ten calls in a row that
+// each stall towards their deadline (devCallDeadline) do reach it.
+const devPhaseIdle = 3 * time.Minute

@@ -100,6 +100,32 @@ func (p *proc) expect(t *testing.T, prefix string, d time.Duration) string {
 	}
 }
 
+// expectProgressing waits for the child's next line starting with prefix
+// and returns the rest of it, as long as the child prints some line at
+// least every idle: a hang guard for a step whose length grows with the
+// machine's load (the child prints progress lines meanwhile).
+func (p *proc) expectProgressing(t *testing.T, prefix string, idle time.Duration) string {
+	t.Helper()
+	timer := time.NewTimer(idle)
+	defer timer.Stop()
+	last := "nothing yet"
+	for {
+		select {
+		case l, ok := <-p.lines:
+			if !ok {
+				t.Fatalf("%s exited before printing %q:\n%s", p.name, prefix, p.stderr)
+			}
+			if rest, found := strings.CutPrefix(l, prefix); found {
+				return rest
+			}
+			last = l
+			timer.Reset(idle)
+		case <-timer.C:
+			t.Fatalf("%s printed nothing in %v while %q was awaited (its last line: %s):\n%s", p.name, idle, prefix, last, p.stderr)
+		}
+	}
+}
+
 // send writes one line to the child's stdin.
 func (p *proc) send(t *testing.T, line string) {
 	t.Helper()
