@@ -92,10 +92,13 @@ type device struct {
 	held    int                      // bytes in staging
 	batch   *batch
 	ptx     map[[32]byte]*ptxModule
-	closed  bool
-	mem     memState              // memory pool and pinned arena (device_alloc.go, arena.go)
-	ep      devcore.Epochs        // live rings and the device epoch (epoch.go)
-	grids   map[gridKey]*ringGrid // ring program grids (ring_grid.go)
+	// hostProgs: the simulated device's loaded ring programs by source
+	// hash (ptx's counterpart: LoadRingProgram loads a source once).
+	hostProgs map[[32]byte]Function
+	closed    bool
+	mem       memState              // memory pool and pinned arena (device_alloc.go, arena.go)
+	ep        devcore.Epochs        // live rings and the device epoch (epoch.go)
+	grids     map[gridKey]*ringGrid // ring program grids (ring_grid.go)
 }
 
 // Staging: host → device copies go through pinned buffers, since the
@@ -128,7 +131,7 @@ type batch struct {
 // *ModuleLoadError inside).
 func openDevice(api DeviceAPI, run runner, dev Device, ordinal int, arenaBytes uintptr) (*device, error) {
 	d := &device{api: api, run: run, ordinal: ordinal, fns: map[string]Function{},
-		staging: map[int][]unsafe.Pointer{}, ptx: map[[32]byte]*ptxModule{}}
+		staging: map[int][]unsafe.Pointer{}, ptx: map[[32]byte]*ptxModule{}, hostProgs: map[[32]byte]Function{}}
 	d.ep.Wait = terminateWait
 	err := run.Do(func() error {
 		var err error

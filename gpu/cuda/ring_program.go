@@ -127,7 +127,9 @@ func compileRingProgram(ctx context.Context, src *RingProgramSource, arch string
 // resolved, so a later LaunchRingProgram makes no module call beside the
 // running rings. On the simulated device the program is also built for the
 // host (package hostsim) and NVRTC is optional (it only checks the source
-// compiles for the device).
+// compiles for the device). A source is loaded once per device (the module
+// load, in a device epoch when rings run): loading it again returns the
+// same function without a driver call beside the running rings.
 //
 // Errors: a source that does not compile is a *gpu.CompilationError with
 // NVRTC's (or the host compiler's) log, the same every time; no NVRTC on a
@@ -158,13 +160,30 @@ func (b *Backend) LoadRingProgram(ctx context.Context, src *RingProgramSource) (
 	}
 	p := &RingProgram{src: src, ptx: ptx, d: d, sim: sim}
 	if sim {
-		if p.fn, err = loader.LoadHostProgram(ctx, src); err != nil {
+		// Loaded on this device before: no module load, as on a GPU (its
+		// modules are kept by source below).
+		if err := d.do(func() error { p.fn = d.hostProgs[src.Hash]; return nil }); err != nil {
+			return nil, deviceErr(d.ordinal, err)
+		}
+		if p.fn.Raw() != nil {
+			return p, nil
+		}
+		fn, err := loader.LoadHostProgram(ctx, src)
+		if err != nil {
 			return nil, err
 		}
 		// The simulated module load: in a device epoch when rings run, as on
-		// a GPU.
+		// a GPU; once per device and source.
 		err = d.do(func() error {
-			return d.epoch(ctx, "cuModuleLoadDataEx", func() error { return loader.AttachHostProgram(p.fn) })
+			if f, ok := d.hostProgs[src.Hash]; ok {
+				p.fn = f
+				return nil
+			}
+			if err := d.epoch(ctx, "cuModuleLoadDataEx", func() error { return loader.AttachHostProgram(fn) }); err != nil {
+				return err
+			}
+			d.hostProgs[src.Hash], p.fn = fn, fn
+			return nil
 		})
 		if err != nil {
 			return nil, deviceErr(d.ordinal, err)
