@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	pcluster "github.com/asynkron/protoactor-go/cluster"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -50,6 +51,30 @@ func (l *liveCount) kind() *Kind {
 		l.mu.Unlock()
 		return &fencedActivation{l: l, identity: identity, n: l.next.Add(1)}, nil
 	})
+}
+
+// newLiveCount returns a liveCount that the test checks at its end (after
+// a failure too): no identity may have had two live activations at once.
+func newLiveCount(t *testing.T) *liveCount {
+	l := &liveCount{live: map[string]int{}, worst: map[string]int{}}
+	t.Cleanup(func() {
+		if f := l.forks(); len(f) > 0 {
+			t.Errorf("identities with two live activations at once: %v", f)
+		}
+	})
+	return l
+}
+
+// startMember starts a quiet member of the cluster name on provider p,
+// hosting l's kind; it is closed at the end of the test.
+func (l *liveCount) startMember(ctx context.Context, t *testing.T, name string, p pcluster.ClusterProvider) *Member {
+	t.Helper()
+	m, err := Start(ctx, name, p, []*Kind{l.kind()}, WithLogger(actors.DiscardLogger()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = m.Close(hangguard.Context(t)) })
+	return m
 }
 
 // forks returns the identities that had two live activations at once.
@@ -122,12 +147,7 @@ func activateOwned(ctx context.Context, t *testing.T, a, via *Member, prefix str
 // identity answers from every member and client.
 func TestFalseSuspicion(t *testing.T) {
 	ctx := hangguard.Context(t)
-	live := &liveCount{live: map[string]int{}, worst: map[string]int{}}
-	t.Cleanup(func() { // after a failure too
-		if f := live.forks(); len(f) > 0 {
-			t.Errorf("identities with two live activations at once: %v", f)
-		}
-	})
+	live := newLiveCount(t)
 	quiet := WithLogger(actors.DiscardLogger())
 	popts := []PeersOption{WithHeartbeat(50 * time.Millisecond), WithFailureTimeout(time.Second)}
 	start := func(p *PeersProvider, opts ...Option) *Member {
@@ -291,23 +311,13 @@ func TestEtcdLeaseFence(t *testing.T) {
 	}
 	endpoint := testproc.StartEtcd(t, "ringactor-fence")
 	ctx := hangguard.Context(t)
-	live := &liveCount{live: map[string]int{}, worst: map[string]int{}}
-	t.Cleanup(func() {
-		if f := live.forks(); len(f) > 0 {
-			t.Errorf("identities with two live activations at once: %v", f)
-		}
-	})
+	live := newLiveCount(t)
 	start := func() (*Member, *etcdProvider) {
 		p, err := Etcd([]string{endpoint}, WithEtcdBaseKey("/ringactor-fence"))
 		if err != nil {
 			t.Fatal(err)
 		}
-		m, err := Start(ctx, "fence", p, []*Kind{live.kind()}, WithLogger(actors.DiscardLogger()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = m.Close(hangguard.Context(t)) })
-		return m, p.(*etcdProvider)
+		return live.startMember(ctx, t, "fence", p), p.(*etcdProvider)
 	}
 	a, pa := start()
 	b, _ := start()
@@ -380,12 +390,7 @@ func TestKubernetesNotReadyFence(t *testing.T) {
 	const ns, name = "apps", "k8sfence"
 	ctx := hangguard.Context(t)
 	cs := fake.NewClientset()
-	live := &liveCount{live: map[string]int{}, worst: map[string]int{}}
-	t.Cleanup(func() {
-		if f := live.forks(); len(f) > 0 {
-			t.Errorf("identities with two live activations at once: %v", f)
-		}
-	})
+	live := newLiveCount(t)
 	pods := []string{"ringactor-0", "ringactor-1"}
 	for _, pod := range pods {
 		if _, err := cs.CoreV1().Pods(ns).Create(ctx, &corev1.Pod{
@@ -400,12 +405,7 @@ func TestKubernetesNotReadyFence(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		m, err := Start(ctx, name, p, []*Kind{live.kind()}, WithLogger(actors.DiscardLogger()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = m.Close(hangguard.Context(t)) })
-		return m
+		return live.startMember(ctx, t, name, p)
 	}
 	a, b := start(pods[0]), start(pods[1])
 	for _, pod := range pods {
