@@ -53,6 +53,26 @@ func (l *liveCount) kind() *Kind {
 	})
 }
 
+// bumpUntilOK sends each identity of ids a bump through m until it
+// answers (each try under a 2 s deadline): the test fails when ctx ends
+// first, naming what the test was at, the identity and the member.
+func bumpUntilOK(ctx context.Context, t *testing.T, m *Member, ids []string, what string) {
+	t.Helper()
+	for _, id := range ids {
+		for {
+			rctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+			_, err := Request[fenceReply](rctx, m, "fenced", id, fenceBump{})
+			cancel()
+			if err == nil {
+				break
+			}
+			if ctx.Err() != nil {
+				t.Fatalf("%s: %s never answered from %s: %v", what, id, m.Address(), err)
+			}
+		}
+	}
+}
+
 // newLiveCount returns a liveCount that the test checks at its end (after
 // a failure too): no identity may have had two live activations at once.
 func newLiveCount(t *testing.T) *liveCount {
@@ -277,19 +297,7 @@ func TestFalseSuspicion(t *testing.T) {
 	wg.Wait()
 	for _, m := range append(members, oldView, newView) {
 		waitUntil(t, ctx, m.Address()+" joined", func() bool { return m.client || (m.isReady() && !m.isFenced()) })
-		for _, id := range ids {
-			for {
-				rctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-				_, err := Request[fenceReply](rctx, m, "fenced", id, fenceBump{})
-				cancel()
-				if err == nil {
-					break
-				}
-				if ctx.Err() != nil {
-					t.Fatalf("after A rejoined, %s from %s: %v", id, m.Address(), err)
-				}
-			}
-		}
+		bumpUntilOK(ctx, t, m, ids, "after A rejoined")
 	}
 	outcomes.Range(func(k, v any) bool {
 		t.Logf("%s: %d", k, v.(*atomic.Int64).Load())
@@ -341,19 +349,7 @@ func TestEtcdLeaseFence(t *testing.T) {
 	waitUntil(t, ctx, "A fencing itself", a.isFenced)
 	waitUntil(t, ctx, "A passivating its activations", func() bool { return a.Activations() == 0 })
 	waitUntil(t, ctx, "B dropping A", func() bool { return b.Members() == 1 })
-	for _, id := range ids {
-		for {
-			rctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-			_, err := Request[fenceReply](rctx, b, "fenced", id, fenceBump{})
-			cancel()
-			if err == nil {
-				break
-			}
-			if ctx.Err() != nil {
-				t.Fatalf("%s never answered from B: %v", id, err)
-			}
-		}
-	}
+	bumpUntilOK(ctx, t, b, ids, "A fenced")
 	// Proto.Actor registers A again under a new lease; A stays fenced.
 	waitUntil(t, ctx, "A registered again", func() bool { id := pa.fence.lease(); return id > 0 && int64(id) != pa.fence.confirmed.Load() })
 	pa.fence.check()
@@ -424,30 +420,14 @@ func TestKubernetesNotReadyFence(t *testing.T) {
 			ids = append(ids, id)
 		}
 	}
-	bumpUntilOK := func(m *Member, what string) {
-		t.Helper()
-		for _, id := range ids {
-			for {
-				rctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-				_, err := Request[fenceReply](rctx, m, "fenced", id, fenceBump{})
-				cancel()
-				if err == nil {
-					break
-				}
-				if ctx.Err() != nil {
-					t.Fatalf("%s: %s: %v", what, id, err)
-				}
-			}
-		}
-	}
-	bumpUntilOK(b, "before")
+	bumpUntilOK(ctx, t, b, ids, "before")
 	if a.Activations() != len(ids) {
 		t.Fatalf("A holds %d activations, want %d", a.Activations(), len(ids))
 	}
 
 	setPodReadiness(t, ctx, cs, ns, pods[0], false)
 	waitUntil(t, ctx, "B dropping A", func() bool { return b.Members() == 1 })
-	bumpUntilOK(b, "A's pod not ready")
+	bumpUntilOK(ctx, t, b, ids, "A's pod not ready")
 	waitUntil(t, ctx, "A fencing itself", a.isFenced)
 	waitUntil(t, ctx, "A passivating its activations", func() bool { return a.Activations() == 0 })
 
@@ -462,6 +442,6 @@ func TestKubernetesNotReadyFence(t *testing.T) {
 	if id := got.Annotations[KubernetesMemberAnnotation]; id == a.sys.ID {
 		t.Errorf("A rejoined under its dropped member id %q", id)
 	}
-	bumpUntilOK(a, "after A rejoined (from A)")
-	bumpUntilOK(b, "after A rejoined (from B)")
+	bumpUntilOK(ctx, t, a, ids, "after A rejoined")
+	bumpUntilOK(ctx, t, b, ids, "after A rejoined")
 }
