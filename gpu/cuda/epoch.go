@@ -50,7 +50,7 @@ const DefaultParkTimeout = devcore.DefaultParkTimeout
 // EpochStats says what the device epochs of a backend cost.
 type EpochStats = devcore.EpochStats
 
-// The device's part of the protocol is a devcore.Epochs (device.ep): the
+// The device's part of the protocol is a devcore.Epochs (device.Epochs): the
 // live rings, each registered as a *parkedRing, and the epoch itself.
 
 // ringPark is a ring kernel's part of the protocol: how to relaunch it and
@@ -108,27 +108,27 @@ func (b *Backend) DeviceEpoch(ctx context.Context) (time.Duration, error) {
 		return 0, err
 	}
 	for {
-		req := d.ep.Pace.Request()
+		req := d.Epochs.Pace.Request()
 		// Wait for the spacing off the device's thread, which one-shot
 		// work needs meanwhile; the epoch checks it again.
-		err := d.ep.Pace.Wait(ctx, d.ep.Spacing)
+		err := d.Epochs.Pace.Wait(ctx, d.Epochs.Spacing)
 		if err == nil {
-			err = d.do(func() error {
+			err = d.Do(func() error {
 				if req.Finished() {
 					return nil // an epoch that parked meanwhile served it
 				}
-				return d.epoch(ctx, "DeviceEpoch", nil)
+				return d.Epoch(ctx, "DeviceEpoch", nil)
 			})
 		}
-		if err != nil && d.ep.Pace.Withdraw(req) {
-			return 0, deviceErr(d.ordinal, err)
+		if err != nil && d.Epochs.Pace.Withdraw(req) {
+			return 0, deviceErr(d.Ordinal, err)
 		}
 		<-req.Done()
 		if took, bounced, err := req.Outcome(); !bounced {
-			return took, deviceErr(d.ordinal, err)
+			return took, deviceErr(d.Ordinal, err)
 		}
 		if ctx.Err() != nil {
-			return 0, deviceErr(d.ordinal, errors.Join(err, ctx.Err()))
+			return 0, deviceErr(d.Ordinal, errors.Join(err, ctx.Err()))
 		}
 	}
 }
@@ -139,13 +139,7 @@ func (b *Backend) EpochStats() EpochStats {
 	if err != nil || d == nil {
 		return EpochStats{}
 	}
-	return d.ep.Stats()
-}
-
-// epoch runs fn (a synchronising driver call) with every live ring parked
-// (inside Do): devcore.Epochs.Run.
-func (d *device) epoch(ctx context.Context, why string, fn func() error) error {
-	return d.ep.Run(ctx, why, fn)
+	return d.Epochs.Stats()
 }
 
 // parkedRing is a ring kernel as the device epoch sees it
@@ -196,7 +190,7 @@ func (p *parkedRing) Acked() bool {
 }
 
 // Retire waits for the launch whose loop exited.
-func (p *parkedRing) Retire() error { return p.d.api.StreamSynchronize(p.stream) }
+func (p *parkedRing) Retire() error { return p.d.API.StreamSynchronize(p.stream) }
 
 // Unpark clears the parked mark (the device closes: no relaunch).
 func (p *parkedRing) Unpark() {
@@ -238,7 +232,7 @@ func (p *parkedRing) Resume() error {
 	if k.in != nil {
 		k.park.backlog = k.in.Header().Tail.Load() // settle waits for these before the next park
 	}
-	err := k.d.api.LaunchKernel(k.park.fn, Dim3{X: max(1, k.park.blocks)}, Dim3{X: k.park.threads}, k.park.smem, k.stream, k.park.args...)
+	err := k.d.API.LaunchKernel(k.park.fn, Dim3{X: max(1, k.park.blocks)}, Dim3{X: k.park.threads}, k.park.smem, k.stream, k.park.args...)
 	if err != nil {
 		// The ring is gone: its owner's Wait reports why.
 		k.park.launchErr = fmt.Errorf("cuda: relaunching ring %d after a device epoch: %w", k.park.id, err)
@@ -256,20 +250,20 @@ func (p *parkedRing) Resume() error {
 // unread replies for TryPoll and gives its memory and stream back. Its
 // owner's Wait then returns at once.
 func (d *device) stopRings() error {
-	if d.ep.Len() == 0 {
+	if d.Epochs.Len() == 0 {
 		return nil
 	}
-	for p := range d.ep.Live() {
+	for p := range d.Epochs.Live() {
 		(*RingKernel)(p.(*parkedRing)).terminate(ring.TerminateNow)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), d.ep.Timeout())
+	ctx, cancel := context.WithTimeout(context.Background(), d.Epochs.Timeout())
 	defer cancel()
-	parked, err := d.ep.ParkAll(ctx)
+	parked, err := d.Epochs.ParkAll(ctx)
 	errs := []error{err}
 	for _, p := range parked {
 		p.Unpark()
 	}
-	for p := range d.ep.Live() { // release removes rings from the set: as a range over the map
+	for p := range d.Epochs.Live() { // release removes rings from the set: as a range over the map
 		k := (*RingKernel)(p.(*parkedRing))
 		if k.cb.TerminatedAck.Load() == 0 {
 			continue // still running: its memory must stay (leaked)
@@ -282,7 +276,7 @@ func (d *device) stopRings() error {
 
 // addLive registers a launched ring (inside Do).
 func (d *device) addLive(k *RingKernel) {
-	k.park.id = d.ep.Add((*parkedRing)(k))
+	k.park.id = d.Epochs.Add((*parkedRing)(k))
 }
 
 // keepReplies copies the replies still in the output ring out of its

@@ -17,7 +17,7 @@ import (
 // epochRequestsWaiting says how many DeviceEpoch calls are waiting for an
 // epoch.
 func epochRequestsWaiting(d *device) int {
-	return d.ep.Pace.Waiting()
+	return d.Epochs.Pace.Waiting()
 }
 
 // TestRelaunchedRingHandlesBacklog: a ring relaunched by an epoch handles
@@ -44,8 +44,8 @@ func TestRelaunchedRingHandlesBacklog(t *testing.T) {
 	// Epoch A: while the ring is parked, hold its stream and open its gate,
 	// so that the 5 messages are queued before the relaunch and the
 	// relaunch waits behind the held stream.
-	err = d.do(func() error {
-		return d.epoch(context.Background(), "test", func() error {
+	err = d.Do(func() error {
+		return d.Epoch(context.Background(), "test", func() error {
 			k.Activate()
 			return fd.Enqueue(k.stream, func() error { <-release; return nil })
 		})
@@ -153,7 +153,7 @@ func TestConcurrentEpochsCoalesce(t *testing.T) {
 	// Hold the device's thread while the callers gather.
 	hold, held := make(chan struct{}), make(chan struct{})
 	go func() {
-		_ = d.do(func() error { close(held); <-hold; return nil })
+		_ = d.Do(func() error { close(held); <-hold; return nil })
 	}()
 	<-held
 	const callers = 8
@@ -204,7 +204,7 @@ func TestEpochSpacing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	start := d.ep.Pace.LastEnd() // when the first relaunched the ring
+	start := d.Epochs.Pace.LastEnd() // when the first relaunched the ring
 	for range n - 1 {
 		if _, err := b.DeviceEpoch(ctx); err != nil {
 			t.Fatal(err)

@@ -187,14 +187,14 @@ func TestStrictHazardModelBites(t *testing.T) {
 	cb := uint64(uintptr(unsafe.Pointer(k.Control())))
 	var he *hostsim.HazardError
 	// A module load straight through the driver, beside the ring.
-	err = d.do(func() error { _, _, err := d.api.ModuleLoadData(OneShotPTX, false); return err })
+	err = d.Do(func() error { _, _, err := d.API.ModuleLoadData(OneShotPTX, false); return err })
 	if !errors.As(err, &he) || !errors.Is(err, hostsim.ErrHazard) || he.Call != "cuModuleLoadDataEx" ||
 		he.Class != hostsim.CallSynchronizing || he.Kernel != "rc_ring_"+ringmsg.Sum.DeviceEntry() || he.Control != cb {
 		t.Fatalf("module load beside a ring = %v", err)
 	}
 	// cuMemFree of memory from cuMemAlloc: the barrier passes, the free does not.
 	var p DevicePtr
-	err = d.do(func() error { var err error; p, err = d.api.MemAlloc(256); return err })
+	err = d.Do(func() error { var err error; p, err = d.API.MemAlloc(256); return err })
 	if err != nil {
 		t.Fatalf("cuMemAlloc is a barrier, not a wait: %v", err)
 	}
@@ -205,13 +205,13 @@ func TestStrictHazardModelBites(t *testing.T) {
 	if !errors.As(err, &he) || he.HeldBy != "cuMemAlloc_v2" || he.Control != cb {
 		t.Fatalf("launch after a barrier beside a ring = %v", err)
 	}
-	err = d.do(func() error { return d.api.MemFree(p) })
+	err = d.Do(func() error { return d.API.MemFree(p) })
 	if !errors.As(err, &he) || he.Call != "cuMemFree_v2" || he.Control != cb {
 		t.Fatalf("cuMemFree beside a ring = %v", err)
 	}
 	// The backend's own paths: an epoch around the free passes.
-	if err := d.do(func() error {
-		return d.epoch(context.Background(), "cuMemFree_v2", func() error { return d.api.MemFree(p) })
+	if err := d.Do(func() error {
+		return d.Epoch(context.Background(), "cuMemFree_v2", func() error { return d.API.MemFree(p) })
 	}); err != nil {
 		t.Fatalf("cuMemFree in an epoch: %v", err)
 	}
@@ -250,7 +250,7 @@ func TestBlockingModeWaits(t *testing.T) {
 	d, _ := b.device()
 	done := make(chan error, 1)
 	// A NULL-stream synchronisation is a cuCtxSynchronize to the model.
-	go func() { done <- d.do(func() error { return d.api.StreamSynchronize(Stream{}) }) }()
+	go func() { done <- d.Do(func() error { return d.API.StreamSynchronize(Stream{}) }) }()
 	select {
 	case err := <-done:
 		t.Fatalf("cuCtxSynchronize returned (%v) beside a running ring", err)
@@ -275,8 +275,8 @@ func TestTerminateDuringEpoch(t *testing.T) {
 			}
 		}
 		d, _ := b.device()
-		err := d.do(func() error {
-			return d.epoch(context.Background(), "test", func() error {
+		err := d.Do(func() error {
+			return d.Epoch(context.Background(), "test", func() error {
 				k.Terminate(mode)
 				if ack, _ := k.ack(); ack != 0 {
 					t.Errorf("the owner sees the park's ack %d", ack)
@@ -403,11 +403,11 @@ func TestEpochParkTimeout(t *testing.T) {
 	k.Activate()
 	d, _ := b.device()
 	called := false
-	err := d.do(func() error {
+	err := d.Do(func() error {
 		ghost := &RingKernel{d: d, cb: &ring.ControlBlock{}}
 		d.addLive(ghost)
-		defer d.ep.Remove((*parkedRing)(ghost))
-		return d.epoch(context.Background(), "test", func() error { called = true; return nil })
+		defer d.Epochs.Remove((*parkedRing)(ghost))
+		return d.Epoch(context.Background(), "test", func() error { called = true; return nil })
 	})
 	if !errors.Is(err, ErrEpochTimeout) || !errors.Is(err, context.DeadlineExceeded) || called {
 		t.Fatalf("epoch with a ring that never parks = %v (call made: %v)", err, called)

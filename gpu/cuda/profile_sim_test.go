@@ -128,14 +128,14 @@ func TestSimFalseDependency(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if q, _ := hz.Queue(streamID(d.stream)); q != 0 {
+	if q, _ := hz.Queue(streamID(d.Stream)); q != 0 {
 		t.Fatalf("the backend's stream on queue %d", q)
 	}
 	if q, _ := hz.Queue(streamID(k.stream)); q != 1 {
 		t.Fatalf("the ring's stream on queue %d", q)
 	}
 	var s2, s3 Stream
-	if err := d.do(func() error {
+	if err := d.Do(func() error {
 		var err error
 		if s2, err = fd.StreamCreate(StreamNonBlocking); err != nil {
 			return err

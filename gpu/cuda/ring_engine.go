@@ -203,12 +203,12 @@ func (k *RingKernel) Wait(ctx context.Context) error {
 				}
 				k.left = append(k.left, ringReply{h, p})
 			}
-			err := k.d.do(k.release)
+			err := k.d.Do(k.release)
 			if ack == ring.TerminatedBadLaunch {
 				err = errors.Join(fmt.Errorf("cuda: ring kernel rejected its launch shape: %w", gpu.ErrArgument), err)
 			}
 			err = errors.Join(lerr, err)
-			return deviceErr(k.d.ordinal, err)
+			return deviceErr(k.d.Ordinal, err)
 		}
 		if err := ctx.Err(); err != nil {
 			k.leaked = true
@@ -239,10 +239,10 @@ func (k *RingKernel) Close(ctx context.Context) error {
 func (k *RingKernel) release() error {
 	var errs []error
 	if !k.stream.IsDefault() {
-		errs = append(errs, k.d.api.StreamSynchronize(k.stream), k.d.api.StreamDestroy(k.stream))
+		errs = append(errs, k.d.API.StreamSynchronize(k.stream), k.d.API.StreamDestroy(k.stream))
 		k.stream = Stream{}
 	}
-	k.d.ep.Remove((*parkedRing)(k))
+	k.d.Epochs.Remove((*parkedRing)(k))
 	if k.serves != nil {
 		errs = append(errs, k.serves.close())
 	}
@@ -250,7 +250,7 @@ func (k *RingKernel) release() error {
 		k.grid.remove(k)
 	}
 	if k.mem != nil {
-		errs = append(errs, k.d.unpinned(k.mem))
+		errs = append(errs, k.d.Unpinned(k.mem))
 		k.park.mu.Lock()
 		k.mem, k.cb = nil, nil
 		k.park.mu.Unlock()

@@ -26,20 +26,20 @@ func (k *RingKernel) Fault() error {
 		return nil
 	}
 	var q error
-	err := k.d.do(func() error {
+	err := k.d.Do(func() error {
 		s := k.stream
 		if k.grid != nil { // a mailbox: its grid's launch
 			s = k.grid.k.stream
 		}
 		if !s.IsDefault() {
-			q = k.d.api.StreamQuery(s)
+			q = k.d.API.StreamQuery(s)
 		}
 		return nil
 	})
 	if err != nil {
 		return nil
 	}
-	return launchFault(q, k.d.ordinal)
+	return launchFault(q, k.d.Ordinal)
 }
 
 // launchFault classifies the answer of cuStreamQuery on a ring's stream.
@@ -82,7 +82,7 @@ func (k *RingKernel) Abandon() {
 			k.left = append(k.left, ringReply{h, p})
 		}
 		k.waited, k.leaked = true, false
-		_ = k.d.do(k.release)
+		_ = k.d.Do(k.release)
 	}
 }
 

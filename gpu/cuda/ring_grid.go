@@ -148,9 +148,9 @@ func (d *device) gridBlocks(sim bool, fn Function, threads int, smem uint32) int
 	if sim {
 		return simGridBlocks
 	}
-	sms := max(1, d.attrs.SMs-d.attrs.SMs/8)
+	sms := max(1, d.Attrs.SMs-d.Attrs.SMs/8)
 	perSM := 1
-	if o, ok := d.api.(occupancyAPI); ok {
+	if o, ok := d.API.(occupancyAPI); ok {
 		if n, err := o.OccupancyMaxActiveBlocksPerMultiprocessor(fn, threads, smem); err == nil && n > 0 {
 			perSM = min(n, gridBlocksPerSM)
 		}
@@ -192,12 +192,12 @@ func (b *Backend) grid(p *RingProgram, threads int) (*ringGrid, error) {
 			threads = simRingThreads
 		}
 	}
-	if threads < 1 || threads > 1024 || threads > d.attrs.MaxThreadsPerBlock {
-		return nil, fmt.Errorf("cuda: %d ring kernel threads: want 1 to %d: %w", threads, min(1024, d.attrs.MaxThreadsPerBlock), gpu.ErrArgument)
+	if threads < 1 || threads > 1024 || threads > d.Attrs.MaxThreadsPerBlock {
+		return nil, fmt.Errorf("cuda: %d ring kernel threads: want 1 to %d: %w", threads, min(1024, d.Attrs.MaxThreadsPerBlock), gpu.ErrArgument)
 	}
 	key := gridKey{p.src.Hash, threads}
 	var g *ringGrid
-	err = d.do(func() error {
+	err = d.Do(func() error {
 		if g = d.grids[key]; g != nil {
 			return nil
 		}
@@ -209,7 +209,7 @@ func (b *Backend) grid(p *RingProgram, threads int) (*ringGrid, error) {
 			limit = b.gridLimit
 		}
 		if n := len(d.grids); n >= limit {
-			return &gpu.DeviceError{Kind: gpu.DeviceCapacity, Backend: b.name, Device: d.ordinal,
+			return &gpu.DeviceError{Kind: gpu.DeviceCapacity, Backend: b.name, Device: d.Ordinal,
 				Reason: fmt.Sprintf("%d ring program grids run: the device keeps %d grids resident and %d are left to one-shot kernels and epochs",
 					n, limit+gridReserve, gridReserve)}
 		}
@@ -218,7 +218,7 @@ func (b *Backend) grid(p *RingProgram, threads int) (*ringGrid, error) {
 		return err
 	})
 	if err != nil {
-		return nil, deviceErr(d.ordinal, err)
+		return nil, deviceErr(d.Ordinal, err)
 	}
 	return g, nil
 }
@@ -236,13 +236,13 @@ func (d *device) startGrid(p *RingProgram, threads, limit, first, simBlocks int)
 		limit = DefaultMailboxes
 	}
 	stride := uintptr(align16(p.src.StateBytes))
-	if _, total, err := d.api.MemGetInfo(); err == nil && total > 0 {
+	if _, total, err := d.API.MemGetInfo(); err == nil && total > 0 {
 		limit = max(64, min(limit, int(total/8/uint64(stride))))
 	}
 	if first <= 0 {
 		first = initialMailboxes
 	}
-	mem, base, err := d.pinned(align64(unsafe.Sizeof(ring.ControlBlock{})))
+	mem, base, err := d.Pinned(align64(unsafe.Sizeof(ring.ControlBlock{})))
 	if err != nil {
 		return nil, err
 	}
@@ -263,20 +263,20 @@ func (d *device) startGrid(p *RingProgram, threads, limit, first, simBlocks int)
 			err = errors.Join(err, g.tab.free(d))
 		}
 		if !k.stream.IsDefault() {
-			err = errors.Join(err, d.api.StreamDestroy(k.stream))
+			err = errors.Join(err, d.API.StreamDestroy(k.stream))
 		}
-		return nil, errors.Join(err, d.unpinned(mem))
+		return nil, errors.Join(err, d.Unpinned(mem))
 	}
 	if g.tab, err = d.newGridTable(min(first, limit), stride, nil); err != nil {
 		return fail(err)
 	}
-	if k.stream, err = d.api.StreamCreate(StreamNonBlocking); err != nil {
+	if k.stream, err = d.API.StreamCreate(StreamNonBlocking); err != nil {
 		return fail(err)
 	}
 	k.park.fn, k.park.threads, k.park.blocks, k.park.smem = fn, uint32(threads), uint32(g.blocks), g.smem
 	k.park.args = append([]uint64{ArgPtr(base)}, g.tab.args()...)
 	k.park.resumed = g.ringAll
-	if err := d.api.LaunchKernel(fn, Dim3{X: k.park.blocks}, Dim3{X: k.park.threads}, k.park.smem, k.stream, k.park.args...); err != nil {
+	if err := d.API.LaunchKernel(fn, Dim3{X: k.park.blocks}, Dim3{X: k.park.threads}, k.park.smem, k.stream, k.park.args...); err != nil {
 		return fail(err)
 	}
 	d.addLive(k)
@@ -294,12 +294,12 @@ func (d *device) gridFunction(p *RingProgram) (Function, error) {
 	}
 	var f Function
 	var err error
-	if loader, ok := d.api.(HostDevice); ok && p.sim {
+	if loader, ok := d.API.(HostDevice); ok && p.sim {
 		f, err = loader.HostGrid(p.fn)
-	} else if m, ok := d.ptx[p.src.Hash]; ok {
-		if f, ok = m.fns[p.src.GridEntry]; !ok {
-			if f, err = d.api.ModuleGetFunction(m.mod, p.src.GridEntry); err == nil {
-				m.fns[p.src.GridEntry] = f
+	} else if m, ok := d.Modules[p.src.Hash]; ok {
+		if f, ok = m.Fns[p.src.GridEntry]; !ok {
+			if f, err = d.API.ModuleGetFunction(m.Mod, p.src.GridEntry); err == nil {
+				m.Fns[p.src.GridEntry] = f
 			}
 		}
 	} else {
@@ -551,7 +551,7 @@ func (b *Backend) OpenMailbox(p *RingProgram, cfg RingConfig) (*RingKernel, erro
 	}
 	capacity, slot := mailboxGeometry(p.src, cfg, bound)
 	if _, _, size := ringLayout(capacity, slot); ring.ValidCapacity(capacity) && size > uintptr(bound) {
-		return nil, deviceErr(g.d.ordinal, &gpu.DeviceError{Kind: gpu.DeviceCapacity, Backend: b.name, Device: g.d.ordinal,
+		return nil, deviceErr(g.d.Ordinal, &gpu.DeviceError{Kind: gpu.DeviceCapacity, Backend: b.name, Device: g.d.Ordinal,
 			Reason: fmt.Sprintf("a mailbox of ring program %s pins %d bytes (%d slots of %d bytes per ring): over the bound of %d (WithMailboxPinnedMax)",
 				p.src.Name, size, capacity, slot, bound), Err: ErrMailboxTooLarge})
 	}
@@ -563,11 +563,11 @@ func (b *Backend) OpenMailbox(p *RingProgram, cfg RingConfig) (*RingKernel, erro
 	}
 	inOff, outOff, size := ringLayout(capacity, slot)
 	k := &RingKernel{d: d}
-	err = d.do(func() error {
+	err = d.Do(func() error {
 		if g.stopped.Load() {
 			return unavailable("the ring program's grid stopped")
 		}
-		mem, base, err := d.pinned(size)
+		mem, base, err := d.Pinned(size)
 		if err != nil {
 			return err
 		}
@@ -588,12 +588,12 @@ func (b *Backend) OpenMailbox(p *RingProgram, cfg RingConfig) (*RingKernel, erro
 		if err != nil {
 			k.cb = nil
 			k.mem = nil
-			return errors.Join(err, d.unpinned(mem))
+			return errors.Join(err, d.Unpinned(mem))
 		}
 		return nil
 	})
 	if err != nil {
-		return nil, deviceErr(d.ordinal, err)
+		return nil, deviceErr(d.Ordinal, err)
 	}
 	return k, nil
 }
@@ -616,7 +616,7 @@ func (b *Backend) MailboxStats() MailboxStats {
 		return MailboxStats{}
 	}
 	var s MailboxStats
-	_ = d.do(func() error {
+	_ = d.Do(func() error {
 		for _, g := range d.grids {
 			n, c := g.mailboxes()
 			s.Grids++

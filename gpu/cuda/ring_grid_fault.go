@@ -9,7 +9,7 @@ import "github.com/ringactor/ringactor/gpu/ring"
 // owner's request recorded as TerminateNow; the device's close then
 // releases it and its mailboxes.
 func (d *device) gridFaulted(k *RingKernel) bool {
-	if k.stream.IsDefault() || launchFault(d.api.StreamQuery(k.stream), d.ordinal) == nil {
+	if k.stream.IsDefault() || launchFault(d.API.StreamQuery(k.stream), d.Ordinal) == nil {
 		return false
 	}
 	k.serves.stopped.Store(true)

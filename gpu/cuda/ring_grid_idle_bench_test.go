@@ -12,7 +12,7 @@ import (
 // simMappedReads is how many loads of mapped host memory the simulated
 // device's launches of p have made (hostsim.Program.MappedReads).
 func simMappedReads(p *RingProgram) uint64 {
-	return p.d.api.(simDevice).MappedReads(p.fn)
+	return p.d.API.(simDevice).MappedReads(p.fn)
 }
 
 // BenchmarkIdleGridMappedReads measures what an idle program grid costs

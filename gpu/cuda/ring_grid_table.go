@@ -38,15 +38,15 @@ func (t *gridTable) args() []uint64 {
 func (t *gridTable) free(d *device) error {
 	var errs []error
 	if t.words != 0 {
-		errs = append(errs, d.devFree(t.words))
+		errs = append(errs, d.DevFree(t.words))
 		t.words = 0
 	}
 	if t.slab != 0 {
-		errs = append(errs, d.devFree(t.slab))
+		errs = append(errs, d.DevFree(t.slab))
 		t.slab = 0
 	}
 	if t.mem != nil {
-		errs = append(errs, d.unpinned(t.mem))
+		errs = append(errs, d.Unpinned(t.mem))
 		t.mem = nil
 	}
 	return errors.Join(errs...)
@@ -65,7 +65,7 @@ func (d *device) newGridTable(capacity int, stride uintptr, old *gridTable) (_ *
 	zeroOff := align64(bellOff + uintptr(bells)*unsafe.Sizeof(ring.DoorbellSlot{}))
 	wordsBytes := gridWordsBytes(capacity)
 	size := zeroOff + wordsBytes
-	mem, base, err := d.pinned(size)
+	mem, base, err := d.Pinned(size)
 	if err != nil {
 		return nil, err
 	}
@@ -98,30 +98,30 @@ func (d *device) newGridTable(capacity int, stride uintptr, old *gridTable) (_ *
 	// Device memory from the stream-ordered pool on the backend's stream,
 	// the words written by a copy there (a memset is a launch barrier); the
 	// stream's own synchronisation orders both before the grid's launch.
-	if t.words, err = d.devAlloc(uint64(wordsBytes)); err != nil {
+	if t.words, err = d.DevAlloc(uint64(wordsBytes)); err != nil {
 		return nil, err
 	}
-	if t.slab, err = d.devAlloc(uint64(capacity) * uint64(stride)); err != nil {
+	if t.slab, err = d.DevAlloc(uint64(capacity) * uint64(stride)); err != nil {
 		return nil, err
 	}
-	if err := d.api.MemcpyHtoDAsync(t.words, staging, uint64(wordsBytes), d.stream); err != nil {
+	if err := d.API.MemcpyHtoDAsync(t.words, staging, uint64(wordsBytes), d.Stream); err != nil {
 		return nil, err
 	}
 	if old != nil {
 		// The State slots, through a pinned bounce buffer (no device-to-device
 		// copy in the driver subset; the grid is parked, so nothing waits).
 		n := uint64(len(old.entries)) * uint64(stride)
-		tmp, _, err := d.pinned(uintptr(n))
+		tmp, _, err := d.Pinned(uintptr(n))
 		if err != nil {
 			return nil, err
 		}
-		err = errors.Join(d.api.MemcpyDtoHAsync(tmp, old.slab, n, d.stream),
-			d.api.MemcpyHtoDAsync(t.slab, tmp, n, d.stream), d.api.StreamSynchronize(d.stream))
-		if err = errors.Join(err, d.unpinned(tmp)); err != nil {
+		err = errors.Join(d.API.MemcpyDtoHAsync(tmp, old.slab, n, d.Stream),
+			d.API.MemcpyHtoDAsync(t.slab, tmp, n, d.Stream), d.API.StreamSynchronize(d.Stream))
+		if err = errors.Join(err, d.Unpinned(tmp)); err != nil {
 			return nil, err
 		}
 	}
-	if err := d.api.StreamSynchronize(d.stream); err != nil {
+	if err := d.API.StreamSynchronize(d.Stream); err != nil {
 		return nil, err
 	}
 	return t, nil
@@ -135,11 +135,11 @@ func (d *device) newGridTable(capacity int, stride uintptr, old *gridTable) (_ *
 func (d *device) carryWords(old *gridTable, staging unsafe.Pointer, capacity int) error {
 	n := len(old.entries)
 	oldBytes := gridWordsBytes(n)
-	tmp, _, err := d.pinned(oldBytes)
+	tmp, _, err := d.Pinned(oldBytes)
 	if err != nil {
 		return err
 	}
-	err = errors.Join(d.api.MemcpyDtoHAsync(tmp, old.words, uint64(oldBytes), d.stream), d.api.StreamSynchronize(d.stream))
+	err = errors.Join(d.API.MemcpyDtoHAsync(tmp, old.words, uint64(oldBytes), d.Stream), d.API.StreamSynchronize(d.Stream))
 	if err == nil {
 		head := unsafe.Sizeof(ring.GridWords{})
 		(*ring.GridWords)(staging).Exited = (*ring.GridWords)(tmp).Exited
@@ -148,7 +148,7 @@ func (d *device) carryWords(old *gridTable, staging unsafe.Pointer, capacity int
 		copy(unsafe.Slice((*byte)(newSeen), 8*n), unsafe.Slice((*byte)(oldSeen), 8*n))
 		copy(unsafe.Slice((*byte)(unsafe.Add(newSeen, 8*capacity)), 8*n), unsafe.Slice((*byte)(unsafe.Add(oldSeen, 8*n)), 8*n))
 	}
-	return errors.Join(err, d.unpinned(tmp))
+	return errors.Join(err, d.Unpinned(tmp))
 }
 
 // grow doubles the grid's table, up to its limit (inside Do): in a device
@@ -160,11 +160,11 @@ func (g *ringGrid) grow() error {
 	d := g.d
 	n := len(g.tab.entries)
 	if n >= g.limit {
-		return &gpu.DeviceError{Kind: gpu.DeviceCapacity, Backend: BackendName, Device: d.ordinal,
+		return &gpu.DeviceError{Kind: gpu.DeviceCapacity, Backend: BackendName, Device: d.Ordinal,
 			Reason: fmt.Sprintf("the mailbox table of ring program %s is full (%d kernels; WithMailboxes sets the bound)", g.name, n)}
 	}
 	next := min(2*n, g.limit)
-	return d.epoch(context.Background(), "mailbox table growth", func() error {
+	return d.Epoch(context.Background(), "mailbox table growth", func() error {
 		if g.stopped.Load() || g.k.cb == nil || g.k.cb.TerminatedAck.Load() == 0 {
 			return unavailable("the ring program's grid is not parked: its mailbox table cannot grow")
 		}

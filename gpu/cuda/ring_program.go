@@ -8,6 +8,7 @@ import (
 	"unsafe"
 
 	"github.com/ringactor/ringactor/gpu"
+	"github.com/ringactor/ringactor/gpu/cuda/internal/devcore"
 	"github.com/ringactor/ringactor/gpu/ring"
 )
 
@@ -145,7 +146,7 @@ func (b *Backend) LoadRingProgram(ctx context.Context, src *RingProgramSource) (
 	if err != nil {
 		return nil, err
 	}
-	loader, sim := d.api.(HostDevice)
+	loader, sim := d.API.(HostDevice)
 	// The device's own target (compute_90 on an H100); "" when NVRTC is
 	// missing, which the compilation then reports.
 	arch, err := b.NVRTCArch()
@@ -163,41 +164,41 @@ func (b *Backend) LoadRingProgram(ctx context.Context, src *RingProgramSource) (
 		}
 		// The simulated module load: in a device epoch when rings run, as on
 		// a GPU.
-		err = d.do(func() error {
-			return d.epoch(ctx, "cuModuleLoadDataEx", func() error { return loader.AttachHostProgram(p.fn) })
+		err = d.Do(func() error {
+			return d.Epoch(ctx, "cuModuleLoadDataEx", func() error { return loader.AttachHostProgram(p.fn) })
 		})
 		if err != nil {
-			return nil, deviceErr(d.ordinal, err)
+			return nil, deviceErr(d.Ordinal, err)
 		}
 		return p, nil
 	}
-	err = d.do(func() error {
-		if m, ok := d.ptx[src.Hash]; ok {
-			p.fn = m.fns[src.Entry]
+	err = d.Do(func() error {
+		if m, ok := d.Modules[src.Hash]; ok {
+			p.fn = m.Fns[src.Entry]
 			return nil
 		}
 		// cuModuleLoadDataEx synchronises the device: beside live rings it
 		// runs in a device epoch (epoch.go), which parks and relaunches them.
 		var mod Module
 		var log JITLog
-		err := d.epoch(ctx, "cuModuleLoadDataEx", func() error {
+		err := d.Epoch(ctx, "cuModuleLoadDataEx", func() error {
 			var err error
-			mod, log, err = d.api.ModuleLoadData(ptx, true)
+			mod, log, err = d.API.ModuleLoadData(ptx, true)
 			return err
 		})
 		if err != nil {
 			return &ModuleLoadError{Image: "ring program " + src.Name, Log: log, Err: err}
 		}
-		f, err := d.api.ModuleGetFunction(mod, src.Entry)
+		f, err := d.API.ModuleGetFunction(mod, src.Entry)
 		if err != nil {
-			return errors.Join(err, d.api.ModuleUnload(mod))
+			return errors.Join(err, d.API.ModuleUnload(mod))
 		}
-		d.ptx[src.Hash] = &ptxModule{mod: mod, log: log, fns: map[string]Function{src.Entry: f}}
+		d.Modules[src.Hash] = &devcore.LoadedModule{Mod: mod, Log: log, Fns: map[string]Function{src.Entry: f}}
 		p.fn = f
 		return nil
 	})
 	if err != nil {
-		return nil, deviceErr(d.ordinal, err)
+		return nil, deviceErr(d.Ordinal, err)
 	}
 	return p, nil
 }
@@ -249,17 +250,17 @@ func (b *Backend) LaunchRingProgram(p *RingProgram, cfg RingConfig) (*RingKernel
 	case !ring.ValidSlotSize(cfg.SlotSize) || cfg.SlotSize < programSlotSize(p.src):
 		return nil, fmt.Errorf("cuda: slot size %d: want a multiple of 16 of at least %d for %s's messages: %w",
 			cfg.SlotSize, programSlotSize(p.src), p.src.Name, gpu.ErrArgument)
-	case cfg.Threads < 1 || cfg.Threads > 1024 || cfg.Threads > d.attrs.MaxThreadsPerBlock:
-		return nil, fmt.Errorf("cuda: %d ring kernel threads: want 1 to %d: %w", cfg.Threads, min(1024, d.attrs.MaxThreadsPerBlock), gpu.ErrArgument)
+	case cfg.Threads < 1 || cfg.Threads > 1024 || cfg.Threads > d.Attrs.MaxThreadsPerBlock:
+		return nil, fmt.Errorf("cuda: %d ring kernel threads: want 1 to %d: %w", cfg.Threads, min(1024, d.Attrs.MaxThreadsPerBlock), gpu.ErrArgument)
 	}
 	inOff, outOff, ringsSize := ringLayout(cfg.Capacity, cfg.SlotSize)
 	stateOff := ringsSize
 	size := stateOff + align64(uintptr(p.src.StateBytes))
 	k := &RingKernel{d: d}
-	err = d.do(func() error {
+	err = d.Do(func() error {
 		// Control block, rings and State come from the device's pinned arena
 		// (no cuMemHostAlloc beside running rings; see arena.go).
-		mem, base, err := d.pinned(size)
+		mem, base, err := d.Pinned(size)
 		if err != nil {
 			return err
 		}
@@ -270,7 +271,7 @@ func (b *Backend) LaunchRingProgram(p *RingProgram, cfg RingConfig) (*RingKernel
 		k.cb.Close()
 		k.in = ring.NewSlotRing(unsafe.Add(mem, inOff), cfg.Capacity, cfg.SlotSize)
 		k.out = ring.NewSlotRing(unsafe.Add(mem, outOff), cfg.Capacity, cfg.SlotSize)
-		if k.stream, err = d.api.StreamCreate(StreamNonBlocking); err != nil {
+		if k.stream, err = d.API.StreamCreate(StreamNonBlocking); err != nil {
 			return err
 		}
 		// The launch is kept for a device epoch's relaunch (epoch.go): the
@@ -278,15 +279,15 @@ func (b *Backend) LaunchRingProgram(p *RingProgram, cfg RingConfig) (*RingKernel
 		k.park.fn, k.park.threads, k.park.blocks = p.fn, uint32(cfg.Threads), 1
 		k.park.smem = p.src.SharedBytes + 8*uint32(cfg.Threads) // the loop's, then the handler's reduction scratch
 		k.park.args = []uint64{ArgPtr(base), ArgPtr(base + DevicePtr(inOff)), ArgPtr(base + DevicePtr(outOff)), ArgPtr(base + DevicePtr(stateOff))}
-		if err := d.api.LaunchKernel(p.fn, Dim3{X: 1}, Dim3{X: k.park.threads}, k.park.smem, k.stream, k.park.args...); err != nil {
+		if err := d.API.LaunchKernel(p.fn, Dim3{X: 1}, Dim3{X: k.park.threads}, k.park.smem, k.stream, k.park.args...); err != nil {
 			return err
 		}
 		d.addLive(k)
 		return nil
 	})
 	if err != nil {
-		_ = d.do(k.release)
-		return nil, deviceErr(d.ordinal, err)
+		_ = d.Do(k.release)
+		return nil, deviceErr(d.Ordinal, err)
 	}
 	return k, nil
 }
