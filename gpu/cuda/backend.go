@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ringactor/ringactor/gpu"
+	"github.com/ringactor/ringactor/gpu/cuda/ringrt"
 )
 
 // ErrNoDeviceKernels says that the CUDA backend has no device
@@ -125,6 +126,7 @@ func (b *Backend) device() (*device, error) {
 		d.alloc = b.alloc
 		d.Epochs.ParkTimeout = b.parkTimeout
 		d.Epochs.Spacing = b.epochSpacing
+		d.rt = ringrt.New(d.Device, b.ringOptions(d))
 		b.dev = d
 	})
 	b.mu.Lock()

@@ -6,25 +6,26 @@ import (
 
 	"github.com/ringactor/ringactor/gpu"
 	"github.com/ringactor/ringactor/gpu/cuda/internal/devcore"
+	"github.com/ringactor/ringactor/gpu/cuda/ringrt"
 )
 
 // device is an open CUDA device: the device core (devcore.Device: the
 // context's thread, attributes, the backend's stream, staging, the
-// allocator, batches, modules and epochs) and what the one-shot backend
-// and the rings keep beside it.
+// allocator, batches, modules and epochs), the ring runtime on it
+// (package ringrt) and what the one-shot backend keeps beside them.
 //
 // Fields below "thread-confined" are only used on the context's thread,
 // inside Do, which serialises them; they need no lock.
 type device struct {
 	*devcore.Device
-	profile DeviceProfile // what the device holds at once (profile.go)
-	jitLog  JITLog        // the one-shot module's JIT info log (register use)
-	alloc   *Allocator    // the backend's allocator, set once opened
+	profile DeviceProfile   // what the device holds at once (profile.go)
+	jitLog  JITLog          // the one-shot module's JIT info log (register use)
+	alloc   *Allocator      // the backend's allocator, set once opened
+	rt      *ringrt.Runtime // the ring runtime, set once opened
 
 	// thread-confined
 	module Module
 	fns    map[string]Function
-	grids  map[gridKey]*ringGrid // ring program grids (ring_grid.go)
 }
 
 // openDevice starts using dev on run's thread (devcore.Open: attributes,
@@ -41,8 +42,6 @@ func openDevice(api DeviceAPI, run runner, dev Device, ordinal int, arenaBytes u
 		return nil, deviceErr(ordinal, err)
 	}
 	d := &device{Device: core, fns: map[string]Function{}}
-	d.Epochs.Wait = terminateWait
-	d.BeforeClose = d.stopRings
 	d.OnRelease = d.unloadOneShot
 	err = d.Do(func() error {
 		mod, log, err := api.ModuleLoadData(OneShotPTX, true)

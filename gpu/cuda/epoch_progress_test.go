@@ -12,6 +12,7 @@ import (
 
 	"github.com/ringactor/ringactor/gpu/ring"
 	"github.com/ringactor/ringactor/gpu/ringmsg"
+	"github.com/ringactor/ringactor/internal/testutil/ringtest"
 )
 
 // epochRequestsWaiting says how many DeviceEpoch calls are waiting for an
@@ -32,7 +33,7 @@ func TestRelaunchedRingHandlesBacklog(t *testing.T) {
 	k := launchRing(t, b)
 	const queued = 5
 	for i := range queued {
-		if ok, err := k.TrySubmit(ringmsg.Sum.TypeID(), uint64(i), sumMsg(float32(i))); !ok || err != nil {
+		if ok, err := k.TrySubmit(ringmsg.Sum.TypeID(), uint64(i), ringtest.SumMsg(float32(i))); !ok || err != nil {
 			t.Fatal(ok, err)
 		}
 	}
@@ -47,7 +48,7 @@ func TestRelaunchedRingHandlesBacklog(t *testing.T) {
 	err = d.Do(func() error {
 		return d.Epoch(context.Background(), "test", func() error {
 			k.Activate()
-			return fd.Enqueue(k.stream, func() error { <-release; return nil })
+			return fd.Enqueue(ringStream(t, b), func() error { <-release; return nil })
 		})
 	})
 	if err != nil {
@@ -94,7 +95,7 @@ func TestBacklogWaitsOnlyForWhatCanRun(t *testing.T) {
 	WithParkTimeout(time.Minute)(b)
 	k := launchRing(t, b) // 16 slots, gate closed
 	for i := range 16 {
-		if ok, err := k.TrySubmit(ringmsg.Sum.TypeID(), uint64(i), sumMsg(float32(i))); !ok || err != nil {
+		if ok, err := k.TrySubmit(ringmsg.Sum.TypeID(), uint64(i), ringtest.SumMsg(float32(i))); !ok || err != nil {
 			t.Fatal(ok, err)
 		}
 	}
@@ -114,7 +115,7 @@ func TestBacklogWaitsOnlyForWhatCanRun(t *testing.T) {
 		runtime.Gosched()
 	}
 	for i := range 16 {
-		if ok, err := k.TrySubmit(ringmsg.Sum.TypeID(), uint64(16+i), sumMsg(float32(i))); !ok || err != nil {
+		if ok, err := k.TrySubmit(ringmsg.Sum.TypeID(), uint64(16+i), ringtest.SumMsg(float32(i))); !ok || err != nil {
 			t.Fatal(ok, err)
 		}
 	}
@@ -183,7 +184,7 @@ func TestConcurrentEpochsCoalesce(t *testing.T) {
 	if st := b.EpochStats(); st.Count != 1 || st.Served != callers || st.RingsParked != 1 {
 		t.Fatalf("%d concurrent DeviceEpoch calls: epoch stats %+v, want one epoch serving all", callers, st)
 	}
-	exchange(t, k, 10, 1)
+	ringtest.Exchange(t, k, 10, 1)
 }
 
 // TestEpochSpacing: epochs asked for back to back park no sooner than the
@@ -216,5 +217,5 @@ func TestEpochSpacing(t *testing.T) {
 	if st := b.EpochStats(); st.Count != n {
 		t.Fatalf("epoch stats %+v", st)
 	}
-	exchange(t, k, 10, 1)
+	ringtest.Exchange(t, k, 10, 1)
 }

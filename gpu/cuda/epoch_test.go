@@ -5,7 +5,6 @@ package cuda
 import (
 	"context"
 	"errors"
-	"fmt"
 	"runtime"
 	"sync"
 	"testing"
@@ -16,15 +15,8 @@ import (
 	"github.com/ringactor/ringactor/gpu/cuda/hostsim"
 	"github.com/ringactor/ringactor/gpu/ring"
 	"github.com/ringactor/ringactor/gpu/ringmsg"
+	"github.com/ringactor/ringactor/internal/testutil/ringtest"
 )
-
-// sumMsg encodes a MsgSum request of one value: its reply's value is v.
-func sumMsg(v float32) []byte {
-	var m ringmsg.ReduceMsg
-	m.N = 1
-	m.X[0] = v
-	return append([]byte(nil), unsafe.Slice((*byte)(unsafe.Pointer(&m)), unsafe.Sizeof(m))...)
-}
 
 func launchRing(t *testing.T, b *Backend) *RingKernel {
 	t.Helper()
@@ -40,66 +32,6 @@ func launchRing(t *testing.T, b *Backend) *RingKernel {
 		}
 	})
 	return k
-}
-
-// exchange sends n messages through k from one goroutine while this one
-// collects the replies, and fails unless every reply comes back once, in
-// order, with its value. Test goroutine only (see exchangeErr).
-func exchange(t *testing.T, k *RingKernel, n int, base float32) {
-	t.Helper()
-	if err := exchangeErr(k, n, base); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// exchangeHang bounds an exchange: a hang guard, not a speed limit.
-const exchangeHang = 2 * time.Minute
-
-// exchangeErr is exchange returning its failure, for any goroutine.
-func exchangeErr(k *RingKernel, n int, base float32) error {
-	errc := make(chan error, 1)
-	stop := make(chan struct{})
-	defer close(stop)
-	go func() {
-		for i := range n {
-			msg := sumMsg(base + float32(i))
-			for {
-				ok, err := k.TrySubmit(ringmsg.Sum.TypeID(), uint64(i), msg)
-				if err != nil {
-					errc <- err
-					return
-				}
-				if ok {
-					break
-				}
-				select {
-				case <-stop:
-					errc <- nil
-					return
-				default:
-				}
-				runtime.Gosched()
-			}
-		}
-		errc <- nil
-	}()
-	deadline := time.Now().Add(exchangeHang)
-	for i := 0; i < n; {
-		h, p, ok := k.TryPoll()
-		if !ok {
-			if time.Now().After(deadline) {
-				return fmt.Errorf("reply %d of %d not received within %v (processed %d)", i, n, exchangeHang, k.Control().Processed.Load())
-			}
-			runtime.Gosched()
-			continue
-		}
-		r, err := hostsim.Decode[ringmsg.ScalarReply](p)
-		if err != nil || h.CorrelationID != uint64(i) || h.Status != ring.StatusOK || r.Value != float64(base+float32(i)) {
-			return fmt.Errorf("reply %d: corr %d status %d value %v (%v)", i, h.CorrelationID, h.Status, r.Value, err)
-		}
-		i++
-	}
-	return <-errc
 }
 
 // TestDeviceEpochKeepsMessages: while two rings exchange messages, device
@@ -153,7 +85,7 @@ func epochsKeepMessages(t *testing.T, mode hostsim.HazardMode) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[i] = exchangeErr(k, 300, float32(1000*i))
+			errs[i] = ringtest.ExchangeErr(k, 300, float32(1000*i))
 		}()
 	}
 	wg.Wait()
@@ -226,7 +158,7 @@ func TestStrictHazardModelBites(t *testing.T) {
 		t.Fatalf("relu = %v", v)
 	}
 	k.Activate()
-	exchange(t, k, 5, 1)
+	ringtest.Exchange(t, k, 5, 1)
 	if st := b.EpochStats(); st.Count != 1 || st.LastReason != "cuMemFree_v2" {
 		t.Fatalf("epoch stats %+v", st)
 	}
@@ -262,53 +194,6 @@ func TestBlockingModeWaits(t *testing.T) {
 	}
 }
 
-// TestTerminateDuringEpoch: an owner's Terminate made while its ring is
-// parked is applied at the relaunch: drain answers what was queued, now
-// leaves it queued; Wait sees neither the park's ack nor a relaunch.
-func TestTerminateDuringEpoch(t *testing.T) {
-	for _, mode := range []ring.TerminateMode{ring.TerminateDrain, ring.TerminateNow} {
-		b, _ := newSimBackend(t, nil)
-		k := launchRing(t, b)
-		for i := range 3 {
-			if ok, err := k.TrySubmit(ringmsg.Sum.TypeID(), uint64(i), sumMsg(float32(i))); !ok || err != nil {
-				t.Fatal(ok, err)
-			}
-		}
-		d, _ := b.device()
-		err := d.Do(func() error {
-			return d.Epoch(context.Background(), "test", func() error {
-				k.Terminate(mode)
-				if ack, _ := k.ack(); ack != 0 {
-					t.Errorf("the owner sees the park's ack %d", ack)
-				}
-				return nil
-			})
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		ctx, cancel := hangCtx(t)
-		if err := k.Wait(ctx); err != nil {
-			t.Fatal(err)
-		}
-		cancel()
-		n := 0
-		for {
-			h, _, ok := k.TryPoll()
-			if !ok {
-				break
-			}
-			if h.CorrelationID != uint64(n) {
-				t.Fatalf("%v: reply %d has correlation %d", mode, n, h.CorrelationID)
-			}
-			n++
-		}
-		if want := map[ring.TerminateMode]int{ring.TerminateDrain: 3, ring.TerminateNow: 0}[mode]; n != want {
-			t.Fatalf("%v during an epoch: %d replies, want %d", mode, n, want)
-		}
-	}
-}
-
 // TestFallbackAllocatorParksRings: without the stream-ordered allocator
 // every device allocation and free beside a ring runs in an epoch, and
 // the strict model passes.
@@ -334,15 +219,16 @@ func TestFallbackAllocatorParksRings(t *testing.T) {
 	if st := b.EpochStats(); st.Count < 2 {
 		t.Fatalf("alloc and free beside a ring without a pool: %d epochs", st.Count)
 	}
-	exchange(t, k, 10, 5)
+	ringtest.Exchange(t, k, 10, 5)
 }
 
 // TestArenaGrowsInEpoch: rings beyond the pinned arena's reservation grow
 // it in an epoch while the first ring runs.
 func TestArenaGrowsInEpoch(t *testing.T) {
+	probe, _ := newSimBackend(t, nil)
+	size := launchRing(t, probe).PinnedBytes()
 	b, fd := newSimBackend(t, nil)
-	_, _, size := ringLayout(16, 4096)
-	WithArenaBytes(int(size))(b) // room for exactly one ring
+	WithArenaBytes(size)(b) // room for exactly one ring
 	first := launchRing(t, b)
 	first.Activate()
 	allocs := fd.Sim().HostAllocs()
@@ -354,8 +240,8 @@ func TestArenaGrowsInEpoch(t *testing.T) {
 	if st := b.EpochStats(); st.Count < 1 || st.LastReason != "cuMemHostAlloc" {
 		t.Fatalf("epoch stats %+v", st)
 	}
-	exchange(t, first, 10, 1)
-	exchange(t, second, 10, 2)
+	ringtest.Exchange(t, first, 10, 1)
+	ringtest.Exchange(t, second, 10, 2)
 }
 
 // TestCloseStopsLiveRings: closing the backend with a ring still running
@@ -369,7 +255,7 @@ func TestCloseStopsLiveRings(t *testing.T) {
 		t.Fatal(err)
 	}
 	k.Activate()
-	if ok, _ := k.TrySubmit(ringmsg.Sum.TypeID(), 7, sumMsg(7)); !ok {
+	if ok, _ := k.TrySubmit(ringmsg.Sum.TypeID(), 7, ringtest.SumMsg(7)); !ok {
 		t.Fatal("ring full")
 	}
 	for k.Control().Processed.Load() == 0 {
@@ -384,35 +270,12 @@ func TestCloseStopsLiveRings(t *testing.T) {
 	if h, _, ok := k.TryPoll(); !ok || h.CorrelationID != 7 {
 		t.Fatalf("reply after Close: %+v %v", h, ok)
 	}
-	if _, err := k.TrySubmit(ringmsg.Sum.TypeID(), 8, sumMsg(8)); !errors.Is(err, ErrRingClosed) {
+	if _, err := k.TrySubmit(ringmsg.Sum.TypeID(), 8, ringtest.SumMsg(8)); !errors.Is(err, ErrRingClosed) {
 		t.Fatalf("TrySubmit after Close = %v", err)
 	}
 	if l := fd.Leaks(); l != "" {
 		t.Fatalf("leaked %s", l)
 	}
-}
-
-// TestEpochParkTimeout: a ring that does not acknowledge its park (here a
-// control block no loop serves) fails the epoch with ErrEpochTimeout
-// before the synchronising call is made; the rings that did park run
-// again.
-func TestEpochParkTimeout(t *testing.T) {
-	b, _ := newSimBackend(t, nil)
-	WithParkTimeout(20 * time.Millisecond)(b)
-	k := launchRing(t, b)
-	k.Activate()
-	d, _ := b.device()
-	called := false
-	err := d.Do(func() error {
-		ghost := &RingKernel{d: d, cb: &ring.ControlBlock{}}
-		d.addLive(ghost)
-		defer d.Epochs.Remove((*parkedRing)(ghost))
-		return d.Epoch(context.Background(), "test", func() error { called = true; return nil })
-	})
-	if !errors.Is(err, ErrEpochTimeout) || !errors.Is(err, context.DeadlineExceeded) || called {
-		t.Fatalf("epoch with a ring that never parks = %v (call made: %v)", err, called)
-	}
-	exchange(t, k, 10, 3)
 }
 
 // TestTerminateRacesEpochs: an owner's drain and Wait racing epochs that
@@ -422,7 +285,7 @@ func TestTerminateRacesEpochs(t *testing.T) {
 	b, _ := newSimBackend(t, nil)
 	k := launchRing(t, b)
 	for i := range 16 {
-		if ok, err := k.TrySubmit(ringmsg.Sum.TypeID(), uint64(i), sumMsg(float32(i))); !ok || err != nil {
+		if ok, err := k.TrySubmit(ringmsg.Sum.TypeID(), uint64(i), ringtest.SumMsg(float32(i))); !ok || err != nil {
 			t.Fatal(ok, err)
 		}
 	}

@@ -1,13 +1,12 @@
-package cuda
+package ringrt
 
 import (
 	"context"
 	"errors"
-	"fmt"
-	"sync"
 	"time"
 
 	"github.com/ringactor/ringactor/gpu"
+	"github.com/ringactor/ringactor/gpu/cuda/internal/driverapi"
 	"github.com/ringactor/ringactor/gpu/ring"
 )
 
@@ -21,7 +20,7 @@ import (
 // *DriverError. The query runs on the context's thread, so it costs a hop
 // there: poll it when idle or at a modest rate, not per message. A closed
 // backend is no fault (nil). Consumer side.
-func (k *RingKernel) Fault() error {
+func (k *Kernel) Fault() error {
 	if k.mem == nil || (k.stream.IsDefault() && k.grid == nil) {
 		return nil
 	}
@@ -44,11 +43,11 @@ func (k *RingKernel) Fault() error {
 
 // launchFault classifies the answer of cuStreamQuery on a ring's stream.
 func launchFault(q error, ordinal int) error {
-	var de *DriverError
-	if q == nil || (errors.As(q, &de) && de.Result() == ErrNotReady) {
+	var de *driverapi.DriverError
+	if q == nil || (errors.As(q, &de) && de.Result() == driverapi.ErrNotReady) {
 		return nil
 	}
-	return &gpu.DeviceError{Kind: gpu.DeviceFailed, Backend: BackendName, Device: ordinal,
+	return &gpu.DeviceError{Kind: gpu.DeviceFailed, Backend: driverapi.BackendName, Device: ordinal,
 		Reason: "a persistent ring kernel faulted; the context is unusable", Err: q}
 }
 
@@ -61,7 +60,7 @@ const abandonWait = 200 * time.Millisecond
 // running acknowledges; its published replies stay readable with TryPoll).
 // A kernel that does not acknowledge is released when its launch is known
 // to have ended (Fault is not nil), and otherwise its memory is kept.
-func (k *RingKernel) Abandon() {
+func (k *Kernel) Abandon() {
 	if k.waited || k.mem == nil {
 		return
 	}
@@ -84,27 +83,4 @@ func (k *RingKernel) Abandon() {
 		k.waited, k.leaked = true, false
 		_ = k.d.Do(k.release)
 	}
-}
-
-var failedBackends sync.Map // *Backend → error: device faults, sticky
-
-// MarkFailed records that the backend's device faulted (a ring kernel's
-// trap or illegal address: sticky for the whole context on a GPU): from
-// now on Available and Failed return a *gpu.DeviceError (gpu.DeviceFailed)
-// wrapping err, so nothing new is placed on it. The first fault is kept.
-func (b *Backend) MarkFailed(err error) {
-	if err == nil {
-		err = errors.New("device fault")
-	}
-	failedBackends.LoadOrStore(b, err)
-}
-
-// Failed returns the error of a fault recorded by MarkFailed, or nil.
-func (b *Backend) Failed() error {
-	v, ok := failedBackends.Load(b)
-	if !ok {
-		return nil
-	}
-	return &gpu.DeviceError{Kind: gpu.DeviceFailed, Backend: b.name,
-		Reason: fmt.Sprintf("the device faulted and is not used any more: %v", v), Err: v.(error)}
 }

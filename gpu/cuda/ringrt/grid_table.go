@@ -1,4 +1,4 @@
-package cuda
+package ringrt
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"unsafe"
 
 	"github.com/ringactor/ringactor/gpu"
+	"github.com/ringactor/ringactor/gpu/cuda/internal/devcore"
+	"github.com/ringactor/ringactor/gpu/cuda/internal/driverapi"
 	"github.com/ringactor/ringactor/gpu/ring"
 )
 
@@ -18,24 +20,24 @@ import (
 // larger table replaces it in a device epoch (ringGrid.grow).
 type gridTable struct {
 	mem     unsafe.Pointer // pinned: GridHeader, entries, doorbell, then the words' host staging
-	base    DevicePtr
+	base    driverapi.DevicePtr
 	hdr     *ring.GridHeader
 	entries []ring.MailboxEntry
 	bells   []ring.DoorbellSlot
 	tail    atomic.Uint64 // the host's next doorbell position
-	words   DevicePtr
-	slab    DevicePtr
+	words   driverapi.DevicePtr
+	slab    driverapi.DevicePtr
 	stride  uintptr
 }
 
 // args are the table's launch arguments after the grid's control block.
 func (t *gridTable) args() []uint64 {
-	return []uint64{ArgPtr(t.base), ArgPtr(t.words), ArgPtr(t.slab)}
+	return []uint64{argPtr(t.base), argPtr(t.words), argPtr(t.slab)}
 }
 
 // free gives the table's memory back (inside Do; the grid does not run on
 // it any more).
-func (t *gridTable) free(d *device) error {
+func (t *gridTable) free(d *devcore.Device) error {
 	var errs []error
 	if t.words != 0 {
 		errs = append(errs, d.DevFree(t.words))
@@ -58,7 +60,7 @@ func (t *gridTable) free(d *device) error {
 // generations and their State slots, so no kernel notices the move. The
 // new doorbell starts empty and every claim free (the parked blocks let
 // their mailboxes go): the relaunch rings every mailbox.
-func (d *device) newGridTable(capacity int, stride uintptr, old *gridTable) (_ *gridTable, err error) {
+func newGridTable(d *devcore.Device, capacity int, stride uintptr, old *gridTable) (_ *gridTable, err error) {
 	bells := bellCapacity(capacity)
 	entOff := unsafe.Sizeof(ring.GridHeader{})
 	bellOff := entOff + uintptr(capacity)*unsafe.Sizeof(ring.MailboxEntry{})
@@ -85,7 +87,7 @@ func (d *device) newGridTable(capacity int, stride uintptr, old *gridTable) (_ *
 	}
 	staging := unsafe.Add(mem, zeroOff)
 	if old != nil {
-		if err := d.carryWords(old, staging, capacity); err != nil {
+		if err := carryWords(d, old, staging, capacity); err != nil {
 			return nil, err
 		}
 		for i := range old.entries {
@@ -132,7 +134,7 @@ func (d *device) newGridTable(capacity int, stride uintptr, old *gridTable) (_ *
 // acknowledges by it), and every mailbox's seen and dead generations; the
 // doorbell head restarts at 0 with the new doorbell, the watcher role and
 // the claims are free.
-func (d *device) carryWords(old *gridTable, staging unsafe.Pointer, capacity int) error {
+func carryWords(d *devcore.Device, old *gridTable, staging unsafe.Pointer, capacity int) error {
 	n := len(old.entries)
 	oldBytes := gridWordsBytes(n)
 	tmp, _, err := d.Pinned(oldBytes)
@@ -160,15 +162,15 @@ func (g *ringGrid) grow() error {
 	d := g.d
 	n := len(g.tab.entries)
 	if n >= g.limit {
-		return &gpu.DeviceError{Kind: gpu.DeviceCapacity, Backend: BackendName, Device: d.Ordinal,
+		return &gpu.DeviceError{Kind: gpu.DeviceCapacity, Backend: driverapi.BackendName, Device: d.Ordinal,
 			Reason: fmt.Sprintf("the mailbox table of ring program %s is full (%d kernels; WithMailboxes sets the bound)", g.name, n)}
 	}
 	next := min(2*n, g.limit)
 	return d.Epoch(context.Background(), "mailbox table growth", func() error {
 		if g.stopped.Load() || g.k.cb == nil || g.k.cb.TerminatedAck.Load() == 0 {
-			return unavailable("the ring program's grid is not parked: its mailbox table cannot grow")
+			return devcore.Unavailable("the ring program's grid is not parked: its mailbox table cannot grow")
 		}
-		t, err := d.newGridTable(next, g.tab.stride, g.tab)
+		t, err := newGridTable(d, next, g.tab.stride, g.tab)
 		if err != nil {
 			return err
 		}

@@ -1,0 +1,103 @@
+//go:build linux && cgo
+
+package ringrt
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/ringactor/ringactor/gpu/cuda/internal/devcore"
+	"github.com/ringactor/ringactor/gpu/ring"
+	"github.com/ringactor/ringactor/gpu/ringmsg"
+	"github.com/ringactor/ringactor/internal/testutil/ringtest"
+)
+
+// launchRing launches a ring of the built-in sum handler on b, closed when
+// the test ends.
+func launchRing(t *testing.T, b *Runtime) *Kernel {
+	t.Helper()
+	k, err := b.Launch(sumProgram(t, b), Config{Capacity: 16, Threads: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := hangCtx(t)
+		defer cancel()
+		if err := k.Close(ctx); err != nil {
+			t.Errorf("closing ring: %v", err)
+		}
+	})
+	return k
+}
+
+// TestTerminateDuringEpoch: an owner's Terminate made while its ring is
+// parked is applied at the relaunch: drain answers what was queued, now
+// leaves it queued; Wait sees neither the park's ack nor a relaunch.
+func TestTerminateDuringEpoch(t *testing.T) {
+	for _, mode := range []ring.TerminateMode{ring.TerminateDrain, ring.TerminateNow} {
+		b, _ := newSimBackend(t, nil)
+		k := launchRing(t, b)
+		for i := range 3 {
+			if ok, err := k.TrySubmit(ringmsg.Sum.TypeID(), uint64(i), ringtest.SumMsg(float32(i))); !ok || err != nil {
+				t.Fatal(ok, err)
+			}
+		}
+		d := b.d
+		err := d.Do(func() error {
+			return d.Epoch(context.Background(), "test", func() error {
+				k.Terminate(mode)
+				if ack, _ := k.ack(); ack != 0 {
+					t.Errorf("the owner sees the park's ack %d", ack)
+				}
+				return nil
+			})
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := hangCtx(t)
+		if err := k.Wait(ctx); err != nil {
+			t.Fatal(err)
+		}
+		cancel()
+		n := 0
+		for {
+			h, _, ok := k.TryPoll()
+			if !ok {
+				break
+			}
+			if h.CorrelationID != uint64(n) {
+				t.Fatalf("%v: reply %d has correlation %d", mode, n, h.CorrelationID)
+			}
+			n++
+		}
+		if want := map[ring.TerminateMode]int{ring.TerminateDrain: 3, ring.TerminateNow: 0}[mode]; n != want {
+			t.Fatalf("%v during an epoch: %d replies, want %d", mode, n, want)
+		}
+	}
+}
+
+// TestEpochParkTimeout: a ring that does not acknowledge its park (here a
+// control block no loop serves) fails the epoch with devcore.ErrEpochTimeout
+// before the synchronising call is made; the rings that did park run
+// again.
+func TestEpochParkTimeout(t *testing.T) {
+	b, _ := newSimBackend(t, nil)
+	b.d.Epochs.ParkTimeout = 20 * time.Millisecond
+	k := launchRing(t, b)
+	k.Activate()
+	d := b.d
+	called := false
+	err := d.Do(func() error {
+		ghost := &Kernel{d: d, cb: &ring.ControlBlock{}}
+		ghost.addLive()
+		defer d.Epochs.Remove((*parkedRing)(ghost))
+		return d.Epoch(context.Background(), "test", func() error { called = true; return nil })
+	})
+	if !errors.Is(err, devcore.ErrEpochTimeout) || !errors.Is(err, context.DeadlineExceeded) || called {
+		t.Fatalf("epoch with a ring that never parks = %v (call made: %v)", err, called)
+	}
+	ringtest.Exchange(t, k, 10, 3)
+}
