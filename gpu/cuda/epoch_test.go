@@ -18,22 +18,6 @@ import (
 	"github.com/ringactor/ringactor/internal/testutil/ringtest"
 )
 
-func launchRing(t *testing.T, b *Backend) *RingKernel {
-	t.Helper()
-	k, err := b.LaunchRingProgram(sumProgram(t, b), RingConfig{Capacity: 16, Threads: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := hangCtx(t)
-		defer cancel()
-		if err := k.Close(ctx); err != nil {
-			t.Errorf("closing ring: %v", err)
-		}
-	})
-	return k
-}
-
 // TestDeviceEpochKeepsMessages: while two rings exchange messages, device
 // epochs park and relaunch them again and again, back to back; every reply
 // still comes back exactly once and in order; no epoch makes a call the

@@ -5,48 +5,40 @@ package ringrt
 import (
 	"context"
 	"reflect"
-	"sync"
 	"testing"
 
 	"github.com/ringactor/ringactor/gpu/ringmsg"
+	"github.com/ringactor/ringactor/internal/testutil/ringtest"
 )
 
-type builtinKey struct {
-	b  *Runtime
-	op ringmsg.Op
-}
-
-// builtinPrograms keeps each backend's loaded built-in programs, so a test
-// that launches a second ring loads nothing beside the first (a module
-// load beside live rings runs in a device epoch).
-var builtinPrograms sync.Map // builtinKey -> *Program
-
 // builtinProgram loads the device ring program of one of gpu/ringmsg's
-// built-in handlers (as actors.NewDeviceKernel builds it) on b.
+// built-in handlers (as actors.NewDeviceKernel builds it) on b, once per
+// runtime.
 func builtinProgram[Req, Resp any](t testing.TB, b *Runtime, op ringmsg.Op) *Program {
 	t.Helper()
-	if p, ok := builtinPrograms.Load(builtinKey{b, op}); ok {
-		return p.(*Program)
-	}
-	spec := ProgramSpec{Name: "ringmsg-" + op.String(), Code: ringmsg.DeviceCode, Handler: op.DeviceEntry(),
-		Req: reflect.TypeFor[Req](), Resp: reflect.TypeFor[Resp]()}
-	for _, v := range ringmsg.DeviceTypes {
-		spec.Types = append(spec.Types, reflect.TypeOf(v))
-	}
-	src, err := NewProgramSource(spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := b.Load(context.Background(), src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	builtinPrograms.Store(builtinKey{b, op}, p)
-	return p
+	return ringtest.Builtin(t, b, op, reflect.TypeFor[Req](), reflect.TypeFor[Resp](), func(s ringtest.Spec) (*Program, error) {
+		src, err := NewProgramSource(ProgramSpec(s))
+		if err != nil {
+			return nil, err
+		}
+		return b.Load(context.Background(), src)
+	})
 }
 
 // sumProgram is the built-in sum handler's program (ringmsg.Sum).
 func sumProgram(t testing.TB, b *Runtime) *Program {
 	t.Helper()
 	return builtinProgram[ringmsg.ReduceMsg, ringmsg.ScalarReply](t, b, ringmsg.Sum)
+}
+
+// launchRing launches a ring of the built-in sum handler on b, closed when
+// the test ends.
+func launchRing(t *testing.T, b *Runtime) *Kernel {
+	t.Helper()
+	k, err := b.Launch(sumProgram(t, b), Config{Capacity: 16, Threads: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ringtest.CloseAtEnd(t, k)
+	return k
 }

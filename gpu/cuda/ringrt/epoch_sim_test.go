@@ -14,24 +14,6 @@ import (
 	"github.com/ringactor/ringactor/internal/testutil/ringtest"
 )
 
-// launchRing launches a ring of the built-in sum handler on b, closed when
-// the test ends.
-func launchRing(t *testing.T, b *Runtime) *Kernel {
-	t.Helper()
-	k, err := b.Launch(sumProgram(t, b), Config{Capacity: 16, Threads: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := hangCtx(t)
-		defer cancel()
-		if err := k.Close(ctx); err != nil {
-			t.Errorf("closing ring: %v", err)
-		}
-	})
-	return k
-}
-
 // TestTerminateDuringEpoch: an owner's Terminate made while its ring is
 // parked is applied at the relaunch: drain answers what was queued, now
 // leaves it queued; Wait sees neither the park's ack nor a relaunch.

@@ -5,8 +5,11 @@
 package ringtest
 
 import (
+	"context"
 	"fmt"
+	"reflect"
 	"runtime"
+	"sync"
 	"testing"
 	"time"
 	"unsafe"
@@ -105,4 +108,57 @@ func PollReply(t testing.TB, k Ring) (ring.SlotHeader, []byte) {
 	}
 	t.Fatal("no reply: hung")
 	return ring.SlotHeader{}, nil
+}
+
+// Spec has the fields of a device ring program spec (gpu/cuda/ringrt's
+// ProgramSpec, in the same order, so that one converts to the other).
+type Spec struct {
+	Name      string
+	Code      string
+	Handler   string
+	Req, Resp reflect.Type
+	State     reflect.Type
+	Types     []reflect.Type
+}
+
+// builtinKey names a built-in program loaded by one loader.
+type builtinKey struct {
+	loader any
+	op     ringmsg.Op
+}
+
+// builtins keeps each loader's built-in programs, so a test that launches
+// a second ring loads nothing beside the first (a module load beside live
+// rings runs in a device epoch).
+var builtins sync.Map // builtinKey -> the loaded program
+
+// Builtin returns the device ring program of gpu/ringmsg's built-in
+// handler op with request req and reply resp (as actors.NewDeviceKernel
+// builds it), loaded by load once per loader (a backend or a runtime).
+func Builtin[P any](t testing.TB, loader any, op ringmsg.Op, req, resp reflect.Type, load func(Spec) (P, error)) P {
+	t.Helper()
+	key := builtinKey{loader, op}
+	if p, ok := builtins.Load(key); ok {
+		return p.(P)
+	}
+	spec := Spec{Name: "ringmsg-" + op.String(), Code: ringmsg.DeviceCode, Handler: op.DeviceEntry(), Req: req, Resp: resp}
+	for _, v := range ringmsg.DeviceTypes {
+		spec.Types = append(spec.Types, reflect.TypeOf(v))
+	}
+	p, err := load(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	builtins.Store(key, p)
+	return p
+}
+
+// CloseAtEnd closes k (TerminateNow and Wait) when the test ends.
+func CloseAtEnd(t testing.TB, k interface{ Close(context.Context) error }) {
+	ctx := hangguard.Context(t) // its own cleanup, registered first, runs after this one
+	t.Cleanup(func() {
+		if err := k.Close(ctx); err != nil {
+			t.Errorf("closing ring: %v", err)
+		}
+	})
 }
