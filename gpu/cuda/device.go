@@ -80,7 +80,7 @@ func (d *device) unloadOneShot() []error {
 
 // Allocator is the CUDA backend's gpu.Allocator: device memory from the
 // stream-ordered allocator on the backend's stream (cuMemAllocFromPoolAsync;
-// cuMemAlloc in a device epoch without one, see device_alloc.go), copied
+// cuMemAlloc in a device epoch without one, see devcore.Device.DevAlloc), copied
 // through pinned staging buffers on the backend's stream. Obtain it from [Backend.Allocator]. Without a usable device its
 // Alloc returns the backend's DeviceUnavailable error.
 type Allocator struct {
@@ -161,7 +161,7 @@ func (m *DeviceMemory) CopyToHost(ctx context.Context, dst []byte) error {
 }
 
 // Free releases the allocation after the work enqueued on the backend's
-// stream, without waiting for it (cuMemFreeAsync; see device_alloc.go for
+// stream, without waiting for it (cuMemFreeAsync; see devcore.Device.DevFree for
 // the fallback). A second call returns nil.
 func (m *DeviceMemory) Free() error {
 	if m.freed {

@@ -27,7 +27,7 @@ var _ AsyncAllocAPI = (*Driver)(nil)
 
 // StreamOrderedAlloc reports whether the backend allocates device memory
 // with the stream-ordered allocator (false: the fallback, see
-// device_alloc.go; or no device).
+// devcore.Device.DevAlloc; or no device).
 func (b *Backend) StreamOrderedAlloc() bool {
 	d, err := b.device()
 	if err != nil {
