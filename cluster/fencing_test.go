@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	pcluster "github.com/asynkron/protoactor-go/cluster"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -50,6 +51,50 @@ func (l *liveCount) kind() *Kind {
 		l.mu.Unlock()
 		return &fencedActivation{l: l, identity: identity, n: l.next.Add(1)}, nil
 	})
+}
+
+// bumpUntilOK sends each identity of ids a bump through m until it
+// answers (each try under a 2 s deadline): the test fails when ctx ends
+// first, naming what the test was at, the identity and the member.
+func bumpUntilOK(ctx context.Context, t *testing.T, m *Member, ids []string, what string) {
+	t.Helper()
+	for _, id := range ids {
+		for {
+			rctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+			_, err := Request[fenceReply](rctx, m, "fenced", id, fenceBump{})
+			cancel()
+			if err == nil {
+				break
+			}
+			if ctx.Err() != nil {
+				t.Fatalf("%s: %s never answered from %s: %v", what, id, m.Address(), err)
+			}
+		}
+	}
+}
+
+// newLiveCount returns a liveCount that the test checks at its end (after
+// a failure too): no identity may have had two live activations at once.
+func newLiveCount(t *testing.T) *liveCount {
+	l := &liveCount{live: map[string]int{}, worst: map[string]int{}}
+	t.Cleanup(func() {
+		if f := l.forks(); len(f) > 0 {
+			t.Errorf("identities with two live activations at once: %v", f)
+		}
+	})
+	return l
+}
+
+// startMember starts a quiet member of the cluster name on provider p,
+// hosting l's kind; it is closed at the end of the test.
+func (l *liveCount) startMember(ctx context.Context, t *testing.T, name string, p pcluster.ClusterProvider) *Member {
+	t.Helper()
+	m, err := Start(ctx, name, p, []*Kind{l.kind()}, WithLogger(actors.DiscardLogger()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = m.Close(hangguard.Context(t)) })
+	return m
 }
 
 // forks returns the identities that had two live activations at once.
@@ -122,12 +167,7 @@ func activateOwned(ctx context.Context, t *testing.T, a, via *Member, prefix str
 // identity answers from every member and client.
 func TestFalseSuspicion(t *testing.T) {
 	ctx := hangguard.Context(t)
-	live := &liveCount{live: map[string]int{}, worst: map[string]int{}}
-	t.Cleanup(func() { // after a failure too
-		if f := live.forks(); len(f) > 0 {
-			t.Errorf("identities with two live activations at once: %v", f)
-		}
-	})
+	live := newLiveCount(t)
 	quiet := WithLogger(actors.DiscardLogger())
 	popts := []PeersOption{WithHeartbeat(50 * time.Millisecond), WithFailureTimeout(time.Second)}
 	start := func(p *PeersProvider, opts ...Option) *Member {
@@ -257,19 +297,7 @@ func TestFalseSuspicion(t *testing.T) {
 	wg.Wait()
 	for _, m := range append(members, oldView, newView) {
 		waitUntil(t, ctx, m.Address()+" joined", func() bool { return m.client || (m.isReady() && !m.isFenced()) })
-		for _, id := range ids {
-			for {
-				rctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-				_, err := Request[fenceReply](rctx, m, "fenced", id, fenceBump{})
-				cancel()
-				if err == nil {
-					break
-				}
-				if ctx.Err() != nil {
-					t.Fatalf("after A rejoined, %s from %s: %v", id, m.Address(), err)
-				}
-			}
-		}
+		bumpUntilOK(ctx, t, m, ids, "after A rejoined")
 	}
 	outcomes.Range(func(k, v any) bool {
 		t.Logf("%s: %d", k, v.(*atomic.Int64).Load())
@@ -291,23 +319,13 @@ func TestEtcdLeaseFence(t *testing.T) {
 	}
 	endpoint := testproc.StartEtcd(t, "ringactor-fence")
 	ctx := hangguard.Context(t)
-	live := &liveCount{live: map[string]int{}, worst: map[string]int{}}
-	t.Cleanup(func() {
-		if f := live.forks(); len(f) > 0 {
-			t.Errorf("identities with two live activations at once: %v", f)
-		}
-	})
+	live := newLiveCount(t)
 	start := func() (*Member, *etcdProvider) {
 		p, err := Etcd([]string{endpoint}, WithEtcdBaseKey("/ringactor-fence"))
 		if err != nil {
 			t.Fatal(err)
 		}
-		m, err := Start(ctx, "fence", p, []*Kind{live.kind()}, WithLogger(actors.DiscardLogger()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = m.Close(hangguard.Context(t)) })
-		return m, p.(*etcdProvider)
+		return live.startMember(ctx, t, "fence", p), p.(*etcdProvider)
 	}
 	a, pa := start()
 	b, _ := start()
@@ -331,19 +349,7 @@ func TestEtcdLeaseFence(t *testing.T) {
 	waitUntil(t, ctx, "A fencing itself", a.isFenced)
 	waitUntil(t, ctx, "A passivating its activations", func() bool { return a.Activations() == 0 })
 	waitUntil(t, ctx, "B dropping A", func() bool { return b.Members() == 1 })
-	for _, id := range ids {
-		for {
-			rctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-			_, err := Request[fenceReply](rctx, b, "fenced", id, fenceBump{})
-			cancel()
-			if err == nil {
-				break
-			}
-			if ctx.Err() != nil {
-				t.Fatalf("%s never answered from B: %v", id, err)
-			}
-		}
-	}
+	bumpUntilOK(ctx, t, b, ids, "A fenced")
 	// Proto.Actor registers A again under a new lease; A stays fenced.
 	waitUntil(t, ctx, "A registered again", func() bool { id := pa.fence.lease(); return id > 0 && int64(id) != pa.fence.confirmed.Load() })
 	pa.fence.check()
@@ -380,12 +386,7 @@ func TestKubernetesNotReadyFence(t *testing.T) {
 	const ns, name = "apps", "k8sfence"
 	ctx := hangguard.Context(t)
 	cs := fake.NewClientset()
-	live := &liveCount{live: map[string]int{}, worst: map[string]int{}}
-	t.Cleanup(func() {
-		if f := live.forks(); len(f) > 0 {
-			t.Errorf("identities with two live activations at once: %v", f)
-		}
-	})
+	live := newLiveCount(t)
 	pods := []string{"ringactor-0", "ringactor-1"}
 	for _, pod := range pods {
 		if _, err := cs.CoreV1().Pods(ns).Create(ctx, &corev1.Pod{
@@ -400,12 +401,7 @@ func TestKubernetesNotReadyFence(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		m, err := Start(ctx, name, p, []*Kind{live.kind()}, WithLogger(actors.DiscardLogger()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = m.Close(hangguard.Context(t)) })
-		return m
+		return live.startMember(ctx, t, name, p)
 	}
 	a, b := start(pods[0]), start(pods[1])
 	for _, pod := range pods {
@@ -424,30 +420,14 @@ func TestKubernetesNotReadyFence(t *testing.T) {
 			ids = append(ids, id)
 		}
 	}
-	bumpUntilOK := func(m *Member, what string) {
-		t.Helper()
-		for _, id := range ids {
-			for {
-				rctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-				_, err := Request[fenceReply](rctx, m, "fenced", id, fenceBump{})
-				cancel()
-				if err == nil {
-					break
-				}
-				if ctx.Err() != nil {
-					t.Fatalf("%s: %s: %v", what, id, err)
-				}
-			}
-		}
-	}
-	bumpUntilOK(b, "before")
+	bumpUntilOK(ctx, t, b, ids, "before")
 	if a.Activations() != len(ids) {
 		t.Fatalf("A holds %d activations, want %d", a.Activations(), len(ids))
 	}
 
 	setPodReadiness(t, ctx, cs, ns, pods[0], false)
 	waitUntil(t, ctx, "B dropping A", func() bool { return b.Members() == 1 })
-	bumpUntilOK(b, "A's pod not ready")
+	bumpUntilOK(ctx, t, b, ids, "A's pod not ready")
 	waitUntil(t, ctx, "A fencing itself", a.isFenced)
 	waitUntil(t, ctx, "A passivating its activations", func() bool { return a.Activations() == 0 })
 
@@ -462,6 +442,6 @@ func TestKubernetesNotReadyFence(t *testing.T) {
 	if id := got.Annotations[KubernetesMemberAnnotation]; id == a.sys.ID {
 		t.Errorf("A rejoined under its dropped member id %q", id)
 	}
-	bumpUntilOK(a, "after A rejoined (from A)")
-	bumpUntilOK(b, "after A rejoined (from B)")
+	bumpUntilOK(ctx, t, a, ids, "after A rejoined")
+	bumpUntilOK(ctx, t, b, ids, "after A rejoined")
 }

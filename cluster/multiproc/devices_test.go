@@ -23,25 +23,9 @@ import (
 // client prints a progress line every few calls; a phase fails when none
 // comes for devPhaseIdle).
 func TestDevicePlacementAcrossProcesses(t *testing.T) {
-	one := startProc(t, "member", nil, simDevicesEnv+"=1")
-	oneAddr := one.expect(t, "ADDR ", 2*time.Minute)
-	three := startProc(t, "member", []string{oneAddr}, simDevicesEnv+"=3")
-	threeAddr := three.expect(t, "ADDR ", 2*time.Minute)
-	cpu := startProc(t, "member", []string{oneAddr, threeAddr})
-	cpuAddr := cpu.expect(t, "ADDR ", 2*time.Minute)
-	client := startProc(t, "devices", []string{oneAddr, threeAddr, cpuAddr})
-	phase := func(n int) (dev, pref devicesPhase) {
-		t.Helper()
-		defer logSlowPhase(t, client, n, time.Now())
-		for _, into := range []*devicesPhase{&dev, &pref} {
-			line := client.expectProgressing(t, fmt.Sprintf("PHASE%d ", n), devPhaseIdle)
-			if err := json.Unmarshal([]byte(line), into); err != nil {
-				t.Fatal(err)
-			}
-			t.Logf("phase %d %s: the slowest call %v, %d over a second, %d asked again", n, into.Kind, into.Slowest.Round(time.Millisecond), into.OverASecond, into.Retried)
-		}
-		return dev, pref
-	}
+	c := startDeviceCluster(t)
+	one, three, client := c.one, c.three, c.client
+	oneAddr, threeAddr, cpuAddr := c.oneAddr, c.threeAddr, c.cpuAddr
 	noErrors := func(p devicesPhase) {
 		t.Helper()
 		if p.Failed > 0 {
@@ -49,7 +33,7 @@ func TestDevicePlacementAcrossProcesses(t *testing.T) {
 		}
 	}
 
-	dev, pref := phase(0)
+	dev, pref := c.phase(t, 0)
 	noErrors(dev)
 	noErrors(pref)
 	total := dev.ByMember[oneAddr] + dev.ByMember[threeAddr]
@@ -75,7 +59,7 @@ func TestDevicePlacementAcrossProcesses(t *testing.T) {
 
 	three.kill(t)
 	client.send(t, "next "+threeAddr)
-	dev, pref = phase(1)
+	dev, pref = c.phase(t, 1)
 	noErrors(dev)
 	noErrors(pref)
 	t.Logf("after the 3-device member's SIGKILL: %v (%d requests asked again after ErrMemberUnavailable)", dev.ByDevice, dev.Retried+pref.Retried)
@@ -85,7 +69,7 @@ func TestDevicePlacementAcrossProcesses(t *testing.T) {
 
 	one.kill(t)
 	client.send(t, "next "+oneAddr)
-	dev, pref = phase(2)
+	dev, pref = c.phase(t, 2)
 	noErrors(pref)
 	if dev.NoCapacity != devNoCapacityIDs || dev.Failed != 0 {
 		t.Fatalf("device-only kind with no device member: %d of %d ErrNoCapacity, failures %v", dev.NoCapacity, devNoCapacityIDs, dev.Errors)
@@ -113,27 +97,18 @@ func TestDevicePlacementAcrossProcesses(t *testing.T) {
 // member advertises none and stays in the cluster: every identity of both
 // kinds answers from the 1-device member, none from the CPU member.
 func TestDeviceFaultAcrossProcesses(t *testing.T) {
-	one := startProc(t, "member", nil, simDevicesEnv+"=1")
-	oneAddr := one.expect(t, "ADDR ", 2*time.Minute)
-	three := startProc(t, "member", []string{oneAddr}, simDevicesEnv+"=3")
-	threeAddr := three.expect(t, "ADDR ", 2*time.Minute)
-	cpu := startProc(t, "member", []string{oneAddr, threeAddr})
-	cpuAddr := cpu.expect(t, "ADDR ", 2*time.Minute)
-	client := startProc(t, "devices", []string{oneAddr, threeAddr, cpuAddr})
+	c := startDeviceCluster(t)
+	three, client := c.three, c.client
+	oneAddr, threeAddr, cpuAddr := c.oneAddr, c.threeAddr, c.cpuAddr
 	phase := func(n int) (dev, pref devicesPhase) {
 		t.Helper()
-		defer logSlowPhase(t, client, n, time.Now())
-		for _, into := range []*devicesPhase{&dev, &pref} {
-			line := client.expectProgressing(t, fmt.Sprintf("PHASE%d ", n), devPhaseIdle)
-			if err := json.Unmarshal([]byte(line), into); err != nil {
-				t.Fatal(err)
+		dev, pref = c.phase(t, n)
+		for _, p := range []devicesPhase{dev, pref} {
+			if p.Failed > 0 || p.NoCapacity > 0 {
+				t.Fatalf("phase %d, %s: %d calls failed, %d ErrNoCapacity: %v", n, p.Kind, p.Failed, p.NoCapacity, p.Errors)
 			}
-			t.Logf("phase %d %s: the slowest call %v, %d over a second, %d asked again", n, into.Kind, into.Slowest.Round(time.Millisecond), into.OverASecond, into.Retried)
-			if into.Failed > 0 || into.NoCapacity > 0 {
-				t.Fatalf("phase %d, %s: %d calls failed, %d ErrNoCapacity: %v", n, into.Kind, into.Failed, into.NoCapacity, into.Errors)
-			}
-			if into.ByMember[cpuAddr] != 0 {
-				t.Fatalf("phase %d, %s: %d identities on the member without a device", n, into.Kind, into.ByMember[cpuAddr])
+			if p.ByMember[cpuAddr] != 0 {
+				t.Fatalf("phase %d, %s: %d identities on the member without a device", n, p.Kind, p.ByMember[cpuAddr])
 			}
 		}
 		return dev, pref
@@ -165,6 +140,44 @@ func TestDeviceFaultAcrossProcesses(t *testing.T) {
 	}
 	client.send(t, "done")
 	client.stop(t)
+}
+
+// deviceCluster is the four processes of the devices scenarios: members
+// with 1, 3 and no simulated devices, and the devices client, which knows
+// all three.
+type deviceCluster struct {
+	one, three, cpu, client     *proc
+	oneAddr, threeAddr, cpuAddr string
+}
+
+// startDeviceCluster starts the members one after the other, each knowing
+// the ones before it, then the client.
+func startDeviceCluster(t *testing.T) *deviceCluster {
+	t.Helper()
+	var c deviceCluster
+	c.one = startProc(t, "member", nil, simDevicesEnv+"=1")
+	c.oneAddr = c.one.expect(t, "ADDR ", 2*time.Minute)
+	c.three = startProc(t, "member", []string{c.oneAddr}, simDevicesEnv+"=3")
+	c.threeAddr = c.three.expect(t, "ADDR ", 2*time.Minute)
+	c.cpu = startProc(t, "member", []string{c.oneAddr, c.threeAddr})
+	c.cpuAddr = c.cpu.expect(t, "ADDR ", 2*time.Minute)
+	c.client = startProc(t, "devices", []string{c.oneAddr, c.threeAddr, c.cpuAddr})
+	return &c
+}
+
+// phase reads the client's two reports of phase n, the device-only kind's
+// and the device-preferred kind's, and logs their slowest calls.
+func (c *deviceCluster) phase(t *testing.T, n int) (dev, pref devicesPhase) {
+	t.Helper()
+	defer logSlowPhase(t, c.client, n, time.Now())
+	for _, into := range []*devicesPhase{&dev, &pref} {
+		line := c.client.expectProgressing(t, fmt.Sprintf("PHASE%d ", n), devPhaseIdle)
+		if err := json.Unmarshal([]byte(line), into); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("phase %d %s: the slowest call %v, %d over a second, %d asked again", n, into.Kind, into.Slowest.Round(time.Millisecond), into.OverASecond, into.Retried)
+	}
+	return dev, pref
 }
 
 // logSlowPhase logs how long phase n took, and the client's stderr (its

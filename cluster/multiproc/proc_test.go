@@ -2,6 +2,7 @@ package multiproc
 
 import (
 	"bufio"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -84,20 +85,7 @@ func startProc(t *testing.T, mode string, seeds []string, env ...string) *proc {
 // returns the rest of it.
 func (p *proc) expect(t *testing.T, prefix string, d time.Duration) string {
 	t.Helper()
-	timeout := time.After(d)
-	for {
-		select {
-		case l, ok := <-p.lines:
-			if !ok {
-				t.Fatalf("%s exited before printing %q:\n%s", p.name, prefix, p.stderr)
-			}
-			if rest, found := strings.CutPrefix(l, prefix); found {
-				return rest
-			}
-		case <-timeout:
-			t.Fatalf("%s printed no %q in %v:\n%s", p.name, prefix, d, p.stderr)
-		}
-	}
+	return p.await(t, prefix, d, false)
 }
 
 // expectProgressing waits for the child's next line starting with prefix
@@ -106,22 +94,38 @@ func (p *proc) expect(t *testing.T, prefix string, d time.Duration) string {
 // machine's load (the child prints progress lines meanwhile).
 func (p *proc) expectProgressing(t *testing.T, prefix string, idle time.Duration) string {
 	t.Helper()
-	timer := time.NewTimer(idle)
+	return p.await(t, prefix, idle, true)
+}
+
+// await waits for the child's next line starting with prefix and returns
+// the rest of it. The test fails when the child exits first, or when d
+// passes without that line: since the wait began, or, when progressing,
+// since the child's last line of any kind. Either failure names the
+// child's last line and shows its stderr.
+func (p *proc) await(t *testing.T, prefix string, d time.Duration, progressing bool) string {
+	t.Helper()
+	timer := time.NewTimer(d)
 	defer timer.Stop()
 	last := "nothing yet"
 	for {
 		select {
 		case l, ok := <-p.lines:
 			if !ok {
-				t.Fatalf("%s exited before printing %q:\n%s", p.name, prefix, p.stderr)
+				t.Fatalf("%s exited before printing %q (its last line: %s):\n%s", p.name, prefix, last, p.stderr)
 			}
 			if rest, found := strings.CutPrefix(l, prefix); found {
 				return rest
 			}
 			last = l
-			timer.Reset(idle)
+			if progressing {
+				timer.Reset(d)
+			}
 		case <-timer.C:
-			t.Fatalf("%s printed nothing in %v while %q was awaited (its last line: %s):\n%s", p.name, idle, prefix, last, p.stderr)
+			what := fmt.Sprintf("no %q", prefix)
+			if progressing {
+				what = fmt.Sprintf("nothing while %q was awaited", prefix)
+			}
+			t.Fatalf("%s printed %s in %v (its last line: %s):\n%s", p.name, what, d, last, p.stderr)
 		}
 	}
 }

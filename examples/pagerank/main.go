@@ -19,15 +19,16 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
-	"github.com/ringactor/ringactor/internal/excli"
 	"github.com/ringactor/ringactor/pagerank"
 )
 
@@ -39,23 +40,35 @@ func main() {
 }
 
 // cli parses the command line, ranks the graph and returns the exit status
-// by ringactor's rules: 0; 1 for a failure; 2 for a bad command line.
+// by ringactor's rules: 0 (and -h prints the usage); 2 for a bad command
+// line, reported in one line and a hint; 1 for a failure.
 func cli(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("pagerank", flag.ContinueOnError)
+	fs.SetOutput(io.Discard) // a bad command line is reported below, in one line
 	top := fs.Int("top", 10, "print the `K` best nodes (0: all)")
-	if code, ok := excli.Parse(fs, "[-top K] [FILE]", "Rank the nodes of an edge list (default: the embedded karate club graph).", args, stderr); !ok {
-		return code
-	}
+	err := fs.Parse(args)
 	switch {
+	case errors.Is(err, flag.ErrHelp):
+		fmt.Fprint(stderr, "Usage: pagerank [-top K] [FILE]\n\nRank the nodes of an edge list (default: the embedded karate club graph).\n\nFlags:\n")
+		fs.SetOutput(stderr)
+		fs.PrintDefaults()
+		return 0
+	case err != nil: // a bad flag or value: reported below
 	case fs.NArg() > 1:
-		return excli.UsageError(stderr, fs.Name(), "want at most one FILE, got %q", fs.Args())
+		err = fmt.Errorf("want at most one FILE, got %q", fs.Args())
 	case *top < 0:
-		return excli.UsageError(stderr, fs.Name(), "-top must be at least 0, got %d", *top)
+		err = fmt.Errorf("-top must be at least 0, got %d", *top)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "pagerank: %v\nRun 'pagerank -h' for usage.\n", err)
+		return 2
 	}
 	if err := run(ctx, fs.Arg(0), *top, stdout); err != nil {
-		return excli.Fail(stderr, fs.Name(), err)
+		// The package's errors start with its name, which is the program's.
+		fmt.Fprintf(stderr, "pagerank: %s\n", strings.TrimPrefix(err.Error(), "pagerank: "))
+		return 1
 	}
-	return excli.ExitOK
+	return 0
 }
 
 // run ranks the graph in file (the karate club if empty) and prints the top

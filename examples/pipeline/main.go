@@ -20,6 +20,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -31,7 +32,6 @@ import (
 	"time"
 
 	"github.com/ringactor/ringactor/actors"
-	"github.com/ringactor/ringactor/internal/excli"
 	"github.com/ringactor/ringactor/stream/sensor"
 )
 
@@ -43,8 +43,9 @@ func main() {
 }
 
 // run parses the command line, runs the pipeline and returns the exit
-// status, by ringactor's rules: 0; 1 for a failure, or when there were rows
-// and every one was rejected; 2 for a bad command line.
+// status, by ringactor's rules: 0 (and -h prints the usage); 1 for a
+// failure, or when there were rows and every one was rejected; 2 for a bad
+// command line.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	cfg := sensor.DefaultConfig()
 	fs := flag.NewFlagSet("pipeline", flag.ContinueOnError)
@@ -52,16 +53,25 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.Float64Var(&cfg.Scale, "scale", cfg.Scale, "multiply every value by `S` (finite)")
 	fs.Float64Var(&cfg.Offset, "offset", cfg.Offset, "then add `O` (finite)")
 	lateness := fs.Int64("lateness-ms", 0, "emit a window once the newest timestamp is `L` ms past its end (unset: hold all until the end)")
-	if code, ok := excli.Parse(fs, "[flags] [FILE | -]", "Without FILE, a generated input and a summary; with FILE (- for stdin), the\nCSV result on stdout and the rejected rows on stderr.", args, stderr); !ok {
-		return code
+	fs.SetOutput(io.Discard) // a bad flag is reported below, in one line
+	if err := fs.Parse(args); err != nil {
+		if !errors.Is(err, flag.ErrHelp) {
+			return badCommandLine(stderr, err)
+		}
+		fmt.Fprintln(stderr, "Usage: pipeline [flags] [FILE | -]\n\n"+
+			"Without FILE, a generated input and a summary; with FILE (- for stdin), the\n"+
+			"CSV result on stdout and the rejected rows on stderr.\n\nFlags:")
+		fs.SetOutput(stderr)
+		fs.PrintDefaults()
+		return 0
 	}
 	fs.Visit(func(f *flag.Flag) { cfg.Streaming = cfg.Streaming || f.Name == "lateness-ms" })
 	cfg.LatenessMS = *lateness
 	if fs.NArg() > 1 {
-		return excli.UsageError(stderr, fs.Name(), "want at most one FILE, got %q", fs.Args())
+		return badCommandLine(stderr, fmt.Errorf("want at most one FILE, got %q", fs.Args()))
 	}
 	if err := cfg.Validate(); err != nil {
-		return excli.UsageError(stderr, fs.Name(), "%s", strings.TrimPrefix(err.Error(), "sensor: "))
+		return badCommandLine(stderr, errors.New(strings.TrimPrefix(err.Error(), "sensor: ")))
 	}
 	var (
 		st  sensor.Stats
@@ -72,13 +82,21 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	} else {
 		st, err = demo(ctx, cfg, sensor.DefaultSynthetic(), stdout, stderr)
 	}
+	if err == nil && st.Rows > 0 && st.Rejected == st.Rows {
+		err = fmt.Errorf("every row was rejected (%d of %d)", st.Rejected, st.Rows)
+	}
 	if err != nil {
-		return excli.Fail(stderr, fs.Name(), err)
+		fmt.Fprintf(stderr, "pipeline: %v\n", err)
+		return 1
 	}
-	if st.Rows > 0 && st.Rejected == st.Rows {
-		return excli.Fail(stderr, fs.Name(), fmt.Errorf("every row was rejected (%d of %d)", st.Rejected, st.Rows))
-	}
-	return excli.ExitOK
+	return 0
+}
+
+// badCommandLine reports a mistake on the command line in one line and a
+// hint at -h, and returns exit status 2.
+func badCommandLine(stderr io.Writer, err error) int {
+	fmt.Fprintf(stderr, "pipeline: %v\nRun 'pipeline -h' for usage.\n", err)
+	return 2
 }
 
 // quiet logs only warnings and errors, on stderr: stderr is for rejected

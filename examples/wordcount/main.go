@@ -19,6 +19,7 @@ package main
 import (
 	"cmp"
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -30,7 +31,6 @@ import (
 	"syscall"
 
 	"github.com/ringactor/ringactor/actors"
-	"github.com/ringactor/ringactor/internal/excli"
 	"github.com/ringactor/ringactor/messages"
 	"github.com/ringactor/ringactor/stream"
 )
@@ -84,7 +84,8 @@ func main() {
 }
 
 // run parses the command line, runs the job and returns the exit status
-// (ringactor's rules: 0, 1 for a failure, 2 for a bad command line).
+// (ringactor's rules: 0, and -h prints the usage; 2 for a bad command line,
+// reported in one line and a hint; 1 for a failure).
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	cfg := Config{Seed: 1}
 	fs := flag.NewFlagSet("wordcount", flag.ContinueOnError)
@@ -94,20 +95,40 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.Int64Var(&cfg.LatenessMS, "lateness-ms", 200, "allowed out-of-orderness `L` (at least 0)")
 	fs.Int64Var(&cfg.JitterMS, "jitter-ms", 800, "events up to `J` ms out of order (at least 0)")
 	fs.IntVar(&cfg.Top, "top", 3, "print the `K` most frequent words of each window (at least 1)")
-	if code, ok := excli.NoArgs(fs, "[-lines N] [-window-ms W] [-slide-ms S] [-lateness-ms L] [-jitter-ms J] [-top K]",
-		"Count the words of generated lines in sliding windows on a stream graph and\nprint each window's most frequent words.", args, stderr); !ok {
-		return code
+	fs.SetOutput(io.Discard) // -h prints the usage below; a mistake is one line
+	var err error
+	switch err = fs.Parse(args); {
+	case errors.Is(err, flag.ErrHelp):
+		fmt.Fprint(stderr, usage)
+		fs.SetOutput(stderr)
+		fs.PrintDefaults()
+		return 0
+	case err == nil && fs.NArg() > 0:
+		err = fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	case err == nil:
+		err = cfg.Validate()
 	}
-	if err := cfg.Validate(); err != nil {
-		return excli.UsageError(stderr, fs.Name(), "%v", err)
+	if err != nil {
+		fmt.Fprintf(stderr, "wordcount: %v\nRun 'wordcount -h' for usage.\n", err)
+		return 2
 	}
 	res, err := Run(ctx, cfg, stdout)
 	if err != nil {
-		return excli.Fail(stderr, fs.Name(), err)
+		fmt.Fprintf(stderr, "wordcount: %v\n", err)
+		return 1
 	}
 	fmt.Fprintf(stdout, "%d word counts in %d windows, %d late words (side output)\n", res.Counted, res.Windows, res.Late)
-	return excli.ExitOK
+	return 0
 }
+
+// usage is what -h prints before the flags.
+const usage = `Usage: wordcount [-lines N] [-window-ms W] [-slide-ms S] [-lateness-ms L] [-jitter-ms J] [-top K]
+
+Count the words of generated lines in sliding windows on a stream graph and
+print each window's most frequent words.
+
+Flags:
+`
 
 // Validate says what is wrong with c, or nil.
 func (c Config) Validate() error {

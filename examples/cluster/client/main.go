@@ -7,6 +7,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -22,7 +23,6 @@ import (
 
 	"github.com/ringactor/ringactor/cluster"
 	"github.com/ringactor/ringactor/examples/cluster/bank"
-	"github.com/ringactor/ringactor/internal/excli"
 	"github.com/ringactor/ringactor/telemetry"
 )
 
@@ -33,26 +33,41 @@ func main() {
 	os.Exit(code)
 }
 
-// run applies the operations of args and returns the exit status: 0, 1 when
-// an operation failed, 2 for a bad command line.
+// run applies the operations of args and returns the exit status: 0 (and
+// -h prints the usage); 2 for a bad command line, reported in one line and
+// a hint; 1 when an operation or the client failed.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("client", flag.ContinueOnError)
 	name := fs.String("cluster", "bank", "cluster name")
 	peers := fs.String("peers", "", "comma-separated HOST:PORT of members (without --etcd)")
 	etcd := fs.String("etcd", "", "comma-separated etcd endpoints")
 	timeout := fs.Duration("timeout", 10*time.Second, "deadline of the whole run")
-	if code, ok := excli.Parse(fs, "[--cluster NAME] (--peers HOST:PORT,... | --etcd ENDPOINTS) [--timeout D] OP...",
-		"Apply each OP to its account as a cluster client and print the balances: ACCOUNT+N\ndeposits, ACCOUNT-N withdraws, ACCOUNT reads.", args, stderr); !ok {
-		return code
+	fs.SetOutput(io.Discard) // -h prints the usage below; a mistake is one line
+	err := fs.Parse(args)
+	if errors.Is(err, flag.ErrHelp) {
+		fmt.Fprint(stderr, "Usage: client [--cluster NAME] (--peers HOST:PORT,... | --etcd ENDPOINTS) [--timeout D] OP...\n\n",
+			"Apply each OP to its account as a cluster client and print the balances: ACCOUNT+N\n",
+			"deposits, ACCOUNT-N withdraws, ACCOUNT reads.\n\nFlags:\n")
+		fs.SetOutput(stderr)
+		fs.PrintDefaults()
+		return 0
 	}
-	ops, err := parseOps(fs.Args())
+	var ops []accountOp
+	if err == nil {
+		ops, err = parseOps(fs.Args())
+	}
 	if err != nil {
-		return excli.UsageError(stderr, fs.Name(), "%v", err)
+		fmt.Fprintf(stderr, "client: %v\nRun 'client -h' for usage.\n", err)
+		return 2
+	}
+	fail := func(err error) int {
+		fmt.Fprintf(stderr, "client: %v\n", err)
+		return 1
 	}
 	var provider pcluster.ClusterProvider
 	if *etcd != "" {
 		if provider, err = cluster.Etcd(strings.Split(*etcd, ",")); err != nil {
-			return excli.Fail(stderr, fs.Name(), err)
+			return fail(err)
 		}
 	} else {
 		provider = cluster.Peers(strings.Split(*peers, ","))
@@ -62,13 +77,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	bank.Register()
 	prov, err := telemetry.Setup(ctx, telemetry.WithServiceName("bank-client"), telemetry.WithCluster(*name))
 	if err != nil {
-		return excli.Fail(stderr, fs.Name(), err)
+		return fail(err)
 	}
 	defer prov.Shutdown(context.Background()) // flush the client's spans
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	c, err := cluster.Start(ctx, *name, provider, nil, cluster.AsClient(), cluster.WithLogger(log), cluster.WithTelemetry(prov))
 	if err != nil {
-		return excli.Fail(stderr, fs.Name(), fmt.Errorf("joining: %w", err))
+		return fail(fmt.Errorf("joining: %w", err))
 	}
 	defer c.Close(context.Background())
 	code := 0

@@ -25,7 +25,6 @@ import (
 	"github.com/ringactor/ringactor/admin"
 	"github.com/ringactor/ringactor/cluster"
 	"github.com/ringactor/ringactor/examples/cluster/bank"
-	"github.com/ringactor/ringactor/internal/excli"
 	"github.com/ringactor/ringactor/telemetry"
 )
 
@@ -42,7 +41,9 @@ type config struct {
 	tlsCA, tlsCert, tlsKey            string
 }
 
-// run runs the member until ctx ends and returns the exit status.
+// run runs the member until ctx ends and returns the exit status: 0 (and
+// -h prints the usage); 2 for a bad command line, reported in one line and
+// a hint; 1 for a failure, logged.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var c config
 	fs := flag.NewFlagSet("member", flag.ContinueOnError)
@@ -54,9 +55,20 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&c.tlsCA, "tls-ca", "", "CA PEM file (mutual TLS between members, with --tls-cert and --tls-key)")
 	fs.StringVar(&c.tlsCert, "tls-cert", "", "this member's certificate PEM file")
 	fs.StringVar(&c.tlsKey, "tls-key", "", "this member's private key PEM file")
-	if code, ok := excli.NoArgs(fs, "[--cluster NAME] [--bind HOST:PORT] (--peers HOST:PORT,... | --etcd ENDPOINTS) [--admin ADDR] [--tls-ca FILE --tls-cert FILE --tls-key FILE]",
-		"Run a member of the bank cluster hosting the account kind until SIGINT or\nSIGTERM, then leave gracefully.", args, stderr); !ok {
-		return code
+	fs.SetOutput(io.Discard) // -h prints the usage below; a mistake is one line
+	err := fs.Parse(args)
+	if err == nil && fs.NArg() > 0 {
+		err = fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		fmt.Fprint(stderr, usage)
+		fs.SetOutput(stderr)
+		fs.PrintDefaults()
+		return 0
+	case err != nil:
+		fmt.Fprintf(stderr, "member: %v\nRun 'member -h' for usage.\n", err)
+		return 2
 	}
 	log := slog.New(slog.NewJSONHandler(stderr, nil))
 	if err := serve(ctx, c, stdout, log); err != nil {
@@ -65,6 +77,16 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	return 0
 }
+
+// usage is what -h prints before the flags.
+const usage = `Usage: member [--cluster NAME] [--bind HOST:PORT] (--peers HOST:PORT,... | --etcd ENDPOINTS)
+              [--admin ADDR] [--tls-ca FILE --tls-cert FILE --tls-key FILE]
+
+Run a member of the bank cluster hosting the account kind until SIGINT or
+SIGTERM, then leave gracefully.
+
+Flags:
+`
 
 // serve starts telemetry, the admin endpoint and the member, waits for ctx,
 // then leaves the cluster gracefully.

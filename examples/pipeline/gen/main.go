@@ -10,12 +10,13 @@ package main
 
 import (
 	"bufio"
+	"errors"
 	"flag"
+	"fmt"
 	"io"
 	"os"
 	"strings"
 
-	"github.com/ringactor/ringactor/internal/excli"
 	"github.com/ringactor/ringactor/stream/sensor"
 )
 
@@ -24,7 +25,8 @@ func main() {
 }
 
 // run parses the command line, writes the input and returns the exit
-// status.
+// status: 0 (and -h prints the usage); 2 for a bad command line, reported
+// in one line and a hint; 1 for a failure.
 func run(args []string, stdout, stderr io.Writer) int {
 	g := sensor.DefaultSynthetic()
 	fs := flag.NewFlagSet("gen", flag.ContinueOnError)
@@ -37,16 +39,32 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&g.BadEvery, "bad-every", 100_000, "one malformed row in about this many (0: none)")
 	fs.BoolVar(&g.Header, "header", g.Header, "begin with the header line")
 	out := fs.String("o", "", "output `file` (default stdout)")
-	if code, ok := excli.NoArgs(fs, "[flags]", "Write a seeded synthetic sensor CSV input; the same flags give the same bytes.", args, stderr); !ok {
-		return code
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "Usage: gen [flags]\n\nWrite a seeded synthetic sensor CSV input; the same flags give the same bytes.\n\nFlags:")
+		fs.PrintDefaults()
 	}
-	if err := g.Validate(); err != nil {
-		return excli.UsageError(stderr, fs.Name(), "%s", strings.TrimPrefix(err.Error(), "sensor: synthetic input: "))
+	fs.SetOutput(io.Discard) // only -h prints the usage; a mistake is one line
+	err := fs.Parse(args)
+	if errors.Is(err, flag.ErrHelp) {
+		fs.SetOutput(stderr)
+		fs.Usage()
+		return 0
+	}
+	if err == nil && fs.NArg() > 0 {
+		err = fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	if err == nil {
+		err = g.Validate()
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "gen: %s\nRun 'gen -h' for usage.\n", strings.TrimPrefix(err.Error(), "sensor: synthetic input: "))
+		return 2
 	}
 	if err := write(*out, g, stdout); err != nil {
-		return excli.Fail(stderr, fs.Name(), err)
+		fmt.Fprintf(stderr, "gen: %v\n", err)
+		return 1
 	}
-	return excli.ExitOK
+	return 0
 }
 
 // write writes the input g describes to the file named out, or to stdout.
