@@ -18,9 +18,9 @@ package bench
 // one). Chunks of a millisecond or so, as 5,000 round trips are, each fall
 // in one state or the other, so the pooled p50 of a measure with ten of them
 // landed in whichever state most of its chunks happened to see, and the
-// ratio of two such p50s read 1.3–1.4 where both measures in the same state
+// ratio of two such p50s read 1.25–1.4 where both measures in the same state
 // give 1.1–1.2: a quick run (short chunks) showed it, a full one less often.
-// Blocks of rttBlock round trips (~0.1 ms) give every measure nearly the
+// Blocks of rttBlock round trips (~0.15 ms) give every measure nearly the
 // same mix of states, and neighbouring blocks of two measures mostly the
 // same state: pairedP50Ratio compares two measures block by block (the
 // median of their blocks' p50 ratios), which stays right even where the
@@ -31,7 +31,7 @@ package bench
 // kernels' loops that were answering the block before yield (their wait
 // strategy) for up to ~150 round trips of the next block's measure before
 // they park, and the first ~150 round trips of a block without them read
-// 15–20 % slower (measured, per position in the block).
+// up to 20 % slower (measured, per tenth of a block over a run).
 //
 // A measure that allocates (Proto.Actor's requests) is not mixed into the
 // blocks: its garbage would start collections during the others' blocks.
