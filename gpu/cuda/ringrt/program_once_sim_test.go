@@ -1,6 +1,6 @@
 //go:build linux && cgo
 
-package cuda
+package ringrt
 
 import (
 	"testing"
@@ -37,7 +37,7 @@ func TestRingProgramLoadsOncePerDevice(t *testing.T) {
 		}
 	}
 	p := loadSaxpy(t, b)
-	k2, err := b.LaunchRingProgram(p, RingConfig{Capacity: 4, Threads: 2})
+	k2, err := b.Launch(p, Config{Capacity: 4, Threads: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
