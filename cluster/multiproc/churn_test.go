@@ -101,6 +101,9 @@ func TestChurn(t *testing.T) {
 		startMember(i, "")
 	}
 	dir := t.TempDir()
+	if d := os.Getenv(logDirEnv); d != "" {
+		dir = d
+	}
 	clients := make([]*proc, nClients)
 	for i := range clients {
 		clients[i] = startProc(t, "churn", addrs, append(common,
@@ -133,7 +136,8 @@ func TestChurn(t *testing.T) {
 				worst, _ := strconv.ParseInt(f[3], 10, 64)
 				t.Logf("killed %s: %s saw %d/%d of its identities answer again, the last %v after the kill", addr, c.name, got, victims, time.Duration(worst))
 				if got != victims || time.Duration(worst) > bound(recoveryLimit) {
-					t.Errorf("killed %s: %d of %d identities answered again, the last after %v; want all within %v", addr, got, victims, time.Duration(worst), bound(recoveryLimit))
+					t.Errorf("killed %s: %d of %d identities answered again, the last after %v; want all within %v; %s's stderr:\n%s",
+						addr, got, victims, time.Duration(worst), bound(recoveryLimit), c.name, c.stderr)
 				}
 			}
 		} else {
