@@ -28,7 +28,9 @@ import (
 //	  go test -count=1 -v -run TestChurn ./cluster/multiproc/
 //
 // and the same with RINGACTOR_CHURN_PROVIDER=etcd for the etcd provider
-// (a local etcd is started; etcd must be on PATH).
+// (a local etcd is started; etcd must be on PATH). With
+// RINGACTOR_MULTIPROC_LOGDIR=<folder> every member writes its log there and
+// the clients' records stay there, to read after a failed run.
 const (
 	churnClientsEnv  = "RINGACTOR_CHURN_CLIENTS"
 	churnKillsEnv    = "RINGACTOR_CHURN_KILLS"
