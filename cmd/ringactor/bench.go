@@ -28,7 +28,11 @@ The round trips (ring kernel with telemetry on and off, Proto.Actor, Go
 channel) and the two pipelined rates are taken interleaved: each runs in
 rounds, one chunk of each per round in alternating order, pooled over the
 rounds, so that a change in the machine's load during the run weighs on a
-measure and its baselines alike.
+measure and its baselines alike. Within a round the ring kernels' and the
+Go channel's round trips alternate in blocks of 500, and their p50 ratios
+(rtt_p50_ratio_ring_vs_chan, rtt_p50_ratio_telemetry_on_vs_off) are the
+median over the blocks of the two p50s' ratio in the same block, so that
+quick and full runs compare round trips taken under the same conditions.
 
   compute      Runtime.Execute against direct Go on the same data: the
                overhead of a 1-element float32 "add" over a direct cpu.Add

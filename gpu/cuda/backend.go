@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ringactor/ringactor/gpu"
+	"github.com/ringactor/ringactor/gpu/cuda/ringrt"
 )
 
 // ErrNoDeviceKernels says that the CUDA backend has no device
@@ -118,13 +119,14 @@ func (b *Backend) device() (*device, error) {
 			return
 		}
 		if d.profile, err = b.openProfile(api, dev); err != nil {
-			_ = d.close()
+			_ = d.Close()
 			b.devErr = err
 			return
 		}
 		d.alloc = b.alloc
-		d.ep.ParkTimeout = b.parkTimeout
-		d.ep.Spacing = b.epochSpacing
+		d.Epochs.ParkTimeout = b.parkTimeout
+		d.Epochs.Spacing = b.epochSpacing
+		d.rt = ringrt.New(d.Device, b.ringOptions(d))
 		b.dev = d
 	})
 	b.mu.Lock()
@@ -252,7 +254,7 @@ func (b *Backend) Close() error {
 	if !opened {
 		return nil
 	}
-	return b.dev.close()
+	return b.dev.Close()
 }
 
 // CheckPersistent reports whether the device may run a persistent ring
@@ -265,11 +267,11 @@ func (b *Backend) CheckPersistent() error {
 	if err != nil {
 		return err
 	}
-	if d.attrs.KernelExecTimeout {
-		return &WatchdogError{Device: d.ordinal}
+	if d.Attrs.KernelExecTimeout {
+		return &WatchdogError{Device: d.Ordinal}
 	}
-	if !d.attrs.CanMapHostMemory {
-		return &gpu.DeviceError{Kind: gpu.DeviceUnavailable, Backend: BackendName, Device: d.ordinal,
+	if !d.Attrs.CanMapHostMemory {
+		return &gpu.DeviceError{Kind: gpu.DeviceUnavailable, Backend: BackendName, Device: d.Ordinal,
 			Reason: "the device cannot map pinned host memory (CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY = 0), which ring kernels need"}
 	}
 	return nil

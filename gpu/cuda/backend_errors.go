@@ -5,34 +5,15 @@ import (
 	"fmt"
 
 	"github.com/ringactor/ringactor/gpu"
+	"github.com/ringactor/ringactor/gpu/cuda/internal/devcore"
+	"github.com/ringactor/ringactor/gpu/cuda/internal/driverapi"
 )
 
 // ModuleLoadError is a PTX image the driver would not load
 // (cuModuleLoadDataEx failed): the JIT's logs say why. It wraps the
 // *DriverError and is errors.Is-equal to gpu.ErrCompilation and
 // gpu.ErrCompute.
-type ModuleLoadError struct {
-	Image string // what was loaded: "oneshot", "ring", or "ptx sha256:<hex>"
-	Log   JITLog // the JIT's info and error logs
-	Err   error  // the driver's error
-}
-
-// Error implements error, with the JIT error log when there is one.
-func (e *ModuleLoadError) Error() string {
-	s := fmt.Sprintf("cuda: loading module %s: %v", e.Image, e.Err)
-	if e.Log.Error != "" {
-		s += "\nJIT error log:\n" + e.Log.Error
-	}
-	return s
-}
-
-// Unwrap returns the driver's error.
-func (e *ModuleLoadError) Unwrap() error { return e.Err }
-
-// Is matches gpu.ErrCompilation and gpu.ErrCompute.
-func (e *ModuleLoadError) Is(target error) bool {
-	return target == gpu.ErrCompilation || target == gpu.ErrCompute
-}
+type ModuleLoadError = driverapi.ModuleLoadError
 
 // ErrKernelExecTimeout is the class of [WatchdogError].
 var ErrKernelExecTimeout = errors.New("cuda: device has a kernel execution timeout")
@@ -61,20 +42,5 @@ func (e *WatchdogError) Is(target error) bool {
 }
 
 // deviceErr turns an error of a driver call into the backend's
-// classification: a *DriverError becomes a *gpu.DeviceError of its kind
-// for device ordinal (out of memory, unavailable, failed…); anything else
-// is returned unchanged.
-func deviceErr(ordinal int, err error) error {
-	if err == nil {
-		return nil
-	}
-	var de *DriverError
-	if !errors.As(err, &de) {
-		return err
-	}
-	var ge *gpu.DeviceError
-	if errors.As(err, &ge) || errors.Is(err, gpu.ErrCompilation) || errors.Is(err, gpu.ErrArgument) || errors.Is(err, gpu.ErrMemory) {
-		return err // already classified
-	}
-	return &gpu.DeviceError{Kind: de.Kind(), Backend: BackendName, Device: ordinal, Err: err}
-}
+// classification (devcore.DeviceErr).
+func deviceErr(ordinal int, err error) error { return devcore.DeviceErr(ordinal, err) }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/ringactor/ringactor/gpu"
 	"github.com/ringactor/ringactor/gpu/cpu"
+	"github.com/ringactor/ringactor/gpu/cuda/internal/devcore"
 )
 
 func builtin(t testing.TB, name string) *gpu.KernelSpec {
@@ -200,29 +201,6 @@ func TestSimulatedSupports(t *testing.T) {
 	}
 }
 
-// TestSimulatedLaunchShapes checks the shapes come from the attributes.
-func TestSimulatedLaunchShapes(t *testing.T) {
-	a := deviceAttrs{SMs: 132, MaxThreadsPerBlock: 1024, MaxThreadsPerSM: 2048, MaxGridX: 1<<31 - 1, MaxGridY: 65535}
-	if b := a.block1D(); b != 256 {
-		t.Errorf("H100 block = %d", b)
-	}
-	for _, c := range []struct {
-		n    uint64
-		want uint32
-	}{{1, 1}, {256, 1}, {257, 2}, {1 << 30, 132 * 8}} {
-		if g := a.grid1D(c.n, 256); g != c.want {
-			t.Errorf("grid1D(%d) = %d, want %d", c.n, g, c.want)
-		}
-	}
-	small := deviceAttrs{SMs: 1, MaxThreadsPerBlock: 96, MaxThreadsPerSM: 96, MaxGridX: 3, MaxGridY: 1}
-	if b := small.block1D(); b != 64 {
-		t.Errorf("block1D with 96 threads = %d, want 64", b)
-	}
-	if g := small.grid1D(1000, 64); g != 1 {
-		t.Errorf("grid1D capped = %d, want 1", g)
-	}
-}
-
 // TestSimulatedBatchAndResidency: ExecuteBatch runs every item in one
 // hand-off; an input already on the device is not copied again, and a
 // host change (MarkHostDirty) is.
@@ -381,7 +359,7 @@ func TestSimulatedRunPTX(t *testing.T) {
 func TestSimulatedCopiesLargerThanStaging(t *testing.T) {
 	b, _ := newSimBackend(t, nil)
 	ctx := context.Background()
-	n := stagingChunk/8 + 1234
+	n := devcore.StagingChunk/8 + 1234
 	s := make([]float64, n)
 	for i := range s {
 		s[i] = float64(i)

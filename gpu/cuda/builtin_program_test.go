@@ -5,48 +5,40 @@ package cuda
 import (
 	"context"
 	"reflect"
-	"sync"
 	"testing"
 
 	"github.com/ringactor/ringactor/gpu/ringmsg"
+	"github.com/ringactor/ringactor/internal/testutil/ringtest"
 )
 
-type builtinKey struct {
-	b  *Backend
-	op ringmsg.Op
-}
-
-// builtinPrograms keeps each backend's loaded built-in programs, so a test
-// that launches a second ring loads nothing beside the first (a module
-// load beside live rings runs in a device epoch).
-var builtinPrograms sync.Map // builtinKey -> *RingProgram
-
 // builtinProgram loads the device ring program of one of gpu/ringmsg's
-// built-in handlers (as actors.NewDeviceKernel builds it) on b.
+// built-in handlers (as actors.NewDeviceKernel builds it) on b, once per
+// backend.
 func builtinProgram[Req, Resp any](t testing.TB, b *Backend, op ringmsg.Op) *RingProgram {
 	t.Helper()
-	if p, ok := builtinPrograms.Load(builtinKey{b, op}); ok {
-		return p.(*RingProgram)
-	}
-	spec := RingProgramSpec{Name: "ringmsg-" + op.String(), Code: ringmsg.DeviceCode, Handler: op.DeviceEntry(),
-		Req: reflect.TypeFor[Req](), Resp: reflect.TypeFor[Resp]()}
-	for _, v := range ringmsg.DeviceTypes {
-		spec.Types = append(spec.Types, reflect.TypeOf(v))
-	}
-	src, err := NewRingProgramSource(spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := b.LoadRingProgram(context.Background(), src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	builtinPrograms.Store(builtinKey{b, op}, p)
-	return p
+	return ringtest.Builtin(t, b, op, reflect.TypeFor[Req](), reflect.TypeFor[Resp](), func(s ringtest.Spec) (*RingProgram, error) {
+		src, err := NewRingProgramSource(RingProgramSpec(s))
+		if err != nil {
+			return nil, err
+		}
+		return b.LoadRingProgram(context.Background(), src)
+	})
 }
 
 // sumProgram is the built-in sum handler's program (ringmsg.Sum).
 func sumProgram(t testing.TB, b *Backend) *RingProgram {
 	t.Helper()
 	return builtinProgram[ringmsg.ReduceMsg, ringmsg.ScalarReply](t, b, ringmsg.Sum)
+}
+
+// launchRing launches a ring of the built-in sum handler on b, closed when
+// the test ends.
+func launchRing(t *testing.T, b *Backend) *RingKernel {
+	t.Helper()
+	k, err := b.LaunchRingProgram(sumProgram(t, b), RingConfig{Capacity: 16, Threads: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ringtest.CloseAtEnd(t, k)
+	return k
 }

@@ -1,6 +1,9 @@
 package cuda
 
-import "github.com/ringactor/ringactor/gpu/cuda/internal/driverapi"
+import (
+	"github.com/ringactor/ringactor/gpu/cuda/internal/devcore"
+	"github.com/ringactor/ringactor/gpu/cuda/internal/driverapi"
+)
 
 // DeviceAPI is the part of the driver a [Backend] uses: memory, copies,
 // modules, launches, streams, events and device attributes. *[Driver]
@@ -16,9 +19,6 @@ var _ DeviceAPI = (*Driver)(nil)
 
 // runner runs functions on the thread that has the device's context
 // current: a [Context] in production, a plain locked worker in tests.
-type runner interface {
-	Do(fn func() error) error
-	Close() error
-}
+type runner = devcore.Runner
 
 var _ runner = (*Context)(nil)

@@ -48,16 +48,15 @@
 // are declared in gpu/cuda/internal/driverapi and re-exported here. The device
 // a backend opens and the one-shot compute backend: backend*.go,
 // backends.go, device*.go, module_load.go, kernels_oneshot.go, runptx.go,
-// ptx.go, profile.go, hostdevice.go; the pinned arena it reserves is
-// gpu/cuda/internal/devcore's Arena. The device ring runtime:
-// ring_program*.go (programs: source, compile, load), ring_engine.go and
-// ring_fault.go (a ring kernel's rings, control block and faults),
-// ring_grid*.go (one persistent grid per program, kernels as mailboxes,
-// the mailbox table), epoch*.go (device epochs: a ring as
-// devcore.Parkable, DeviceEpoch; the registry that parks, makes the
-// synchronising call and relaunches is devcore's Epochs). The ring runtime is moving to a package of its own, over
-// the device core of gpu/cuda/internal/devcore: the steps are in
-// docs/DESIGN.md, "The device ring runtime's own package".
+// ptx.go, profile.go, hostdevice.go; the open device itself (attributes,
+// stream, staging, the allocator, batches, modules, the pinned arena and
+// the device epochs' registry) is gpu/cuda/internal/devcore's Device. The
+// device ring runtime (ring programs, ring kernels, program grids and
+// mailboxes, the rings' side of device epochs) is package gpu/cuda/ringrt;
+// ring_runtime.go and epoch.go forward the Backend's ring methods to it
+// and name its types (RingKernel is ringrt.Kernel). The device sources
+// (loop templates, one-shot kernels) are in kernels/, whose Go package
+// embeds what ringrt generates programs from.
 //
 // The cgo layer builds on linux with cgo enabled; elsewhere the package
 // compiles to a stub whose loader always reports DeviceUnavailable.

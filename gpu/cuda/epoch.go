@@ -2,37 +2,18 @@ package cuda
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"sync"
 	"time"
 
 	"github.com/ringactor/ringactor/gpu/cuda/internal/devcore"
-	"github.com/ringactor/ringactor/gpu/ring"
+	"github.com/ringactor/ringactor/gpu/cuda/ringrt"
 )
 
 // The device epoch: the few driver calls that synchronise the device and
 // cannot be avoided (loading a module while rings run, growing the pinned
-// arena, the fallback allocator, unloading and closing) are made with no
-// persistent kernel running. The epoch parks every live ring kernel —
-// TerminateNow, wait for its ack, wait for its launch to retire — keeping
-// its memory, indices and counters; makes the call; then relaunches each
-// ring on the same memory and stream. The loop resumes from its rings'
-// indices (ring_loop.cuh), so no message is lost, duplicated or
-// reordered: a parked ring's clients keep queueing into its input ring on
-// the host side and only see added latency. An owner's Terminate during
-// the epoch is remembered and applied at the relaunch.
-//
-// Epochs never starve the rings, however often they are asked for:
-//   - before it parks a ring, an epoch waits until the ring has handled
-//     every message queued before its last relaunch (settle), as far as
-//     the ring can — not while its gate is closed or its output ring is
-//     full — so each message is handled within two epochs;
-//   - callers waiting for an epoch share one (devcore.Pace): the epoch
-//     that parks next serves every DeviceEpoch request made before it;
-//   - an epoch parks no sooner than max(WithEpochSpacing, the previous
-//     epoch's duration) after the previous one ended, so under a
-//     continuous storm the rings run at least half the time.
+// arena, the fallback allocator, unloading and closing) are made with the
+// rings parked and relaunched after, losing no message
+// (gpu/cuda/internal/devcore's Epochs; the rings' side in
+// gpu/cuda/ringrt's epoch.go).
 
 // ErrEpochTimeout is wrapped by the error of a device epoch when a ring
 // kernel did not acknowledge its park in time (a handler that does not
@@ -48,51 +29,7 @@ const DefaultEpochSpacing = time.Millisecond
 const DefaultParkTimeout = devcore.DefaultParkTimeout
 
 // EpochStats says what the device epochs of a backend cost.
-type EpochStats = devcore.EpochStats
-
-// The device's part of the protocol is a devcore.Epochs (device.ep): the
-// live rings, each registered as a *parkedRing, and the epoch itself.
-
-// ringPark is a ring kernel's part of the protocol: how to relaunch it and
-// whether it is parked. mu orders the owner's Terminate and Wait with the
-// epoch's park and relaunch.
-type ringPark struct {
-	mu        sync.Mutex
-	id        uint64
-	fn        Function
-	threads   uint32
-	blocks    uint32 // the grid's blocks (1 for a kernel's own loop)
-	resumed   func() // called after a relaunch (a grid rings its mailboxes again)
-	args      []uint64
-	smem      uint32 // dynamic shared memory of the launch
-	parked    bool
-	want      ring.TerminateMode // the owner's terminate request (0: none)
-	launchErr error              // a relaunch that failed
-	backlog   uint64             // the input ring's tail at the last relaunch (device thread only)
-}
-
-// terminate records the owner's request and, unless the ring is parked,
-// stores it in the control block (the relaunch stores it otherwise).
-func (k *RingKernel) terminate(mode ring.TerminateMode) {
-	k.park.mu.Lock()
-	defer k.park.mu.Unlock()
-	k.park.want = mode
-	if !k.park.parked && k.cb != nil {
-		k.cb.Terminate.Store(uint64(mode))
-	}
-}
-
-// ack returns the kernel's terminated ack as its owner sees it: 0 while
-// the ring is parked (the ack then belongs to the epoch), and a failed
-// relaunch's error.
-func (k *RingKernel) ack() (uint64, error) {
-	k.park.mu.Lock()
-	defer k.park.mu.Unlock()
-	if k.park.parked || k.cb == nil {
-		return 0, nil
-	}
-	return k.cb.TerminatedAck.Load(), k.park.launchErr
-}
+type EpochStats = ringrt.EpochStats
 
 // DeviceEpoch runs an empty device epoch: it parks every live ring kernel
 // of the backend and relaunches it, and returns how long the rings were
@@ -107,30 +44,7 @@ func (b *Backend) DeviceEpoch(ctx context.Context) (time.Duration, error) {
 	if err != nil {
 		return 0, err
 	}
-	for {
-		req := d.ep.Pace.Request()
-		// Wait for the spacing off the device's thread, which one-shot
-		// work needs meanwhile; the epoch checks it again.
-		err := d.ep.Pace.Wait(ctx, d.ep.Spacing)
-		if err == nil {
-			err = d.do(func() error {
-				if req.Finished() {
-					return nil // an epoch that parked meanwhile served it
-				}
-				return d.epoch(ctx, "DeviceEpoch", nil)
-			})
-		}
-		if err != nil && d.ep.Pace.Withdraw(req) {
-			return 0, deviceErr(d.ordinal, err)
-		}
-		<-req.Done()
-		if took, bounced, err := req.Outcome(); !bounced {
-			return took, deviceErr(d.ordinal, err)
-		}
-		if ctx.Err() != nil {
-			return 0, deviceErr(d.ordinal, errors.Join(err, ctx.Err()))
-		}
-	}
+	return d.rt.Epoch(ctx)
 }
 
 // EpochStats returns what the backend's device epochs cost so far.
@@ -139,164 +53,5 @@ func (b *Backend) EpochStats() EpochStats {
 	if err != nil || d == nil {
 		return EpochStats{}
 	}
-	return d.ep.Stats()
-}
-
-// epoch runs fn (a synchronising driver call) with every live ring parked
-// (inside Do): devcore.Epochs.Run.
-func (d *device) epoch(ctx context.Context, why string, fn func() error) error {
-	return d.ep.Run(ctx, why, fn)
-}
-
-// parkedRing is a ring kernel as the device epoch sees it
-// (devcore.Parkable); its methods run inside Do.
-type parkedRing RingKernel
-
-// Settled reports whether the ring has handled what was queued before its
-// last relaunch, or cannot go on now: it has stopped or been asked to stop
-// now, its gate is closed (and it does not drain), or its output ring is
-// full (its replies wait for the host).
-func (p *parkedRing) Settled() bool {
-	k := (*RingKernel)(p)
-	if k.serves != nil {
-		return k.serves.settled() // a grid: each of its mailboxes
-	}
-	if k.in == nil || k.cb.TerminatedAck.Load() != 0 || k.in.Header().Head.Load() >= k.park.backlog {
-		return true
-	}
-	k.park.mu.Lock()
-	want := k.park.want
-	k.park.mu.Unlock()
-	if want == ring.TerminateNow || (!k.cb.IsOpen() && want != ring.TerminateDrain) {
-		return true
-	}
-	out := k.out.Header()
-	return out.Tail.Load()-out.Head.Load() >= uint64(k.out.Cap())
-}
-
-// Terminate parks the ring: TerminateNow, unless its loop already
-// acknowledged a termination of its own.
-func (p *parkedRing) Terminate() bool {
-	k := (*RingKernel)(p)
-	k.park.mu.Lock()
-	defer k.park.mu.Unlock()
-	if k.cb.TerminatedAck.Load() != 0 {
-		return false
-	}
-	k.park.parked = true
-	k.cb.Terminate.Store(uint64(ring.TerminateNow))
-	return true
-}
-
-// Acked reports whether the loop acknowledged; a faulted grid never
-// will: it is gone (and marked acknowledged).
-func (p *parkedRing) Acked() bool {
-	k := (*RingKernel)(p)
-	return k.cb.TerminatedAck.Load() != 0 || (k.serves != nil && k.d.gridFaulted(k))
-}
-
-// Retire waits for the launch whose loop exited.
-func (p *parkedRing) Retire() error { return p.d.api.StreamSynchronize(p.stream) }
-
-// Unpark clears the parked mark (the device closes: no relaunch).
-func (p *parkedRing) Unpark() {
-	p.park.mu.Lock()
-	p.park.parked = false
-	p.park.mu.Unlock()
-}
-
-// Stuck describes the ring for an epoch that gave up waiting.
-func (p *parkedRing) Stuck(settling bool) string {
-	k := (*RingKernel)(p)
-	if settling {
-		return fmt.Sprintf("ring %d did not handle the messages queued before its relaunch (input at %d of %d, processed %d)",
-			k.park.id, k.in.Header().Head.Load(), k.park.backlog, k.cb.Processed.Load())
-	}
-	return fmt.Sprintf("ring %d (processed %d)", k.park.id, k.cb.Processed.Load())
-}
-
-// Resume relaunches the parked ring on its memory and stream, with the
-// terminate request its owner made meanwhile. A ring whose owner asked
-// for TerminateNow stays stopped; a ring that did not acknowledge its park
-// gets its owner's request back.
-func (p *parkedRing) Resume() error {
-	k := (*RingKernel)(p)
-	k.park.mu.Lock()
-	defer k.park.mu.Unlock()
-	k.park.parked = false
-	want := k.park.want
-	if k.cb.TerminatedAck.Load() == 0 {
-		// Never parked (the epoch gave up waiting): hand the terminate word back.
-		k.cb.Terminate.Store(uint64(want))
-		return nil
-	}
-	if want == ring.TerminateNow {
-		return nil // stopped as its owner asked; its Wait releases it
-	}
-	k.cb.Terminate.Store(uint64(want))
-	k.cb.TerminatedAck.Store(0)
-	if k.in != nil {
-		k.park.backlog = k.in.Header().Tail.Load() // settle waits for these before the next park
-	}
-	err := k.d.api.LaunchKernel(k.park.fn, Dim3{X: max(1, k.park.blocks)}, Dim3{X: k.park.threads}, k.park.smem, k.stream, k.park.args...)
-	if err != nil {
-		// The ring is gone: its owner's Wait reports why.
-		k.park.launchErr = fmt.Errorf("cuda: relaunching ring %d after a device epoch: %w", k.park.id, err)
-		k.cb.TerminatedAck.Store(ring.Terminated)
-		return k.park.launchErr
-	}
-	if k.park.resumed != nil {
-		k.park.resumed()
-	}
-	return nil
-}
-
-// stopRings stops every live ring for good before the device closes
-// (inside Do): TerminateNow, wait for the acks, then each ring keeps its
-// unread replies for TryPoll and gives its memory and stream back. Its
-// owner's Wait then returns at once.
-func (d *device) stopRings() error {
-	if d.ep.Len() == 0 {
-		return nil
-	}
-	for p := range d.ep.Live() {
-		(*RingKernel)(p.(*parkedRing)).terminate(ring.TerminateNow)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), d.ep.Timeout())
-	defer cancel()
-	parked, err := d.ep.ParkAll(ctx)
-	errs := []error{err}
-	for _, p := range parked {
-		p.Unpark()
-	}
-	for p := range d.ep.Live() { // release removes rings from the set: as a range over the map
-		k := (*RingKernel)(p.(*parkedRing))
-		if k.cb.TerminatedAck.Load() == 0 {
-			continue // still running: its memory must stay (leaked)
-		}
-		k.keepReplies()
-		errs = append(errs, k.release())
-	}
-	return errors.Join(errs...)
-}
-
-// addLive registers a launched ring (inside Do).
-func (d *device) addLive(k *RingKernel) {
-	k.park.id = d.ep.Add((*parkedRing)(k))
-}
-
-// keepReplies copies the replies still in the output ring out of its
-// memory, for TryPoll after the release, and marks the ring waited.
-func (k *RingKernel) keepReplies() {
-	if k.waited {
-		return
-	}
-	k.waited = true
-	for k.out != nil { // a grid's own launch has no rings
-		h, p, ok := k.TryPoll()
-		if !ok {
-			return
-		}
-		k.left = append(k.left, ringReply{h, p})
-	}
+	return d.rt.EpochStats()
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ringactor/ringactor/gpu"
+	"github.com/ringactor/ringactor/internal/testutil/ringtest"
 )
 
 // benchDeviceEnv set to "device" makes the epoch and Execute benchmarks
@@ -154,7 +155,7 @@ func BenchmarkRingUnderEpochStorm(b *testing.B) {
 					b.Error(err)
 				}
 			})
-			if err := exchangeErr(k, 64, 0); err != nil { // warm: the loop runs
+			if err := ringtest.ExchangeErr(k, 64, 0); err != nil { // warm: the loop runs
 				b.Fatal(err)
 			}
 			stop, stormed := make(chan struct{}), make(chan error, 1)
@@ -176,7 +177,7 @@ func BenchmarkRingUnderEpochStorm(b *testing.B) {
 				}
 				stormed <- nil
 			}()
-			err = exchangeErr(k, b.N, 1)
+			err = ringtest.ExchangeErr(k, b.N, 1)
 			el := time.Since(start)
 			close(stop)
 			if serr := <-stormed; err != nil || serr != nil {

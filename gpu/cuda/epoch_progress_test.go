@@ -12,12 +12,13 @@ import (
 
 	"github.com/ringactor/ringactor/gpu/ring"
 	"github.com/ringactor/ringactor/gpu/ringmsg"
+	"github.com/ringactor/ringactor/internal/testutil/ringtest"
 )
 
 // epochRequestsWaiting says how many DeviceEpoch calls are waiting for an
 // epoch.
 func epochRequestsWaiting(d *device) int {
-	return d.ep.Pace.Waiting()
+	return d.Epochs.Pace.Waiting()
 }
 
 // TestRelaunchedRingHandlesBacklog: a ring relaunched by an epoch handles
@@ -32,7 +33,7 @@ func TestRelaunchedRingHandlesBacklog(t *testing.T) {
 	k := launchRing(t, b)
 	const queued = 5
 	for i := range queued {
-		if ok, err := k.TrySubmit(ringmsg.Sum.TypeID(), uint64(i), sumMsg(float32(i))); !ok || err != nil {
+		if ok, err := k.TrySubmit(ringmsg.Sum.TypeID(), uint64(i), ringtest.SumMsg(float32(i))); !ok || err != nil {
 			t.Fatal(ok, err)
 		}
 	}
@@ -44,10 +45,10 @@ func TestRelaunchedRingHandlesBacklog(t *testing.T) {
 	// Epoch A: while the ring is parked, hold its stream and open its gate,
 	// so that the 5 messages are queued before the relaunch and the
 	// relaunch waits behind the held stream.
-	err = d.do(func() error {
-		return d.epoch(context.Background(), "test", func() error {
+	err = d.Do(func() error {
+		return d.Epoch(context.Background(), "test", func() error {
 			k.Activate()
-			return fd.Enqueue(k.stream, func() error { <-release; return nil })
+			return fd.Enqueue(ringStream(t, b), func() error { <-release; return nil })
 		})
 	})
 	if err != nil {
@@ -94,7 +95,7 @@ func TestBacklogWaitsOnlyForWhatCanRun(t *testing.T) {
 	WithParkTimeout(time.Minute)(b)
 	k := launchRing(t, b) // 16 slots, gate closed
 	for i := range 16 {
-		if ok, err := k.TrySubmit(ringmsg.Sum.TypeID(), uint64(i), sumMsg(float32(i))); !ok || err != nil {
+		if ok, err := k.TrySubmit(ringmsg.Sum.TypeID(), uint64(i), ringtest.SumMsg(float32(i))); !ok || err != nil {
 			t.Fatal(ok, err)
 		}
 	}
@@ -114,7 +115,7 @@ func TestBacklogWaitsOnlyForWhatCanRun(t *testing.T) {
 		runtime.Gosched()
 	}
 	for i := range 16 {
-		if ok, err := k.TrySubmit(ringmsg.Sum.TypeID(), uint64(16+i), sumMsg(float32(i))); !ok || err != nil {
+		if ok, err := k.TrySubmit(ringmsg.Sum.TypeID(), uint64(16+i), ringtest.SumMsg(float32(i))); !ok || err != nil {
 			t.Fatal(ok, err)
 		}
 	}
@@ -153,7 +154,7 @@ func TestConcurrentEpochsCoalesce(t *testing.T) {
 	// Hold the device's thread while the callers gather.
 	hold, held := make(chan struct{}), make(chan struct{})
 	go func() {
-		_ = d.do(func() error { close(held); <-hold; return nil })
+		_ = d.Do(func() error { close(held); <-hold; return nil })
 	}()
 	<-held
 	const callers = 8
@@ -183,7 +184,7 @@ func TestConcurrentEpochsCoalesce(t *testing.T) {
 	if st := b.EpochStats(); st.Count != 1 || st.Served != callers || st.RingsParked != 1 {
 		t.Fatalf("%d concurrent DeviceEpoch calls: epoch stats %+v, want one epoch serving all", callers, st)
 	}
-	exchange(t, k, 10, 1)
+	ringtest.Exchange(t, k, 10, 1)
 }
 
 // TestEpochSpacing: epochs asked for back to back park no sooner than the
@@ -204,7 +205,7 @@ func TestEpochSpacing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	start := d.ep.Pace.LastEnd() // when the first relaunched the ring
+	start := d.Epochs.Pace.LastEnd() // when the first relaunched the ring
 	for range n - 1 {
 		if _, err := b.DeviceEpoch(ctx); err != nil {
 			t.Fatal(err)
@@ -216,5 +217,5 @@ func TestEpochSpacing(t *testing.T) {
 	if st := b.EpochStats(); st.Count != n {
 		t.Fatalf("epoch stats %+v", st)
 	}
-	exchange(t, k, 10, 1)
+	ringtest.Exchange(t, k, 10, 1)
 }

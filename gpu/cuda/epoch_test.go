@@ -5,7 +5,6 @@ package cuda
 import (
 	"context"
 	"errors"
-	"fmt"
 	"runtime"
 	"sync"
 	"testing"
@@ -16,91 +15,8 @@ import (
 	"github.com/ringactor/ringactor/gpu/cuda/hostsim"
 	"github.com/ringactor/ringactor/gpu/ring"
 	"github.com/ringactor/ringactor/gpu/ringmsg"
+	"github.com/ringactor/ringactor/internal/testutil/ringtest"
 )
-
-// sumMsg encodes a MsgSum request of one value: its reply's value is v.
-func sumMsg(v float32) []byte {
-	var m ringmsg.ReduceMsg
-	m.N = 1
-	m.X[0] = v
-	return append([]byte(nil), unsafe.Slice((*byte)(unsafe.Pointer(&m)), unsafe.Sizeof(m))...)
-}
-
-func launchRing(t *testing.T, b *Backend) *RingKernel {
-	t.Helper()
-	k, err := b.LaunchRingProgram(sumProgram(t, b), RingConfig{Capacity: 16, Threads: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := hangCtx(t)
-		defer cancel()
-		if err := k.Close(ctx); err != nil {
-			t.Errorf("closing ring: %v", err)
-		}
-	})
-	return k
-}
-
-// exchange sends n messages through k from one goroutine while this one
-// collects the replies, and fails unless every reply comes back once, in
-// order, with its value. Test goroutine only (see exchangeErr).
-func exchange(t *testing.T, k *RingKernel, n int, base float32) {
-	t.Helper()
-	if err := exchangeErr(k, n, base); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// exchangeHang bounds an exchange: a hang guard, not a speed limit.
-const exchangeHang = 2 * time.Minute
-
-// exchangeErr is exchange returning its failure, for any goroutine.
-func exchangeErr(k *RingKernel, n int, base float32) error {
-	errc := make(chan error, 1)
-	stop := make(chan struct{})
-	defer close(stop)
-	go func() {
-		for i := range n {
-			msg := sumMsg(base + float32(i))
-			for {
-				ok, err := k.TrySubmit(ringmsg.Sum.TypeID(), uint64(i), msg)
-				if err != nil {
-					errc <- err
-					return
-				}
-				if ok {
-					break
-				}
-				select {
-				case <-stop:
-					errc <- nil
-					return
-				default:
-				}
-				runtime.Gosched()
-			}
-		}
-		errc <- nil
-	}()
-	deadline := time.Now().Add(exchangeHang)
-	for i := 0; i < n; {
-		h, p, ok := k.TryPoll()
-		if !ok {
-			if time.Now().After(deadline) {
-				return fmt.Errorf("reply %d of %d not received within %v (processed %d)", i, n, exchangeHang, k.Control().Processed.Load())
-			}
-			runtime.Gosched()
-			continue
-		}
-		r, err := hostsim.Decode[ringmsg.ScalarReply](p)
-		if err != nil || h.CorrelationID != uint64(i) || h.Status != ring.StatusOK || r.Value != float64(base+float32(i)) {
-			return fmt.Errorf("reply %d: corr %d status %d value %v (%v)", i, h.CorrelationID, h.Status, r.Value, err)
-		}
-		i++
-	}
-	return <-errc
-}
 
 // TestDeviceEpochKeepsMessages: while two rings exchange messages, device
 // epochs park and relaunch them again and again, back to back; every reply
@@ -153,7 +69,7 @@ func epochsKeepMessages(t *testing.T, mode hostsim.HazardMode) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[i] = exchangeErr(k, 300, float32(1000*i))
+			errs[i] = ringtest.ExchangeErr(k, 300, float32(1000*i))
 		}()
 	}
 	wg.Wait()
@@ -187,14 +103,14 @@ func TestStrictHazardModelBites(t *testing.T) {
 	cb := uint64(uintptr(unsafe.Pointer(k.Control())))
 	var he *hostsim.HazardError
 	// A module load straight through the driver, beside the ring.
-	err = d.do(func() error { _, _, err := d.api.ModuleLoadData(OneShotPTX, false); return err })
+	err = d.Do(func() error { _, _, err := d.API.ModuleLoadData(OneShotPTX, false); return err })
 	if !errors.As(err, &he) || !errors.Is(err, hostsim.ErrHazard) || he.Call != "cuModuleLoadDataEx" ||
 		he.Class != hostsim.CallSynchronizing || he.Kernel != "rc_ring_"+ringmsg.Sum.DeviceEntry() || he.Control != cb {
 		t.Fatalf("module load beside a ring = %v", err)
 	}
 	// cuMemFree of memory from cuMemAlloc: the barrier passes, the free does not.
 	var p DevicePtr
-	err = d.do(func() error { var err error; p, err = d.api.MemAlloc(256); return err })
+	err = d.Do(func() error { var err error; p, err = d.API.MemAlloc(256); return err })
 	if err != nil {
 		t.Fatalf("cuMemAlloc is a barrier, not a wait: %v", err)
 	}
@@ -205,13 +121,13 @@ func TestStrictHazardModelBites(t *testing.T) {
 	if !errors.As(err, &he) || he.HeldBy != "cuMemAlloc_v2" || he.Control != cb {
 		t.Fatalf("launch after a barrier beside a ring = %v", err)
 	}
-	err = d.do(func() error { return d.api.MemFree(p) })
+	err = d.Do(func() error { return d.API.MemFree(p) })
 	if !errors.As(err, &he) || he.Call != "cuMemFree_v2" || he.Control != cb {
 		t.Fatalf("cuMemFree beside a ring = %v", err)
 	}
 	// The backend's own paths: an epoch around the free passes.
-	if err := d.do(func() error {
-		return d.epoch(context.Background(), "cuMemFree_v2", func() error { return d.api.MemFree(p) })
+	if err := d.Do(func() error {
+		return d.Epoch(context.Background(), "cuMemFree_v2", func() error { return d.API.MemFree(p) })
 	}); err != nil {
 		t.Fatalf("cuMemFree in an epoch: %v", err)
 	}
@@ -226,7 +142,7 @@ func TestStrictHazardModelBites(t *testing.T) {
 		t.Fatalf("relu = %v", v)
 	}
 	k.Activate()
-	exchange(t, k, 5, 1)
+	ringtest.Exchange(t, k, 5, 1)
 	if st := b.EpochStats(); st.Count != 1 || st.LastReason != "cuMemFree_v2" {
 		t.Fatalf("epoch stats %+v", st)
 	}
@@ -250,7 +166,7 @@ func TestBlockingModeWaits(t *testing.T) {
 	d, _ := b.device()
 	done := make(chan error, 1)
 	// A NULL-stream synchronisation is a cuCtxSynchronize to the model.
-	go func() { done <- d.do(func() error { return d.api.StreamSynchronize(Stream{}) }) }()
+	go func() { done <- d.Do(func() error { return d.API.StreamSynchronize(Stream{}) }) }()
 	select {
 	case err := <-done:
 		t.Fatalf("cuCtxSynchronize returned (%v) beside a running ring", err)
@@ -259,53 +175,6 @@ func TestBlockingModeWaits(t *testing.T) {
 	k.Terminate(ring.TerminateNow)
 	if err := <-done; err != nil {
 		t.Fatalf("cuCtxSynchronize after the ring exited: %v", err)
-	}
-}
-
-// TestTerminateDuringEpoch: an owner's Terminate made while its ring is
-// parked is applied at the relaunch: drain answers what was queued, now
-// leaves it queued; Wait sees neither the park's ack nor a relaunch.
-func TestTerminateDuringEpoch(t *testing.T) {
-	for _, mode := range []ring.TerminateMode{ring.TerminateDrain, ring.TerminateNow} {
-		b, _ := newSimBackend(t, nil)
-		k := launchRing(t, b)
-		for i := range 3 {
-			if ok, err := k.TrySubmit(ringmsg.Sum.TypeID(), uint64(i), sumMsg(float32(i))); !ok || err != nil {
-				t.Fatal(ok, err)
-			}
-		}
-		d, _ := b.device()
-		err := d.do(func() error {
-			return d.epoch(context.Background(), "test", func() error {
-				k.Terminate(mode)
-				if ack, _ := k.ack(); ack != 0 {
-					t.Errorf("the owner sees the park's ack %d", ack)
-				}
-				return nil
-			})
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		ctx, cancel := hangCtx(t)
-		if err := k.Wait(ctx); err != nil {
-			t.Fatal(err)
-		}
-		cancel()
-		n := 0
-		for {
-			h, _, ok := k.TryPoll()
-			if !ok {
-				break
-			}
-			if h.CorrelationID != uint64(n) {
-				t.Fatalf("%v: reply %d has correlation %d", mode, n, h.CorrelationID)
-			}
-			n++
-		}
-		if want := map[ring.TerminateMode]int{ring.TerminateDrain: 3, ring.TerminateNow: 0}[mode]; n != want {
-			t.Fatalf("%v during an epoch: %d replies, want %d", mode, n, want)
-		}
 	}
 }
 
@@ -334,15 +203,16 @@ func TestFallbackAllocatorParksRings(t *testing.T) {
 	if st := b.EpochStats(); st.Count < 2 {
 		t.Fatalf("alloc and free beside a ring without a pool: %d epochs", st.Count)
 	}
-	exchange(t, k, 10, 5)
+	ringtest.Exchange(t, k, 10, 5)
 }
 
 // TestArenaGrowsInEpoch: rings beyond the pinned arena's reservation grow
 // it in an epoch while the first ring runs.
 func TestArenaGrowsInEpoch(t *testing.T) {
+	probe, _ := newSimBackend(t, nil)
+	size := launchRing(t, probe).PinnedBytes()
 	b, fd := newSimBackend(t, nil)
-	_, _, size := ringLayout(16, 4096)
-	WithArenaBytes(int(size))(b) // room for exactly one ring
+	WithArenaBytes(size)(b) // room for exactly one ring
 	first := launchRing(t, b)
 	first.Activate()
 	allocs := fd.Sim().HostAllocs()
@@ -354,8 +224,8 @@ func TestArenaGrowsInEpoch(t *testing.T) {
 	if st := b.EpochStats(); st.Count < 1 || st.LastReason != "cuMemHostAlloc" {
 		t.Fatalf("epoch stats %+v", st)
 	}
-	exchange(t, first, 10, 1)
-	exchange(t, second, 10, 2)
+	ringtest.Exchange(t, first, 10, 1)
+	ringtest.Exchange(t, second, 10, 2)
 }
 
 // TestCloseStopsLiveRings: closing the backend with a ring still running
@@ -369,7 +239,7 @@ func TestCloseStopsLiveRings(t *testing.T) {
 		t.Fatal(err)
 	}
 	k.Activate()
-	if ok, _ := k.TrySubmit(ringmsg.Sum.TypeID(), 7, sumMsg(7)); !ok {
+	if ok, _ := k.TrySubmit(ringmsg.Sum.TypeID(), 7, ringtest.SumMsg(7)); !ok {
 		t.Fatal("ring full")
 	}
 	for k.Control().Processed.Load() == 0 {
@@ -384,35 +254,12 @@ func TestCloseStopsLiveRings(t *testing.T) {
 	if h, _, ok := k.TryPoll(); !ok || h.CorrelationID != 7 {
 		t.Fatalf("reply after Close: %+v %v", h, ok)
 	}
-	if _, err := k.TrySubmit(ringmsg.Sum.TypeID(), 8, sumMsg(8)); !errors.Is(err, ErrRingClosed) {
+	if _, err := k.TrySubmit(ringmsg.Sum.TypeID(), 8, ringtest.SumMsg(8)); !errors.Is(err, ErrRingClosed) {
 		t.Fatalf("TrySubmit after Close = %v", err)
 	}
 	if l := fd.Leaks(); l != "" {
 		t.Fatalf("leaked %s", l)
 	}
-}
-
-// TestEpochParkTimeout: a ring that does not acknowledge its park (here a
-// control block no loop serves) fails the epoch with ErrEpochTimeout
-// before the synchronising call is made; the rings that did park run
-// again.
-func TestEpochParkTimeout(t *testing.T) {
-	b, _ := newSimBackend(t, nil)
-	WithParkTimeout(20 * time.Millisecond)(b)
-	k := launchRing(t, b)
-	k.Activate()
-	d, _ := b.device()
-	called := false
-	err := d.do(func() error {
-		ghost := &RingKernel{d: d, cb: &ring.ControlBlock{}}
-		d.addLive(ghost)
-		defer d.ep.Remove((*parkedRing)(ghost))
-		return d.epoch(context.Background(), "test", func() error { called = true; return nil })
-	})
-	if !errors.Is(err, ErrEpochTimeout) || !errors.Is(err, context.DeadlineExceeded) || called {
-		t.Fatalf("epoch with a ring that never parks = %v (call made: %v)", err, called)
-	}
-	exchange(t, k, 10, 3)
 }
 
 // TestTerminateRacesEpochs: an owner's drain and Wait racing epochs that
@@ -422,7 +269,7 @@ func TestTerminateRacesEpochs(t *testing.T) {
 	b, _ := newSimBackend(t, nil)
 	k := launchRing(t, b)
 	for i := range 16 {
-		if ok, err := k.TrySubmit(ringmsg.Sum.TypeID(), uint64(i), sumMsg(float32(i))); !ok || err != nil {
+		if ok, err := k.TrySubmit(ringmsg.Sum.TypeID(), uint64(i), ringtest.SumMsg(float32(i))); !ok || err != nil {
 			t.Fatal(ok, err)
 		}
 	}

@@ -1,7 +1,6 @@
 package cuda
 
 import (
-	"github.com/ringactor/ringactor/gpu"
 	"github.com/ringactor/ringactor/gpu/cuda/internal/devcore"
 	"github.com/ringactor/ringactor/gpu/cuda/internal/driverapi"
 )
@@ -60,6 +59,4 @@ const BackendName = driverapi.BackendName
 var ErrContextClosed = devcore.ErrContextClosed
 
 // unavailable builds the DeviceUnavailable error of this backend.
-func unavailable(reason string) error {
-	return &gpu.DeviceError{Kind: gpu.DeviceUnavailable, Backend: BackendName, Reason: reason}
-}
+func unavailable(reason string) error { return devcore.Unavailable(reason) }

@@ -1,9 +1,8 @@
 package cuda
 
 import (
-	"context"
-
 	"github.com/ringactor/ringactor/gpu/cuda/internal/devcore"
+	"github.com/ringactor/ringactor/gpu/cuda/ringrt"
 )
 
 // HostDevice is a device a [Backend] runs on instead of the driver: a
@@ -22,20 +21,9 @@ type HostDevice interface {
 	// Profile is the device's hardware (the backend's Profile without
 	// WithDeviceProfile).
 	Profile() DeviceProfile
-	// LoadHostProgram builds src's host variant and returns the function
-	// whose launches run it (building takes the host compiler; it is not
-	// a driver call).
-	LoadHostProgram(ctx context.Context, src *RingProgramSource) (Function, error)
-	// AttachHostProgram is the module load of a program LoadHostProgram
-	// built: a synchronising call, made on the device's thread (in a
-	// device epoch when rings run).
-	AttachHostProgram(fn Function) error
-	// HostGrid returns the function of the persistent grid of mailboxes
-	// of a program LoadHostProgram built.
-	HostGrid(fn Function) (Function, error)
-	// ProgramCache says where the host build of src is kept and whether
-	// it is built ([Backend.RingProgramCache]).
-	ProgramCache(src *RingProgramSource) (cache string, built bool)
+	// The ring programs' part: LoadHostProgram, AttachHostProgram,
+	// HostGrid and ProgramCache ([Backend.RingProgramCache]).
+	ringrt.HostPrograms
 }
 
 // NewHostBackend returns a Backend whose device is dev, named name (a

@@ -119,8 +119,8 @@ func (d *device) execute(ctx context.Context, spec *gpu.KernelSpec, op builtinOp
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	err = d.do(func() error {
-		return d.inBatch(func() error {
+	err = d.Do(func() error {
+		return d.InBatch(func() error {
 			for i, in := range items {
 				if err := d.launch(ctx, spec, op, in, outs[i], sc); err != nil {
 					return err
@@ -130,7 +130,7 @@ func (d *device) execute(ctx context.Context, spec *gpu.KernelSpec, op builtinOp
 		})
 	})
 	if err != nil {
-		return deviceErr(d.ordinal, err)
+		return deviceErr(d.Ordinal, err)
 	}
 	for _, out := range outs {
 		out.MarkDeviceDirty()
@@ -210,8 +210,8 @@ func (d *device) launch(ctx context.Context, spec *gpu.KernelSpec, op builtinOp,
 	f := d.fns[op.entry[t]]
 	switch op.kind {
 	case opBinary:
-		block := d.attrs.block1D()
-		return d.api.LaunchKernel(f, Dim3{X: d.attrs.grid1D(n, block)}, Dim3{X: block}, 0, d.stream,
+		block := d.Attrs.Block1D()
+		return d.API.LaunchKernel(f, Dim3{X: d.Attrs.Grid1D(n, block)}, Dim3{X: block}, 0, d.Stream,
 			ArgPtr(ptrs[0]), ArgPtr(ptrs[1]), ArgPtr(outPtr), ArgU64(n))
 	case opUnary:
 		p := 0.0
@@ -222,8 +222,8 @@ func (d *device) launch(ctx context.Context, spec *gpu.KernelSpec, op builtinOp,
 		if t == 0 {
 			pa = ArgF32(float32(p))
 		}
-		block := d.attrs.block1D()
-		return d.api.LaunchKernel(f, Dim3{X: d.attrs.grid1D(n, block)}, Dim3{X: block}, 0, d.stream,
+		block := d.Attrs.Block1D()
+		return d.API.LaunchKernel(f, Dim3{X: d.Attrs.Grid1D(n, block)}, Dim3{X: block}, 0, d.Stream,
 			ArgPtr(ptrs[0]), ArgPtr(outPtr), pa, ArgU64(n))
 	case opReduce:
 		return d.reduce(spec.Name, t, f, ptrs[0], uint64(in[0].Len()), outPtr)
@@ -231,11 +231,11 @@ func (d *device) launch(ctx context.Context, spec *gpu.KernelSpec, op builtinOp,
 		a, b := in[0].ShapeRef(), in[1].ShapeRef()
 		m, k, nn := a[0], a[1], b[1]
 		grid := Dim3{X: uint32((nn + tile - 1) / tile), Y: uint32((m + tile - 1) / tile)}
-		if d.attrs.MaxThreadsPerBlock < tile*tile || int(grid.Y) > d.attrs.MaxGridY || int(grid.X) > d.attrs.MaxGridX {
-			return &gpu.DeviceError{Kind: gpu.DeviceFailed, Backend: BackendName, Device: d.ordinal,
+		if d.Attrs.MaxThreadsPerBlock < tile*tile || int(grid.Y) > d.Attrs.MaxGridY || int(grid.X) > d.Attrs.MaxGridX {
+			return &gpu.DeviceError{Kind: gpu.DeviceFailed, Backend: BackendName, Device: d.Ordinal,
 				Reason: fmt.Sprintf("matmul %dx%d·%dx%d does not fit one launch (grid %d×%d)", m, k, k, nn, grid.X, grid.Y)}
 		}
-		return d.api.LaunchKernel(f, grid, Dim3{X: tile, Y: tile}, 0, d.stream,
+		return d.API.LaunchKernel(f, grid, Dim3{X: tile, Y: tile}, 0, d.Stream,
 			ArgPtr(ptrs[0]), ArgPtr(ptrs[1]), ArgPtr(outPtr), ArgI32(int32(m)), ArgI32(int32(k)), ArgI32(int32(nn)))
 	case opBlur:
 		return d.blur(op, t, in[0].ShapeRef(), ptrs[0], outPtr, sc)
@@ -248,8 +248,8 @@ func (d *device) launch(ctx context.Context, spec *gpu.KernelSpec, op builtinOp,
 // Sums accumulate in double; an f32 sum is rounded on the host and copied
 // back (4 bytes).
 func (d *device) reduce(name string, t int, f Function, in DevicePtr, n uint64, out DevicePtr) error {
-	block := d.attrs.block1D()
-	grid := d.attrs.grid1D(n, block)
+	block := d.Attrs.Block1D()
+	grid := d.Attrs.Grid1D(n, block)
 	sum := name == "sum"
 	partSize := uint64(4 << t) // f32 or f64 partials for min and max
 	final := f
@@ -257,30 +257,30 @@ func (d *device) reduce(name string, t int, f Function, in DevicePtr, n uint64, 
 		partSize = 8
 		final = d.fns["rc_sum_f64_partial"]
 	}
-	parts, err := d.scratch(uint64(grid) * partSize)
+	parts, err := d.Scratch(uint64(grid) * partSize)
 	if err != nil {
 		return err
 	}
-	if err := d.api.LaunchKernel(f, Dim3{X: grid}, Dim3{X: block}, 0, d.stream, ArgPtr(in), ArgPtr(parts), ArgU64(n)); err != nil {
+	if err := d.API.LaunchKernel(f, Dim3{X: grid}, Dim3{X: block}, 0, d.Stream, ArgPtr(in), ArgPtr(parts), ArgU64(n)); err != nil {
 		return err
 	}
 	if !sum || t == 1 {
-		return d.api.LaunchKernel(final, Dim3{X: 1}, Dim3{X: block}, 0, d.stream, ArgPtr(parts), ArgPtr(out), ArgU64(uint64(grid)))
+		return d.API.LaunchKernel(final, Dim3{X: 1}, Dim3{X: block}, 0, d.Stream, ArgPtr(parts), ArgPtr(out), ArgU64(uint64(grid)))
 	}
-	total, err := d.scratch(8)
+	total, err := d.Scratch(8)
 	if err != nil {
 		return err
 	}
-	if err := d.api.LaunchKernel(final, Dim3{X: 1}, Dim3{X: block}, 0, d.stream, ArgPtr(parts), ArgPtr(total), ArgU64(uint64(grid))); err != nil {
+	if err := d.API.LaunchKernel(final, Dim3{X: 1}, Dim3{X: block}, 0, d.Stream, ArgPtr(parts), ArgPtr(total), ArgU64(uint64(grid))); err != nil {
 		return err
 	}
 	var buf [8]byte
-	if err := d.copyOut(buf[:], total); err != nil {
+	if err := d.CopyOut(buf[:], total); err != nil {
 		return err
 	}
 	v := math.Float64frombits(binary.LittleEndian.Uint64(buf[:]))
 	binary.LittleEndian.PutUint32(buf[:4], math.Float32bits(float32(v)))
-	return d.copyIn(out, buf[:4])
+	return d.CopyIn(out, buf[:4])
 }
 
 // blur runs the separable Gaussian: rows into a double scratch image,
@@ -299,26 +299,26 @@ func (d *device) blur(op builtinOp, t int, shape gpu.Shape, src, dst DevicePtr, 
 	for i, v := range taps {
 		binary.LittleEndian.PutUint64(raw[8*i:], math.Float64bits(v))
 	}
-	wts, err := d.scratch(uint64(len(raw)))
+	wts, err := d.Scratch(uint64(len(raw)))
 	if err != nil {
 		return err
 	}
-	if err := d.copyIn(wts, raw); err != nil {
+	if err := d.CopyIn(wts, raw); err != nil {
 		return err
 	}
 	total := uint64(h) * uint64(w) * uint64(c)
-	tmp, err := d.scratch(8 * total)
+	tmp, err := d.Scratch(8 * total)
 	if err != nil {
 		return err
 	}
-	block := d.attrs.block1D()
-	grid := Dim3{X: d.attrs.grid1D(total, block)}
+	block := d.Attrs.Block1D()
+	grid := Dim3{X: d.Attrs.Grid1D(total, block)}
 	geom := []uint64{ArgI32(int32(h)), ArgI32(int32(w)), ArgI32(int32(c)), ArgI32(int32(radius))}
-	if err := d.api.LaunchKernel(d.fns[op.entry[t]], grid, Dim3{X: block}, 0, d.stream,
+	if err := d.API.LaunchKernel(d.fns[op.entry[t]], grid, Dim3{X: block}, 0, d.Stream,
 		append([]uint64{ArgPtr(src), ArgPtr(tmp), ArgPtr(wts)}, geom...)...); err != nil {
 		return err
 	}
-	return d.api.LaunchKernel(d.fns[op.entry2[t]], grid, Dim3{X: block}, 0, d.stream,
+	return d.API.LaunchKernel(d.fns[op.entry2[t]], grid, Dim3{X: block}, 0, d.Stream,
 		append([]uint64{ArgPtr(tmp), ArgPtr(dst), ArgPtr(wts)}, geom...)...)
 }
 

@@ -31,7 +31,7 @@ func (b *Backend) LoadPTX(ctx context.Context, ptx []byte, entries ...string) er
 		return err
 	}
 	key := sha256.Sum256(ptx)
-	return deviceErr(d.ordinal, d.do(func() error {
+	return deviceErr(d.Ordinal, d.Do(func() error {
 		name := ""
 		if len(entries) > 0 {
 			name = entries[0]
@@ -41,14 +41,14 @@ func (b *Backend) LoadPTX(ctx context.Context, ptx []byte, entries ...string) er
 			return err
 		}
 		for _, e := range entries {
-			if _, ok := m.fns[e]; ok {
+			if _, ok := m.Fns[e]; ok {
 				continue
 			}
-			f, err := d.api.ModuleGetFunction(m.mod, e)
+			f, err := d.API.ModuleGetFunction(m.Mod, e)
 			if err != nil {
 				return fmt.Errorf("cuda: entry %q of ptx sha256:%s: %w", e, hex.EncodeToString(key[:8]), err)
 			}
-			m.fns[e] = f
+			m.Fns[e] = f
 		}
 		return nil
 	}))

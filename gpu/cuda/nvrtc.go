@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/ringactor/ringactor/gpu"
+	"github.com/ringactor/ringactor/gpu/cuda/internal/driverapi"
 )
 
 // Kernels from CUDA C source are compiled at run time by NVRTC, NVIDIA's
@@ -42,7 +43,7 @@ func NVRTCLibraries() []string {
 // gpu.DeviceUnavailable) that reports NVRTC cannot be used: no candidate
 // library loads, one lacks an entry point, or NVRTC cannot load its
 // builtins library. errors.Is matches both it and gpu.ErrDeviceNotAvailable.
-var ErrNoNVRTC = errors.New("cuda: NVRTC (the CUDA run-time compiler) not available")
+var ErrNoNVRTC = driverapi.ErrNoNVRTC
 
 // DefaultArch is the virtual architecture sources are compiled for unless
 // [Source].Arch or an architecture option says otherwise, raised to the

@@ -36,7 +36,7 @@ func TestRingProgramCompiledForDeviceTarget(t *testing.T) {
 	if got, err := b.NVRTCArch(); err != nil || got != want {
 		t.Fatalf("NVRTCArch() = %q, %v; want %s", got, err, want)
 	}
-	p := loadSaxpy(t, b)
+	p := sumProgram(t, b)
 	target := []byte(".target sm_" + want[len("compute_"):])
 	if !bytes.Contains(p.PTX(), target) {
 		t.Fatalf("the program's PTX does not contain %q", target)

@@ -12,6 +12,7 @@ import (
 	"github.com/ringactor/ringactor/gpu"
 	"github.com/ringactor/ringactor/gpu/cuda/hostsim"
 	"github.com/ringactor/ringactor/gpu/ring"
+	"github.com/ringactor/ringactor/internal/testutil/ringtest"
 )
 
 // TestSimProfileDefault: the simulated device is an H100 unless told
@@ -101,7 +102,7 @@ func TestSim129PersistentGrids(t *testing.T) {
 	}
 	for _, k := range []*RingKernel{rings[1], rings[127]} {
 		k.Activate()
-		exchange(t, k, 3, 1)
+		ringtest.Exchange(t, k, 3, 1)
 	}
 	if n := len(hz.Raised()); n != 2 {
 		t.Fatalf("%d hazards, want 2: %v", n, hz.Raised())
@@ -128,14 +129,15 @@ func TestSimFalseDependency(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if q, _ := hz.Queue(streamID(d.stream)); q != 0 {
+	if q, _ := hz.Queue(streamID(d.Stream)); q != 0 {
 		t.Fatalf("the backend's stream on queue %d", q)
 	}
-	if q, _ := hz.Queue(streamID(k.stream)); q != 1 {
+	rs := ringStream(t, b)
+	if q, _ := hz.Queue(streamID(rs)); q != 1 {
 		t.Fatalf("the ring's stream on queue %d", q)
 	}
 	var s2, s3 Stream
-	if err := d.do(func() error {
+	if err := d.Do(func() error {
 		var err error
 		if s2, err = fd.StreamCreate(StreamNonBlocking); err != nil {
 			return err
@@ -163,10 +165,10 @@ func TestSimFalseDependency(t *testing.T) {
 		return nil
 	}
 
-	err = fd.EventRecord(ev, k.stream)
+	err = fd.EventRecord(ev, rs)
 	var he *hostsim.HazardError
 	if !errors.As(err, &he) || !errors.Is(err, hostsim.ErrFalseDependency) || he.Limit != hostsim.LimitHardwareQueue ||
-		he.Queue != 1 || he.LimitValue != 2 || he.OnStream != streamID(k.stream) || he.Stream != streamID(k.stream) {
+		he.Queue != 1 || he.LimitValue != 2 || he.OnStream != streamID(rs) || he.Stream != streamID(rs) {
 		t.Fatalf("event behind the ring = %v", err)
 	}
 	if err := relu(); err != nil {
@@ -177,7 +179,7 @@ func TestSimFalseDependency(t *testing.T) {
 	}
 
 	hz.SetMode(hostsim.HazardBlocking, 2*time.Minute)
-	if err := fd.EventRecord(ev, k.stream); err != nil {
+	if err := fd.EventRecord(ev, rs); err != nil {
 		t.Fatalf("blocking mode: %v", err)
 	}
 	if err := errors.Join(fd.EventRecord(ev, s3), fd.EventRecord(ev, s2)); err != nil {

@@ -5,7 +5,6 @@ package cuda
 import (
 	"context"
 	"errors"
-	"runtime"
 	"testing"
 	"time"
 	"unsafe"
@@ -14,20 +13,8 @@ import (
 	"github.com/ringactor/ringactor/gpu/cuda/hostsim"
 	"github.com/ringactor/ringactor/gpu/ring"
 	"github.com/ringactor/ringactor/gpu/ringmsg"
+	"github.com/ringactor/ringactor/internal/testutil/ringtest"
 )
-
-func pollReply(t *testing.T, k *RingKernel) (ring.SlotHeader, []byte) {
-	t.Helper()
-	deadline := hangDeadline(t) // a hang guard, not a bound on speed
-	for time.Now().Before(deadline) {
-		if h, p, ok := k.TryPoll(); ok {
-			return h, p
-		}
-		runtime.Gosched()
-	}
-	t.Fatal("no reply: hung")
-	return ring.SlotHeader{}, nil
-}
 
 // TestRingKernelOnSimulatedDevice launches the built-in add program
 // through the backend's ring engine on the simulated device (the host-compiled kernel
@@ -56,7 +43,7 @@ func TestRingKernelOnSimulatedDevice(t *testing.T) {
 		t.Fatal("a reply with the gate closed")
 	}
 	k.Activate()
-	h, p := pollReply(t, k)
+	h, p := ringtest.PollReply(t, k)
 	if h.CorrelationID != 42 || h.Flags&ring.FlagReply == 0 || h.Status != ring.StatusOK {
 		t.Fatalf("reply header %+v", h)
 	}

@@ -8,14 +8,8 @@ import (
 	"math"
 
 	"github.com/ringactor/ringactor/gpu"
+	"github.com/ringactor/ringactor/gpu/cuda/internal/devcore"
 )
-
-// ptxModule is a PTX image loaded by RunPTX, with its resolved entries.
-type ptxModule struct {
-	mod Module
-	log JITLog
-	fns map[string]Function
-}
 
 // RunPTX loads ptx (once per image: modules are cached by the image's
 // SHA-256 for the backend's lifetime) in the backend's context and runs
@@ -58,28 +52,28 @@ func (b *Backend) RunPTX(ctx context.Context, ptx []byte, entry string, in []*gp
 		}
 	}
 	n := uint64(out.Len())
-	block := d.attrs.block1D()
+	block := d.Attrs.Block1D()
 	grid := (n + uint64(block) - 1) / uint64(block)
-	if grid > uint64(d.attrs.MaxGridX) || grid > math.MaxUint32 {
-		return bad("output", "%d elements need %d blocks, more than the device's %d", n, grid, d.attrs.MaxGridX)
+	if grid > uint64(d.Attrs.MaxGridX) || grid > math.MaxUint32 {
+		return bad("output", "%d elements need %d blocks, more than the device's %d", n, grid, d.Attrs.MaxGridX)
 	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	key := sha256.Sum256(ptx)
-	err = d.do(func() error {
+	err = d.Do(func() error {
 		m, err := d.loadPTX(key, ptx, entry)
 		if err != nil {
 			return err
 		}
-		f, ok := m.fns[entry]
+		f, ok := m.Fns[entry]
 		if !ok {
-			if f, err = d.api.ModuleGetFunction(m.mod, entry); err != nil {
+			if f, err = d.API.ModuleGetFunction(m.Mod, entry); err != nil {
 				return fmt.Errorf("cuda: entry %q of ptx sha256:%s: %w", entry, hex.EncodeToString(key[:8]), err)
 			}
-			m.fns[entry] = f
+			m.Fns[entry] = f
 		}
-		return d.inBatch(func() error {
+		return d.InBatch(func() error {
 			args := make([]uint64, 0, len(in)+len(scalars)+2)
 			for _, buf := range in {
 				p, err := d.devicePtr(ctx, buf)
@@ -97,11 +91,11 @@ func (b *Backend) RunPTX(ctx context.Context, ptx []byte, entry string, in []*gp
 				args = append(args, ArgF64(s))
 			}
 			args = append(args, ArgU64(n))
-			return d.api.LaunchKernel(f, Dim3{X: uint32(grid)}, Dim3{X: block}, 0, d.stream, args...)
+			return d.API.LaunchKernel(f, Dim3{X: uint32(grid)}, Dim3{X: block}, 0, d.Stream, args...)
 		})
 	})
 	if err != nil {
-		return deviceErr(d.ordinal, err)
+		return deviceErr(d.Ordinal, err)
 	}
 	out.MarkDeviceDirty()
 	return nil
@@ -111,22 +105,22 @@ func (b *Backend) RunPTX(ctx context.Context, ptx []byte, entry string, in []*gp
 // Do). cuModuleLoadDataEx synchronises the device, so a load while ring
 // kernels run is made in a device epoch (epoch.go). A load failure is not
 // cached: the same image is retried next time.
-func (d *device) loadPTX(key [32]byte, ptx []byte, entry string) (*ptxModule, error) {
-	if m, ok := d.ptx[key]; ok {
+func (d *device) loadPTX(key [32]byte, ptx []byte, entry string) (*devcore.LoadedModule, error) {
+	if m, ok := d.Modules[key]; ok {
 		return m, nil
 	}
 	var mod Module
 	var log JITLog
-	err := d.epoch(context.Background(), "cuModuleLoadDataEx", func() error {
+	err := d.Epoch(context.Background(), "cuModuleLoadDataEx", func() error {
 		var err error
-		mod, log, err = d.api.ModuleLoadData(ptx, false)
+		mod, log, err = d.API.ModuleLoadData(ptx, false)
 		return err
 	})
 	if err != nil {
 		return nil, &gpu.CompilationError{Kernel: entry, Log: log.Error,
 			Err: &ModuleLoadError{Image: "ptx sha256:" + hex.EncodeToString(key[:]), Log: log, Err: err}}
 	}
-	m := &ptxModule{mod: mod, log: log, fns: map[string]Function{}}
-	d.ptx[key] = m
+	m := &devcore.LoadedModule{Mod: mod, Log: log, Fns: map[string]Function{}}
+	d.Modules[key] = m
 	return m, nil
 }

@@ -81,7 +81,25 @@ func newSimBackend(t testing.TB, fd simDevice) (*Backend, simDevice) {
 // (simdevice's; 0: the NULL stream).
 func streamID(s Stream) uint64 { return uint64(uintptr(s.Raw())) }
 
-// fakeErr is a driver error as the simulated device makes them.
-func fakeErr(call string, code Result, name, msg string) error {
-	return &DriverError{Call: call, Code: int(code), Name: name, Message: msg}
+// ringStream is the stream of b's one live ring kernel's launch, which
+// package ringrt keeps to itself: the device's live set hands it out.
+func ringStream(t testing.TB, b *Backend) Stream {
+	t.Helper()
+	d, err := b.device()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s []Stream
+	_ = d.Do(func() error {
+		for p := range d.Epochs.Live() {
+			if r, ok := p.(interface{ Stream() Stream }); ok {
+				s = append(s, r.Stream())
+			}
+		}
+		return nil
+	})
+	if len(s) != 1 {
+		t.Fatalf("%d live rings, want 1", len(s))
+	}
+	return s[0]
 }

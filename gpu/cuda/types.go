@@ -125,8 +125,8 @@ const (
 
 // Flags of cuStreamCreate.
 const (
-	StreamDefault     uint32 = 0x0 // CU_STREAM_DEFAULT
-	StreamNonBlocking uint32 = 0x1 // CU_STREAM_NON_BLOCKING
+	StreamDefault     uint32 = driverapi.StreamDefault     // CU_STREAM_DEFAULT
+	StreamNonBlocking uint32 = driverapi.StreamNonBlocking // CU_STREAM_NON_BLOCKING
 )
 
 // Flags of cuEventCreate.

@@ -64,8 +64,10 @@ type Result struct {
 	RTTRatioRingVsActor   float64 `json:"rtt_p50_ratio_ring_vs_protoactor"`
 	// The same round trip through a kernel of a runtime with telemetry off
 	// (no latency histograms), measured interleaved with the others (see
-	// ring.go), the ratio on / off, and the ring's p50 over the Go
-	// channel ping-pong's.
+	// interleave.go), the ratio on / off, and the ring's p50 over the Go
+	// channel ping-pong's. These two ratios are paired: the median over
+	// the blocks of round trips of the ratio of the two p50s in the same
+	// block, so they need not equal the ratio of the pooled p50s.
 	RingRTTOffP50          int64   `json:"ring_rtt_telemetry_off_p50_ns"`
 	RingRTTOffP99          int64   `json:"ring_rtt_telemetry_off_p99_ns"`
 	RTTRatioTelemetryOn    float64 `json:"rtt_p50_ratio_telemetry_on_vs_off"`

@@ -1,22 +1,12 @@
 package bench
 
 // The message-path measures: ring kernel round trips and pipelined
-// requests against Proto.Actor and Go channel baselines.
-//
-// A shared machine's load drifts while a run lasts, so a measure taken
-// seconds after its baseline compares two different machines. The round
-// trips and the pipelined rates are therefore interleaved: each measure
-// runs in rounds, one chunk of each per round, in alternating order (ABBA),
-// and its samples (round trips) or its messages and time (pipelined) are
-// pooled over the rounds. Every measure gets the same chunks under the same
-// conditions: each round-trip chunk starts after a forced garbage
-// collection, so that no measure pays for the collections another's
-// garbage (Proto.Actor's requests allocate) would start during it.
+// requests against Proto.Actor and Go channel baselines, interleaved as
+// interleave.go describes.
 
 import (
 	"context"
 	"fmt"
-	"runtime"
 	"slices"
 	"sync"
 	"time"
@@ -25,89 +15,6 @@ import (
 
 	"github.com/ringactor/ringactor/actors"
 )
-
-// Rounds of the interleaved measures.
-const (
-	rttRounds       = 10
-	pipelinedRounds = 6
-)
-
-// rttMeasure times n sequential round trips.
-type rttMeasure func(n int) ([]time.Duration, error)
-
-// interleaveRTT warms each measure up with warmup untimed round trips, then
-// times n round trips of each in rttRounds rounds (the last takes the
-// remainder), alternating the order from round to round, and returns each
-// measure's samples. Each timed chunk follows a forced collection and a
-// tenth of a chunk of untimed round trips.
-func interleaveRTT(warmup, n int, ms ...rttMeasure) ([][]time.Duration, error) {
-	for _, m := range ms {
-		if _, err := m(warmup); err != nil {
-			return nil, err
-		}
-	}
-	out := make([][]time.Duration, len(ms))
-	for r := range rttRounds {
-		chunk := n / rttRounds
-		if r == rttRounds-1 {
-			chunk = n - chunk*(rttRounds-1)
-		}
-		for j := range ms {
-			i := j
-			if r%2 == 1 {
-				i = len(ms) - 1 - j
-			}
-			// A forced collection first, so no measure pays for the
-			// garbage of the one before it; then untimed round trips
-			// while the collector's background sweep finishes and the
-			// measure's memory is back in the cache, so that no measure's
-			// tail is the collection's aftermath either.
-			runtime.GC()
-			if _, err := ms[i](max(chunk/10, 1)); err != nil {
-				return nil, err
-			}
-			s, err := ms[i](chunk)
-			if err != nil {
-				return nil, err
-			}
-			out[i] = append(out[i], s...)
-		}
-	}
-	return out, nil
-}
-
-// pipelinedMeasure sends total messages with inFlight requesters and
-// reports how many it sent and how long that took.
-type pipelinedMeasure func(total int) (int, time.Duration, error)
-
-// interleavePipelined runs each measure in pipelinedRounds rounds of
-// total/pipelinedRounds messages, alternating the order from round to
-// round, and returns each one's messages per second over all its rounds.
-func interleavePipelined(total int, ms ...pipelinedMeasure) ([]float64, error) {
-	msgs := make([]int, len(ms))
-	took := make([]time.Duration, len(ms))
-	for r := range pipelinedRounds {
-		for j := range ms {
-			i := j
-			if r%2 == 1 {
-				i = len(ms) - 1 - j
-			}
-			n, el, err := ms[i](max(total/pipelinedRounds, 1))
-			if err != nil {
-				return nil, err
-			}
-			msgs[i] += n
-			took[i] += el
-		}
-	}
-	rates := make([]float64, len(ms))
-	for i := range ms {
-		if took[i] > 0 {
-			rates[i] = float64(msgs[i]) / took[i].Seconds()
-		}
-	}
-	return rates, nil
-}
 
 // messagePaths measures the round trips and pipelined rates of res through
 // k (telemetry on), an echo kernel of a runtime with telemetry off,
@@ -125,26 +32,28 @@ func messagePaths(ctx context.Context, rt *actors.Runtime, k *actors.Kernel[Ping
 	defer pp.close()
 
 	s, err := interleaveRTT(cfg.WarmupRequests, cfg.RTTSamples,
-		func(n int) ([]time.Duration, error) { return RingRTT(ctx, k, 0, n) },
-		func(n int) ([]time.Duration, error) { return RingRTT(ctx, off, 0, n) },
-		func(n int) ([]time.Duration, error) { return protoActorRTT(system, pid, n), nil },
-		func(n int) ([]time.Duration, error) { return pp.times(n), nil },
+		[]rttMeasure{
+			func(out []time.Duration) error { return ringTimes(ctx, k, out) },
+			func(out []time.Duration) error { return ringTimes(ctx, off, out) },
+			func(out []time.Duration) error { pp.times(out); return nil },
+		},
+		func(out []time.Duration) error { protoActorTimes(system, pid, out); return nil },
 	)
 	if err != nil {
 		return err
 	}
 	res.RingRTTP50, res.RingRTTP99 = percentile(s[0], 50), percentile(s[0], 99)
 	res.RingRTTOffP50, res.RingRTTOffP99 = percentile(s[1], 50), percentile(s[1], 99)
-	res.ProtoActorRTTP50, res.ProtoActorRTTP99 = percentile(s[2], 50), percentile(s[2], 99)
-	res.ChanRTTP50, res.ChanRTTP99 = percentile(s[3], 50), percentile(s[3], 99)
-	if res.RingRTTOffP50 > 0 {
-		res.RTTRatioTelemetryOn = float64(res.RingRTTP50) / float64(res.RingRTTOffP50)
-	}
+	res.ChanRTTP50, res.ChanRTTP99 = percentile(s[2], 50), percentile(s[2], 99)
+	res.ProtoActorRTTP50, res.ProtoActorRTTP99 = percentile(s[3], 50), percentile(s[3], 99)
+	// The ring's p50 against its allocation-free baselines block by block
+	// (interleave.go says why); against Proto.Actor, timed apart, pooled.
+	res.RTTRatioTelemetryOn = pairedP50Ratio(s[0], s[1])
+	res.RTTRatioRingVsChan = pairedP50Ratio(s[0], s[2])
 	if res.ProtoActorRTTP50 > 0 {
 		res.RTTRatioRingVsActor = float64(res.RingRTTP50) / float64(res.ProtoActorRTTP50)
 	}
 	if res.ChanRTTP50 > 0 {
-		res.RTTRatioRingVsChan = float64(res.RingRTTP50) / float64(res.ChanRTTP50)
 		res.RTTTailChan = float64(res.ChanRTTP99) / float64(res.ChanRTTP50)
 	}
 	if res.RingRTTP50 > 0 {
@@ -209,18 +118,27 @@ func RingRTT(ctx context.Context, k *actors.Kernel[Ping, Ping], warmup, n int) (
 		}
 	}
 	out := make([]time.Duration, n)
+	if err := ringTimes(ctx, k, out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// ringTimes times len(out) sequential typed Requests through the kernel
+// into out.
+func ringTimes(ctx context.Context, k *actors.Kernel[Ping, Ping], out []time.Duration) error {
 	for i := range out {
 		start := time.Now()
 		r, err := k.Request(ctx, Ping{N: int64(i)})
 		out[i] = time.Since(start)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if r.N != int64(i) {
-			return nil, fmt.Errorf("bench: reply %d to request %d", r.N, i)
+			return fmt.Errorf("bench: reply %d to request %d", r.N, i)
 		}
 	}
-	return out, nil
+	return nil
 }
 
 // echoActor answers every Ping with itself.
@@ -236,19 +154,20 @@ func (echoActor) Receive(c actor.Context) {
 func ProtoActorRTT(system *actor.ActorSystem, warmup, n int) []time.Duration {
 	pid := system.Root.Spawn(actor.PropsFromProducer(func() actor.Actor { return echoActor{} }))
 	defer func() { _ = system.Root.StopFuture(pid).Wait() }()
-	protoActorRTT(system, pid, warmup)
-	return protoActorRTT(system, pid, n)
+	protoActorTimes(system, pid, make([]time.Duration, warmup))
+	out := make([]time.Duration, n)
+	protoActorTimes(system, pid, out)
+	return out
 }
 
-// protoActorRTT times n sequential RequestFuture round trips to pid.
-func protoActorRTT(system *actor.ActorSystem, pid *actor.PID, n int) []time.Duration {
-	out := make([]time.Duration, n)
+// protoActorTimes times len(out) sequential RequestFuture round trips to
+// pid into out.
+func protoActorTimes(system *actor.ActorSystem, pid *actor.PID, out []time.Duration) {
 	for i := range out {
 		start := time.Now()
 		_, _ = system.Root.RequestFuture(pid, Ping{N: int64(i)}, 10*time.Second).Result()
 		out[i] = time.Since(start)
 	}
-	return out
 }
 
 // chanPingPong is a goroutine answering Pings over unbuffered channels.
@@ -264,16 +183,14 @@ func startChanPingPong() chanPingPong {
 	return pp
 }
 
-// times times n round trips.
-func (pp chanPingPong) times(n int) []time.Duration {
-	out := make([]time.Duration, n)
+// times times len(out) round trips into out.
+func (pp chanPingPong) times(out []time.Duration) {
 	for i := range out {
 		start := time.Now()
 		pp.req <- Ping{N: int64(i)}
 		<-pp.resp
 		out[i] = time.Since(start)
 	}
-	return out
 }
 
 func (pp chanPingPong) close() { close(pp.req) }
@@ -282,8 +199,10 @@ func (pp chanPingPong) close() { close(pp.req) }
 func ChanRTT(warmup, n int) []time.Duration {
 	pp := startChanPingPong()
 	defer pp.close()
-	pp.times(warmup)
-	return pp.times(n)
+	pp.times(make([]time.Duration, warmup))
+	out := make([]time.Duration, n)
+	pp.times(out)
+	return out
 }
 
 // RingPipelined keeps inFlight requests outstanding through one kernel

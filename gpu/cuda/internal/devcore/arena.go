@@ -17,7 +17,7 @@ import (
 // the first holds back every later launch and the second waits forever.
 // Sub-allocating from chunks reserved up front makes neither call on the
 // paths that run beside live rings; growing the arena (a new chunk) is the
-// rare exception and runs in a device epoch (gpu/cuda's epoch.go), and the chunks are
+// rare exception and runs in a device epoch (Device.Epoch), and the chunks are
 // freed only when the device closes, after its rings have stopped.
 
 // ArenaAlign is the alignment of the arena's blocks (DMA-friendly, a

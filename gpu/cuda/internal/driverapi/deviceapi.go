@@ -39,3 +39,15 @@ type DeviceAPI interface {
 	EventElapsedTime(start, end Event) (float32, error)
 	EventDestroy(e Event) error
 }
+
+// AsyncAllocAPI is the stream-ordered allocator of the driver. The driver
+// binding implements it; a DeviceAPI that implements it too (the
+// simulated device) gets the backend's pool path instead of the fallback
+// (cuMemAlloc / cuMemFree in device epochs). gpu/cuda re-exports it.
+type AsyncAllocAPI interface {
+	HasStreamOrderedAlloc() bool
+	DeviceGetDefaultMemPool(dev Device) (MemPool, error)
+	MemPoolSetReleaseThreshold(pool MemPool, bytes uint64) error
+	MemAllocFromPoolAsync(bytes uint64, pool MemPool, s Stream) (DevicePtr, error)
+	MemFreeAsync(p DevicePtr, s Stream) error
+}

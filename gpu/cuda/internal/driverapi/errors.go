@@ -1,6 +1,7 @@
 package driverapi
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/ringactor/ringactor/gpu"
@@ -115,3 +116,7 @@ func (e *DriverError) DeviceError(ordinal int) *gpu.DeviceError {
 
 // BackendName is the backend name reported in *gpu.DeviceError.
 const BackendName = "cuda"
+
+// ErrNoNVRTC says that NVRTC (the CUDA run-time compiler) cannot be
+// loaded; gpu/cuda re-exports it.
+var ErrNoNVRTC = errors.New("cuda: NVRTC (the CUDA run-time compiler) not available")

@@ -54,3 +54,9 @@ type JITLog struct {
 	Info  string // informational log (register use, with verbose)
 	Error string // error log; set when loading failed
 }
+
+// Flags of cuStreamCreate (gpu/cuda re-exports them).
+const (
+	StreamDefault     uint32 = 0x0 // CU_STREAM_DEFAULT
+	StreamNonBlocking uint32 = 0x1 // CU_STREAM_NON_BLOCKING
+)

@@ -1,4 +1,4 @@
-package cuda
+package ringrt
 
 import (
 	"context"
@@ -8,26 +8,28 @@ import (
 	"unsafe"
 
 	"github.com/ringactor/ringactor/gpu"
+	"github.com/ringactor/ringactor/gpu/cuda/internal/devcore"
+	"github.com/ringactor/ringactor/gpu/cuda/internal/driverapi"
 	"github.com/ringactor/ringactor/gpu/ring"
 )
 
-// terminateWait is how RingKernel.Wait polls the terminated ack, which
+// terminateWait is how Kernel.Wait polls the terminated ack, which
 // nobody notifies about: 64 yields, then sleeps from 1 µs doubling up to
 // 1 ms.
 var terminateWait = ring.WaitStrategy{Yields: 64, SleepMin: time.Microsecond, SleepMax: time.Millisecond}
 
-// RingConfig shapes a persistent ring kernel.
-type RingConfig struct {
+// Config shapes a persistent ring kernel.
+type Config struct {
 	Capacity int // slots per ring, a power of two (default 64)
 	SlotSize int // bytes per slot, a multiple of 16 (default 4096, RC_SLOT_SIZE_MIN)
 	Threads  int // threads of the kernel's one block, 1 to 1024 (default 32; 4 on the simulated device)
 }
 
-// ErrRingTimeout is wrapped by the error of [RingKernel.Wait] when the
+// ErrRingTimeout is wrapped by the error of [Kernel.Wait] when the
 // kernel did not acknowledge termination before the deadline.
 var ErrRingTimeout = errors.New("cuda: ring kernel did not acknowledge termination")
 
-// RingKernel is the host side of one persistent ring kernel (a ring
+// Kernel is the host side of one persistent ring kernel (a ring
 // program launched by LaunchRingProgram) running on the device: its control block and its two rings
 // live in one block of the backend's pinned arena, mapped into the device
 // (cuMemHostAlloc PORTABLE|DEVICEMAP chunks reserved when the device
@@ -41,9 +43,9 @@ var ErrRingTimeout = errors.New("cuda: ring kernel did not acknowledge terminati
 // Poll must each be called from one goroutine at a time. Go's atomic
 // stores are sequentially consistent, hence release stores as the
 // protocol requires; no read-modify-write is shared with the device.
-type RingKernel struct {
-	d       *device
-	stream  Stream
+type Kernel struct {
+	d       *devcore.Device
+	stream  driverapi.Stream
 	mem     unsafe.Pointer // the pinned allocation
 	cb      *ring.ControlBlock
 	in, out *ring.SlotRing
@@ -77,33 +79,33 @@ func ringLayout(capacity, slotSize int) (in, out, size uintptr) {
 }
 
 // PayloadMax is the payload room of one slot.
-func (k *RingKernel) PayloadMax() int { return k.in.PayloadMax() }
+func (k *Kernel) PayloadMax() int { return k.in.PayloadMax() }
 
 // Control returns the kernel's control block (in mapped memory), for
 // observers: counters, heartbeat, latency.
-func (k *RingKernel) Control() *ring.ControlBlock { return k.cb }
+func (k *Kernel) Control() *ring.ControlBlock { return k.cb }
 
 // Activate opens the gate: the kernel consumes its input ring.
-func (k *RingKernel) Activate() {
+func (k *Kernel) Activate() {
 	k.cb.Open()
 	k.bell()
 }
 
 // bell rings a mailbox's doorbell (nothing for a kernel with a loop of its
 // own).
-func (k *RingKernel) bell() {
+func (k *Kernel) bell() {
 	if k.grid != nil {
 		k.grid.ring(k.box)
 	}
 }
 
 // Deactivate closes the gate: messages queue, nothing is lost.
-func (k *RingKernel) Deactivate() { k.cb.Close() }
+func (k *Kernel) Deactivate() { k.cb.Close() }
 
 // TrySubmit writes one message into the input ring and publishes it; it
 // reports false when the ring is full (backpressure). A payload larger
 // than a slot is an error. Producer side: one goroutine at a time.
-func (k *RingKernel) TrySubmit(typeID uint32, correlationID uint64, payload []byte) (bool, error) {
+func (k *Kernel) TrySubmit(typeID uint32, correlationID uint64, payload []byte) (bool, error) {
 	if k.mem == nil {
 		return false, ErrRingClosed
 	}
@@ -131,7 +133,7 @@ func (k *RingKernel) TrySubmit(typeID uint32, correlationID uint64, payload []by
 // TryPoll copies out the oldest reply and hands its slot back; ok is false
 // when there is none. Replies left in the ring when the kernel terminated
 // stay readable after Wait. Consumer side: one goroutine at a time.
-func (k *RingKernel) TryPoll() (h ring.SlotHeader, payload []byte, ok bool) {
+func (k *Kernel) TryPoll() (h ring.SlotHeader, payload []byte, ok bool) {
 	if k.mem == nil {
 		if len(k.left) == 0 {
 			return h, nil, false
@@ -149,7 +151,7 @@ func (k *RingKernel) TryPoll() (h ring.SlotHeader, payload []byte, ok bool) {
 
 // freed rings a mailbox whose block let it go for want of room in its
 // output ring, after the host freed a slot there.
-func (k *RingKernel) freed() {
+func (k *Kernel) freed() {
 	if k.grid != nil && k.grid.outWaited(k.box) {
 		k.grid.ring(k.box)
 	}
@@ -158,7 +160,7 @@ func (k *RingKernel) freed() {
 // TryPollInto is TryPoll copying the payload into dst (of at least
 // PayloadMax bytes) instead of a new slice; n is the payload's length.
 // Consumer side: one goroutine at a time.
-func (k *RingKernel) TryPollInto(dst []byte) (h ring.SlotHeader, n int, ok bool) {
+func (k *Kernel) TryPollInto(dst []byte) (h ring.SlotHeader, n int, ok bool) {
 	if k.mem == nil {
 		h, p, ok := k.TryPoll()
 		return h, copy(dst, p), ok
@@ -174,7 +176,7 @@ func (k *RingKernel) TryPollInto(dst []byte) (h ring.SlotHeader, n int, ok bool)
 // queued first, ring.TerminateNow stops after the message in hand.
 // During a device epoch the request is kept and applied when the ring is
 // relaunched.
-func (k *RingKernel) Terminate(mode ring.TerminateMode) {
+func (k *Kernel) Terminate(mode ring.TerminateMode) {
 	k.terminate(mode)
 	k.bell()
 }
@@ -187,7 +189,7 @@ func (k *RingKernel) Terminate(mode ring.TerminateMode) {
 // kernel may still use it). A bad launch shape reported by the kernel is
 // an error too. Replies still in the output ring are kept for TryPoll.
 // After success further calls return nil.
-func (k *RingKernel) Wait(ctx context.Context) error {
+func (k *Kernel) Wait(ctx context.Context) error {
 	if k.waited {
 		return nil
 	}
@@ -203,12 +205,12 @@ func (k *RingKernel) Wait(ctx context.Context) error {
 				}
 				k.left = append(k.left, ringReply{h, p})
 			}
-			err := k.d.do(k.release)
+			err := k.d.Do(k.release)
 			if ack == ring.TerminatedBadLaunch {
 				err = errors.Join(fmt.Errorf("cuda: ring kernel rejected its launch shape: %w", gpu.ErrArgument), err)
 			}
 			err = errors.Join(lerr, err)
-			return deviceErr(k.d.ordinal, err)
+			return devcore.DeviceErr(k.d.Ordinal, err)
 		}
 		if err := ctx.Err(); err != nil {
 			k.leaked = true
@@ -220,7 +222,7 @@ func (k *RingKernel) Wait(ctx context.Context) error {
 
 // Close terminates the kernel (TerminateNow unless a mode is set) and
 // waits for it as Wait does.
-func (k *RingKernel) Close(ctx context.Context) error {
+func (k *Kernel) Close(ctx context.Context) error {
 	if k.waited {
 		return nil
 	}
@@ -236,13 +238,13 @@ func (k *RingKernel) Close(ctx context.Context) error {
 // release synchronises and destroys the stream and gives the memory back
 // to the pinned arena (inside Do; the loop has exited, so the stream's
 // synchronisation waits for nothing that runs on).
-func (k *RingKernel) release() error {
+func (k *Kernel) release() error {
 	var errs []error
 	if !k.stream.IsDefault() {
-		errs = append(errs, k.d.api.StreamSynchronize(k.stream), k.d.api.StreamDestroy(k.stream))
-		k.stream = Stream{}
+		errs = append(errs, k.d.API.StreamSynchronize(k.stream), k.d.API.StreamDestroy(k.stream))
+		k.stream = driverapi.Stream{}
 	}
-	k.d.ep.Remove((*parkedRing)(k))
+	k.d.Epochs.Remove((*parkedRing)(k))
 	if k.serves != nil {
 		errs = append(errs, k.serves.close())
 	}
@@ -250,7 +252,7 @@ func (k *RingKernel) release() error {
 		k.grid.remove(k)
 	}
 	if k.mem != nil {
-		errs = append(errs, k.d.unpinned(k.mem))
+		errs = append(errs, k.d.Unpinned(k.mem))
 		k.park.mu.Lock()
 		k.mem, k.cb = nil, nil
 		k.park.mu.Unlock()

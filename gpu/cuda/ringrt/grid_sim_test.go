@@ -1,6 +1,6 @@
 //go:build linux && cgo
 
-package cuda
+package ringrt
 
 import (
 	"context"
@@ -29,16 +29,16 @@ func TestMailboxesShareOneGrid(t *testing.T) {
 
 func testMailboxesShareOneGrid(t *testing.T, blocks int) {
 	b, fd := newSimBackend(t, nil)
-	b.simBlocks = blocks
+	b.opt.SimBlocks = blocks
 	p := loadSaxpy(t, b)
-	if err := b.StartRingGrid(p, 4); err != nil {
+	if err := b.StartGrid(p, 4); err != nil {
 		t.Fatal(err)
 	}
 	rng := rand.New(rand.NewPCG(3, 4))
 	for round := range 2 {
-		ks := make([]*RingKernel, 20)
+		ks := make([]*Kernel, 20)
 		for i := range ks {
-			k, err := b.OpenMailbox(p, RingConfig{Threads: 4})
+			k, err := b.Open(p, Config{Threads: 4})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -111,11 +111,11 @@ func testMailboxesShareOneGrid(t *testing.T, blocks int) {
 // TestMailboxTableFull: a full table is gpu.ErrDeviceCapacity at once.
 func TestMailboxTableFull(t *testing.T) {
 	b, _ := newSimBackend(t, nil)
-	b.mailboxes = 64
+	b.opt.Mailboxes = 64
 	p := loadSaxpy(t, b)
-	var ks []*RingKernel
+	var ks []*Kernel
 	for {
-		k, err := b.OpenMailbox(p, RingConfig{Capacity: 2})
+		k, err := b.Open(p, Config{Capacity: 2})
 		if err != nil {
 			if !errors.Is(err, gpu.ErrDeviceCapacity) || !errors.Is(err, gpu.ErrDevice) {
 				t.Fatalf("full table: %v", err)
@@ -132,7 +132,7 @@ func TestMailboxTableFull(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	k, err := b.OpenMailbox(p, RingConfig{Capacity: 2})
+	k, err := b.Open(p, Config{Capacity: 2})
 	if err != nil {
 		t.Fatalf("after closing: %v", err)
 	}
@@ -146,9 +146,9 @@ func TestMailboxTableFull(t *testing.T) {
 func TestMailboxesSurviveEpochs(t *testing.T) {
 	b, _ := newSimBackend(t, nil)
 	p := loadSaxpy(t, b)
-	ks := make([]*RingKernel, 4)
+	ks := make([]*Kernel, 4)
 	for i := range ks {
-		k, err := b.OpenMailbox(p, RingConfig{})
+		k, err := b.Open(p, Config{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -170,7 +170,7 @@ func TestMailboxesSurviveEpochs(t *testing.T) {
 				return
 			default:
 			}
-			if _, err := b.DeviceEpoch(context.Background()); err != nil {
+			if _, err := b.Epoch(context.Background()); err != nil {
 				epochs <- err
 				return
 			}
@@ -240,13 +240,13 @@ func TestMailboxesSurviveEpochs(t *testing.T) {
 // gpu.ErrDeviceCapacity at once, while the running grid keeps serving.
 func TestGridResidencyExhausted(t *testing.T) {
 	b, _ := newSimBackend(t, nil)
-	b.gridLimit = 1
+	b.opt.GridLimit = 1
 	p := loadSaxpy(t, b)
-	k, err := b.OpenMailbox(p, RingConfig{Threads: 4})
+	k, err := b.Open(p, Config{Threads: 4})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.OpenMailbox(p, RingConfig{Threads: 2}); !errors.Is(err, gpu.ErrDeviceCapacity) || !errors.Is(err, gpu.ErrDevice) {
+	if _, err := b.Open(p, Config{Threads: 2}); !errors.Is(err, gpu.ErrDeviceCapacity) || !errors.Is(err, gpu.ErrDevice) {
 		t.Fatalf("a second grid past the limit: %v", err)
 	}
 	k.Activate()

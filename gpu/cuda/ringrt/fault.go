@@ -1,13 +1,12 @@
-package cuda
+package ringrt
 
 import (
 	"context"
 	"errors"
-	"fmt"
-	"sync"
 	"time"
 
 	"github.com/ringactor/ringactor/gpu"
+	"github.com/ringactor/ringactor/gpu/cuda/internal/driverapi"
 	"github.com/ringactor/ringactor/gpu/ring"
 )
 
@@ -21,34 +20,34 @@ import (
 // *DriverError. The query runs on the context's thread, so it costs a hop
 // there: poll it when idle or at a modest rate, not per message. A closed
 // backend is no fault (nil). Consumer side.
-func (k *RingKernel) Fault() error {
+func (k *Kernel) Fault() error {
 	if k.mem == nil || (k.stream.IsDefault() && k.grid == nil) {
 		return nil
 	}
 	var q error
-	err := k.d.do(func() error {
+	err := k.d.Do(func() error {
 		s := k.stream
 		if k.grid != nil { // a mailbox: its grid's launch
 			s = k.grid.k.stream
 		}
 		if !s.IsDefault() {
-			q = k.d.api.StreamQuery(s)
+			q = k.d.API.StreamQuery(s)
 		}
 		return nil
 	})
 	if err != nil {
 		return nil
 	}
-	return launchFault(q, k.d.ordinal)
+	return launchFault(q, k.d.Ordinal)
 }
 
 // launchFault classifies the answer of cuStreamQuery on a ring's stream.
 func launchFault(q error, ordinal int) error {
-	var de *DriverError
-	if q == nil || (errors.As(q, &de) && de.Result() == ErrNotReady) {
+	var de *driverapi.DriverError
+	if q == nil || (errors.As(q, &de) && de.Result() == driverapi.ErrNotReady) {
 		return nil
 	}
-	return &gpu.DeviceError{Kind: gpu.DeviceFailed, Backend: BackendName, Device: ordinal,
+	return &gpu.DeviceError{Kind: gpu.DeviceFailed, Backend: driverapi.BackendName, Device: ordinal,
 		Reason: "a persistent ring kernel faulted; the context is unusable", Err: q}
 }
 
@@ -61,7 +60,7 @@ const abandonWait = 200 * time.Millisecond
 // running acknowledges; its published replies stay readable with TryPoll).
 // A kernel that does not acknowledge is released when its launch is known
 // to have ended (Fault is not nil), and otherwise its memory is kept.
-func (k *RingKernel) Abandon() {
+func (k *Kernel) Abandon() {
 	if k.waited || k.mem == nil {
 		return
 	}
@@ -82,29 +81,6 @@ func (k *RingKernel) Abandon() {
 			k.left = append(k.left, ringReply{h, p})
 		}
 		k.waited, k.leaked = true, false
-		_ = k.d.do(k.release)
+		_ = k.d.Do(k.release)
 	}
-}
-
-var failedBackends sync.Map // *Backend → error: device faults, sticky
-
-// MarkFailed records that the backend's device faulted (a ring kernel's
-// trap or illegal address: sticky for the whole context on a GPU): from
-// now on Available and Failed return a *gpu.DeviceError (gpu.DeviceFailed)
-// wrapping err, so nothing new is placed on it. The first fault is kept.
-func (b *Backend) MarkFailed(err error) {
-	if err == nil {
-		err = errors.New("device fault")
-	}
-	failedBackends.LoadOrStore(b, err)
-}
-
-// Failed returns the error of a fault recorded by MarkFailed, or nil.
-func (b *Backend) Failed() error {
-	v, ok := failedBackends.Load(b)
-	if !ok {
-		return nil
-	}
-	return &gpu.DeviceError{Kind: gpu.DeviceFailed, Backend: b.name,
-		Reason: fmt.Sprintf("the device faulted and is not used any more: %v", v), Err: v.(error)}
 }

@@ -1,6 +1,6 @@
 //go:build linux && cgo
 
-package cuda
+package ringrt
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/ringactor/ringactor/gpu"
 	"github.com/ringactor/ringactor/gpu/cuda/hostsim"
+	"github.com/ringactor/ringactor/gpu/cuda/internal/driverapi"
 	"github.com/ringactor/ringactor/gpu/ring"
 	"github.com/ringactor/ringactor/messages"
 )
@@ -22,7 +23,7 @@ import (
 // (sticky), with the call named cuStreamQuery. The model classes it free.
 func TestSimStreamQuery(t *testing.T) {
 	fd := newFakeDevice(1 << 20)
-	s, err := fd.StreamCreate(StreamNonBlocking)
+	s, err := fd.StreamCreate(driverapi.StreamNonBlocking)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,12 +38,12 @@ func TestSimStreamQuery(t *testing.T) {
 	if err := fd.Enqueue(s, func() error { return nil }); err != nil {
 		t.Fatal(err)
 	}
-	var de *DriverError
-	if err := fd.StreamQuery(s); !errors.As(err, &de) || de.Result() != ErrNotReady || de.Call != "cuStreamQuery" {
+	var de *driverapi.DriverError
+	if err := fd.StreamQuery(s); !errors.As(err, &de) || de.Result() != driverapi.ErrNotReady || de.Call != "cuStreamQuery" {
 		t.Fatalf("queued work: %v", err)
 	}
 	<-running
-	if err := fd.StreamQuery(s); !errors.As(err, &de) || de.Result() != ErrNotReady {
+	if err := fd.StreamQuery(s); !errors.As(err, &de) || de.Result() != driverapi.ErrNotReady {
 		t.Fatalf("running work: %v", err)
 	}
 	close(release)
@@ -53,27 +54,30 @@ func TestSimStreamQuery(t *testing.T) {
 		t.Fatalf("finished work: %v", err)
 	}
 	if err := fd.Enqueue(s, func() error {
-		return fakeErr("cuLaunchKernel", ErrIllegalAddress, "CUDA_ERROR_ILLEGAL_ADDRESS", "an illegal address")
+		return fakeErr("cuLaunchKernel", driverapi.ErrIllegalAddress, "CUDA_ERROR_ILLEGAL_ADDRESS", "an illegal address")
 	}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, func() bool { err := fd.StreamQuery(s); return !errors.As(err, &de) || de.Result() != ErrNotReady })
+	waitFor(t, func() bool {
+		err := fd.StreamQuery(s)
+		return !errors.As(err, &de) || de.Result() != driverapi.ErrNotReady
+	})
 	for range 2 {
 		err := fd.StreamQuery(s)
-		if !errors.As(err, &de) || de.Result() != ErrIllegalAddress || de.Call != "cuStreamQuery" {
+		if !errors.As(err, &de) || de.Result() != driverapi.ErrIllegalAddress || de.Call != "cuStreamQuery" {
 			t.Fatalf("failed work: %v", err)
 		}
 		if f := launchFault(err, 0); f == nil || !errors.Is(f, gpu.ErrDevice) {
 			t.Fatalf("failed work is no fault: %v", f)
 		}
 	}
-	if launchFault(fakeErr("cuStreamQuery", ErrNotReady, "CUDA_ERROR_NOT_READY", ""), 0) != nil || launchFault(nil, 0) != nil {
+	if launchFault(fakeErr("cuStreamQuery", driverapi.ErrNotReady, "CUDA_ERROR_NOT_READY", ""), 0) != nil || launchFault(nil, 0) != nil {
 		t.Fatal("a running or finished stream reported as a fault")
 	}
 	if c := hostsim.ClassOf("cuStreamQuery"); c != hostsim.CallFree {
 		t.Fatalf("cuStreamQuery classed %v", c)
 	}
-	if err := fd.StreamQuery(Stream{}); err != nil {
+	if err := fd.StreamQuery(driverapi.Stream{}); err != nil {
 		t.Fatalf("NULL stream: %v", err)
 	}
 }
@@ -90,36 +94,36 @@ func waitFor(t *testing.T, cond func() bool) {
 	}
 }
 
-// TestRingKernelFaultFromStreamQuery: RingKernel.Fault asks cuStreamQuery
+// TestRingKernelFaultFromStreamQuery: Kernel.Fault asks cuStreamQuery
 // on the ring's stream. A running ring (strict hazard model) is no fault
 // and keeps answering; a handler that traps is reported as a
 // gpu.DeviceFailed error wrapping the query's CUDA_ERROR_LAUNCH_FAILED,
 // and Abandon then releases the ring's memory.
 func TestRingKernelFaultFromStreamQuery(t *testing.T) {
 	fd := newFakeDevice(256 << 20)
-	b, _ := newSimulated(fd)
+	b := newSimulated(t, fd)
 	defer func() {
-		_ = b.Close() // a faulted context may report its fault again
+		_ = b.d.Close() // a faulted context may report its fault again
 		if l := fd.Leaks(); l != "" {
 			t.Errorf("after Close the backend left %s", l)
 		}
 	}()
 	spec := saxpySpec()
 	spec.Code = strings.Replace(saxpyCode, "if (req->N > 64) {", "if (req->A == 13.0f) {\n\t\t__trap();\n\t}\n\tif (req->N > 64) {", 1)
-	src, err := NewRingProgramSource(spec)
+	src, err := NewProgramSource(spec)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	p, err := b.LoadRingProgram(ctx, src)
+	p, err := b.Load(ctx, src)
 	if errors.Is(err, hostsim.ErrNoHostCompiler) {
 		t.Skip("no host compiler:", err)
 	}
 	if err != nil {
 		t.Fatal(err)
 	}
-	k, err := b.LaunchRingProgram(p, RingConfig{Capacity: 8, Threads: 4})
+	k, err := b.Launch(p, Config{Capacity: 8, Threads: 4})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,9 +143,9 @@ func TestRingKernelFaultFromStreamQuery(t *testing.T) {
 	var fault error
 	waitFor(t, func() bool { fault = k.Fault(); return fault != nil })
 	var de *gpu.DeviceError
-	var dr *DriverError
+	var dr *driverapi.DriverError
 	if !errors.As(fault, &de) || de.Kind != gpu.DeviceFailed || !errors.As(fault, &dr) ||
-		dr.Result() != ErrLaunchFailed || dr.Call != "cuStreamQuery" || !strings.Contains(dr.Message, "trapped") {
+		dr.Result() != driverapi.ErrLaunchFailed || dr.Call != "cuStreamQuery" || !strings.Contains(dr.Message, "trapped") {
 		t.Fatalf("fault: %v", fault)
 	}
 	if again := k.Fault(); again == nil {

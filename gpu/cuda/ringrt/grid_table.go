@@ -1,4 +1,4 @@
-package cuda
+package ringrt
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"unsafe"
 
 	"github.com/ringactor/ringactor/gpu"
+	"github.com/ringactor/ringactor/gpu/cuda/internal/devcore"
+	"github.com/ringactor/ringactor/gpu/cuda/internal/driverapi"
 	"github.com/ringactor/ringactor/gpu/ring"
 )
 
@@ -18,35 +20,35 @@ import (
 // larger table replaces it in a device epoch (ringGrid.grow).
 type gridTable struct {
 	mem     unsafe.Pointer // pinned: GridHeader, entries, doorbell, then the words' host staging
-	base    DevicePtr
+	base    driverapi.DevicePtr
 	hdr     *ring.GridHeader
 	entries []ring.MailboxEntry
 	bells   []ring.DoorbellSlot
 	tail    atomic.Uint64 // the host's next doorbell position
-	words   DevicePtr
-	slab    DevicePtr
+	words   driverapi.DevicePtr
+	slab    driverapi.DevicePtr
 	stride  uintptr
 }
 
 // args are the table's launch arguments after the grid's control block.
 func (t *gridTable) args() []uint64 {
-	return []uint64{ArgPtr(t.base), ArgPtr(t.words), ArgPtr(t.slab)}
+	return []uint64{argPtr(t.base), argPtr(t.words), argPtr(t.slab)}
 }
 
 // free gives the table's memory back (inside Do; the grid does not run on
 // it any more).
-func (t *gridTable) free(d *device) error {
+func (t *gridTable) free(d *devcore.Device) error {
 	var errs []error
 	if t.words != 0 {
-		errs = append(errs, d.devFree(t.words))
+		errs = append(errs, d.DevFree(t.words))
 		t.words = 0
 	}
 	if t.slab != 0 {
-		errs = append(errs, d.devFree(t.slab))
+		errs = append(errs, d.DevFree(t.slab))
 		t.slab = 0
 	}
 	if t.mem != nil {
-		errs = append(errs, d.unpinned(t.mem))
+		errs = append(errs, d.Unpinned(t.mem))
 		t.mem = nil
 	}
 	return errors.Join(errs...)
@@ -58,14 +60,14 @@ func (t *gridTable) free(d *device) error {
 // generations and their State slots, so no kernel notices the move. The
 // new doorbell starts empty and every claim free (the parked blocks let
 // their mailboxes go): the relaunch rings every mailbox.
-func (d *device) newGridTable(capacity int, stride uintptr, old *gridTable) (_ *gridTable, err error) {
+func newGridTable(d *devcore.Device, capacity int, stride uintptr, old *gridTable) (_ *gridTable, err error) {
 	bells := bellCapacity(capacity)
 	entOff := unsafe.Sizeof(ring.GridHeader{})
 	bellOff := entOff + uintptr(capacity)*unsafe.Sizeof(ring.MailboxEntry{})
 	zeroOff := align64(bellOff + uintptr(bells)*unsafe.Sizeof(ring.DoorbellSlot{}))
 	wordsBytes := gridWordsBytes(capacity)
 	size := zeroOff + wordsBytes
-	mem, base, err := d.pinned(size)
+	mem, base, err := d.Pinned(size)
 	if err != nil {
 		return nil, err
 	}
@@ -85,7 +87,7 @@ func (d *device) newGridTable(capacity int, stride uintptr, old *gridTable) (_ *
 	}
 	staging := unsafe.Add(mem, zeroOff)
 	if old != nil {
-		if err := d.carryWords(old, staging, capacity); err != nil {
+		if err := carryWords(d, old, staging, capacity); err != nil {
 			return nil, err
 		}
 		for i := range old.entries {
@@ -98,30 +100,30 @@ func (d *device) newGridTable(capacity int, stride uintptr, old *gridTable) (_ *
 	// Device memory from the stream-ordered pool on the backend's stream,
 	// the words written by a copy there (a memset is a launch barrier); the
 	// stream's own synchronisation orders both before the grid's launch.
-	if t.words, err = d.devAlloc(uint64(wordsBytes)); err != nil {
+	if t.words, err = d.DevAlloc(uint64(wordsBytes)); err != nil {
 		return nil, err
 	}
-	if t.slab, err = d.devAlloc(uint64(capacity) * uint64(stride)); err != nil {
+	if t.slab, err = d.DevAlloc(uint64(capacity) * uint64(stride)); err != nil {
 		return nil, err
 	}
-	if err := d.api.MemcpyHtoDAsync(t.words, staging, uint64(wordsBytes), d.stream); err != nil {
+	if err := d.API.MemcpyHtoDAsync(t.words, staging, uint64(wordsBytes), d.Stream); err != nil {
 		return nil, err
 	}
 	if old != nil {
 		// The State slots, through a pinned bounce buffer (no device-to-device
 		// copy in the driver subset; the grid is parked, so nothing waits).
 		n := uint64(len(old.entries)) * uint64(stride)
-		tmp, _, err := d.pinned(uintptr(n))
+		tmp, _, err := d.Pinned(uintptr(n))
 		if err != nil {
 			return nil, err
 		}
-		err = errors.Join(d.api.MemcpyDtoHAsync(tmp, old.slab, n, d.stream),
-			d.api.MemcpyHtoDAsync(t.slab, tmp, n, d.stream), d.api.StreamSynchronize(d.stream))
-		if err = errors.Join(err, d.unpinned(tmp)); err != nil {
+		err = errors.Join(d.API.MemcpyDtoHAsync(tmp, old.slab, n, d.Stream),
+			d.API.MemcpyHtoDAsync(t.slab, tmp, n, d.Stream), d.API.StreamSynchronize(d.Stream))
+		if err = errors.Join(err, d.Unpinned(tmp)); err != nil {
 			return nil, err
 		}
 	}
-	if err := d.api.StreamSynchronize(d.stream); err != nil {
+	if err := d.API.StreamSynchronize(d.Stream); err != nil {
 		return nil, err
 	}
 	return t, nil
@@ -132,14 +134,14 @@ func (d *device) newGridTable(capacity int, stride uintptr, old *gridTable) (_ *
 // acknowledges by it), and every mailbox's seen and dead generations; the
 // doorbell head restarts at 0 with the new doorbell, the watcher role and
 // the claims are free.
-func (d *device) carryWords(old *gridTable, staging unsafe.Pointer, capacity int) error {
+func carryWords(d *devcore.Device, old *gridTable, staging unsafe.Pointer, capacity int) error {
 	n := len(old.entries)
 	oldBytes := gridWordsBytes(n)
-	tmp, _, err := d.pinned(oldBytes)
+	tmp, _, err := d.Pinned(oldBytes)
 	if err != nil {
 		return err
 	}
-	err = errors.Join(d.api.MemcpyDtoHAsync(tmp, old.words, uint64(oldBytes), d.stream), d.api.StreamSynchronize(d.stream))
+	err = errors.Join(d.API.MemcpyDtoHAsync(tmp, old.words, uint64(oldBytes), d.Stream), d.API.StreamSynchronize(d.Stream))
 	if err == nil {
 		head := unsafe.Sizeof(ring.GridWords{})
 		(*ring.GridWords)(staging).Exited = (*ring.GridWords)(tmp).Exited
@@ -148,7 +150,7 @@ func (d *device) carryWords(old *gridTable, staging unsafe.Pointer, capacity int
 		copy(unsafe.Slice((*byte)(newSeen), 8*n), unsafe.Slice((*byte)(oldSeen), 8*n))
 		copy(unsafe.Slice((*byte)(unsafe.Add(newSeen, 8*capacity)), 8*n), unsafe.Slice((*byte)(unsafe.Add(oldSeen, 8*n)), 8*n))
 	}
-	return errors.Join(err, d.unpinned(tmp))
+	return errors.Join(err, d.Unpinned(tmp))
 }
 
 // grow doubles the grid's table, up to its limit (inside Do): in a device
@@ -160,15 +162,15 @@ func (g *ringGrid) grow() error {
 	d := g.d
 	n := len(g.tab.entries)
 	if n >= g.limit {
-		return &gpu.DeviceError{Kind: gpu.DeviceCapacity, Backend: BackendName, Device: d.ordinal,
+		return &gpu.DeviceError{Kind: gpu.DeviceCapacity, Backend: driverapi.BackendName, Device: d.Ordinal,
 			Reason: fmt.Sprintf("the mailbox table of ring program %s is full (%d kernels; WithMailboxes sets the bound)", g.name, n)}
 	}
 	next := min(2*n, g.limit)
-	return d.epoch(context.Background(), "mailbox table growth", func() error {
+	return d.Epoch(context.Background(), "mailbox table growth", func() error {
 		if g.stopped.Load() || g.k.cb == nil || g.k.cb.TerminatedAck.Load() == 0 {
-			return unavailable("the ring program's grid is not parked: its mailbox table cannot grow")
+			return devcore.Unavailable("the ring program's grid is not parked: its mailbox table cannot grow")
 		}
-		t, err := d.newGridTable(next, g.tab.stride, g.tab)
+		t, err := newGridTable(d, next, g.tab.stride, g.tab)
 		if err != nil {
 			return err
 		}

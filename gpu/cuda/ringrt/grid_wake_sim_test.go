@@ -1,6 +1,6 @@
 //go:build linux && cgo
 
-package cuda
+package ringrt
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ringactor/ringactor/gpu/ring"
+	"github.com/ringactor/ringactor/internal/testutil/ringtest"
 	"github.com/ringactor/ringactor/messages"
 )
 
@@ -34,7 +35,7 @@ import (
 func TestRelaunchRingsMailboxesWithWork(t *testing.T) {
 	b, _ := newSimBackend(t, nil)
 	p := loadSaxpy(t, b)
-	k, err := b.OpenMailbox(p, RingConfig{})
+	k, err := b.Open(p, Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,11 +52,11 @@ func TestRelaunchRingsMailboxesWithWork(t *testing.T) {
 	}
 	ctx, cancel := hangCtx(t)
 	defer cancel()
-	if _, err := b.DeviceEpoch(ctx); err != nil {
+	if _, err := b.Epoch(ctx); err != nil {
 		t.Fatal(err)
 	}
 	for m := range reqs {
-		h, got := pollReply(t, k) // fails at the hang guard: the relaunch did not ring the mailbox
+		h, got := ringtest.PollReply(t, k) // fails at the hang guard: the relaunch did not ring the mailbox
 		want := saxpyWant(reqs[m], uint64(m+1))
 		if h.CorrelationID != uint64(m) || h.Status != ring.StatusOK || string(got) != string(messages.FixedBytes(&want)) {
 			t.Fatalf("reply %d: %+v", m, h)
@@ -71,12 +72,12 @@ func TestRelaunchRingsMailboxesWithWork(t *testing.T) {
 // then takes a reply out (TryPoll) rings it, and nothing else does here:
 // no request is published on an empty ring, no gate opens, no other
 // mailbox, poll or epoch runs. Every reply comes, in order. With the
-// consumer's ring (RingKernel.freed) switched off the test fails at its
+// consumer's ring (Kernel.freed) switched off the test fails at its
 // hang guard.
 func TestFullOutputRingWokenByConsumer(t *testing.T) {
 	b, _ := newSimBackend(t, nil)
 	p := loadSaxpy(t, b)
-	k, err := b.OpenMailbox(p, RingConfig{Capacity: 2})
+	k, err := b.Open(p, Config{Capacity: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +114,7 @@ func TestFullOutputRingWokenByConsumer(t *testing.T) {
 		t.Fatalf("processed %d with a full output ring", n)
 	}
 	for m := range reqs {
-		h, got := pollReply(t, k) // each TryPoll frees a slot: the only wake-up here
+		h, got := ringtest.PollReply(t, k) // each TryPoll frees a slot: the only wake-up here
 		want := saxpyWant(reqs[m], uint64(m+1))
 		if h.CorrelationID != uint64(m) || h.Status != ring.StatusOK || string(got) != string(messages.FixedBytes(&want)) {
 			t.Fatalf("reply %d: %+v", m, h)

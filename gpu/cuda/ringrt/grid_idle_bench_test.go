@@ -1,6 +1,6 @@
 //go:build linux && cgo
 
-package cuda
+package ringrt
 
 import (
 	"context"
@@ -11,8 +11,8 @@ import (
 
 // simMappedReads is how many loads of mapped host memory the simulated
 // device's launches of p have made (hostsim.Program.MappedReads).
-func simMappedReads(p *RingProgram) uint64 {
-	return p.d.api.(simDevice).MappedReads(p.fn)
+func simMappedReads(p *Program) uint64 {
+	return p.rt.d.API.(simDevice).MappedReads(p.fn)
 }
 
 // BenchmarkIdleGridMappedReads measures what an idle program grid costs
@@ -26,12 +26,12 @@ func BenchmarkIdleGridMappedReads(b *testing.B) {
 	for _, blocks := range []int{2, 8, 32} {
 		b.Run(fmt.Sprintf("blocks=%d", blocks), func(b *testing.B) {
 			be, _ := newSimBackend(b, nil)
-			be.simBlocks = blocks
+			be.opt.SimBlocks = blocks
 			p := loadProgram(b, be, saxpySpec())
 			var err error
-			ks := make([]*RingKernel, 100)
+			ks := make([]*Kernel, 100)
 			for i := range ks {
-				if ks[i], err = be.OpenMailbox(p, RingConfig{}); err != nil {
+				if ks[i], err = be.Open(p, Config{}); err != nil {
 					b.Fatal(err)
 				}
 				ks[i].Activate()

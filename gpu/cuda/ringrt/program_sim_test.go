@@ -1,6 +1,6 @@
 //go:build linux && cgo
 
-package cuda
+package ringrt
 
 import (
 	"context"
@@ -15,25 +15,26 @@ import (
 	"github.com/ringactor/ringactor/gpu"
 	"github.com/ringactor/ringactor/gpu/cuda/hostsim"
 	"github.com/ringactor/ringactor/gpu/ring"
+	"github.com/ringactor/ringactor/internal/testutil/ringtest"
 	"github.com/ringactor/ringactor/messages"
 )
 
-func loadSaxpy(t *testing.T, b *Backend) *RingProgram {
+func loadSaxpy(t *testing.T, b *Runtime) *Program {
 	t.Helper()
 	return loadProgram(t, b, saxpySpec())
 }
 
 // loadProgram generates spec's program and loads it on b; the test is
 // skipped without a host compiler.
-func loadProgram(t testing.TB, b *Backend, spec RingProgramSpec) *RingProgram {
+func loadProgram(t testing.TB, b *Runtime, spec ProgramSpec) *Program {
 	t.Helper()
-	src, err := NewRingProgramSource(spec)
+	src, err := NewProgramSource(spec)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	p, err := b.LoadRingProgram(ctx, src)
+	p, err := b.Load(ctx, src)
 	if errors.Is(err, hostsim.ErrNoHostCompiler) {
 		t.Skip("no host compiler:", err)
 	}
@@ -54,12 +55,12 @@ func saxpyWant(req saxpyReq, seen uint64) saxpyResp {
 }
 
 // exchangeProgram submits req and returns the reply header and payload.
-func exchangeProgram(t *testing.T, k *RingKernel, id uint64, payload []byte) (ring.SlotHeader, []byte) {
+func exchangeProgram(t *testing.T, k *Kernel, id uint64, payload []byte) (ring.SlotHeader, []byte) {
 	t.Helper()
 	if ok, err := k.TrySubmit(1, id, payload); !ok || err != nil {
 		t.Fatalf("submit: %v, %v", ok, err)
 	}
-	h, p := pollReply(t, k)
+	h, p := ringtest.PollReply(t, k)
 	if h.CorrelationID != id {
 		t.Fatalf("reply to %d, want %d", h.CorrelationID, id)
 	}
@@ -76,7 +77,7 @@ func TestRingProgramOnSimulatedDevice(t *testing.T) {
 	p := loadSaxpy(t, b)
 	rng := rand.New(rand.NewPCG(1, 2))
 	for launch := range 2 {
-		k, err := b.LaunchRingProgram(p, RingConfig{Capacity: 8, Threads: 4})
+		k, err := b.Launch(p, Config{Capacity: 8, Threads: 4})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -114,9 +115,9 @@ func TestRingProgramOnSimulatedDevice(t *testing.T) {
 func TestRingProgramsRunAtOnce(t *testing.T) {
 	b, _ := newSimBackend(t, nil)
 	p := loadSaxpy(t, b)
-	var ks []*RingKernel
+	var ks []*Kernel
 	for range 3 {
-		k, err := b.LaunchRingProgram(p, RingConfig{Capacity: 4, Threads: 2})
+		k, err := b.Launch(p, Config{Capacity: 4, Threads: 2})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -171,12 +172,12 @@ func TestRingProgramErrors(t *testing.T) {
 	b, _ := newSimBackend(t, nil)
 	spec := saxpySpec()
 	spec.Code = "__device__ uint32_t saxpy(const rc_ctx *ctx, const saxpyReq *req, saxpyResp *resp, saxpyState *st) { return undefined_name; }"
-	src, err := NewRingProgramSource(spec)
+	src, err := NewProgramSource(spec)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	_, err = b.LoadRingProgram(ctx, src)
+	_, err = b.Load(ctx, src)
 	var ce *gpu.CompilationError
 	if errors.Is(err, hostsim.ErrNoHostCompiler) {
 		t.Skip("no host compiler")
@@ -185,7 +186,7 @@ func TestRingProgramErrors(t *testing.T) {
 		t.Fatalf("bad source: %v", err)
 	}
 	start := time.Now()
-	_, err2 := b.LoadRingProgram(ctx, src)
+	_, err2 := b.Load(ctx, src)
 	var ce2 *gpu.CompilationError
 	if !errors.As(err2, &ce2) || ce2.Log != ce.Log {
 		t.Fatalf("second load: %v", err2)
@@ -195,23 +196,23 @@ func TestRingProgramErrors(t *testing.T) {
 	t.Setenv(hostsim.HostCompilerEnv, "no-such-compiler-ringactor")
 	spec = saxpySpec()
 	spec.Code += "\n// " + t.Name() + "\n" // a source no earlier test built
-	src, err = NewRingProgramSource(spec)
+	src, err = NewProgramSource(spec)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = b.LoadRingProgram(ctx, src)
+	_, err = b.Load(ctx, src)
 	var de *gpu.DeviceError
 	if !errors.Is(err, hostsim.ErrNoHostCompiler) || !errors.As(err, &de) || !errors.Is(err, gpu.ErrDeviceNotAvailable) {
 		t.Fatalf("no host compiler: %v", err)
 	}
 	t.Setenv(hostsim.HostCompilerEnv, "")
 	p := loadSaxpy(t, b)
-	for _, cfg := range []RingConfig{{Capacity: 3}, {SlotSize: 4096 + 8}, {Threads: 2048}, {SlotSize: 64}} {
-		if _, err := b.LaunchRingProgram(p, cfg); err == nil {
+	for _, cfg := range []Config{{Capacity: 3}, {SlotSize: 4096 + 8}, {Threads: 2048}, {SlotSize: 64}} {
+		if _, err := b.Launch(p, cfg); err == nil {
 			t.Fatalf("config %+v accepted", cfg)
 		}
 	}
-	if _, err := b.LaunchRingProgram(nil, RingConfig{}); !errors.Is(err, gpu.ErrArgument) {
+	if _, err := b.Launch(nil, Config{}); !errors.Is(err, gpu.ErrArgument) {
 		t.Fatalf("nil program: %v", err)
 	}
 }
@@ -254,7 +255,7 @@ __device__ uint32_t big(const rc_ctx *ctx, const bigReq *req, bigResp *resp, rc_
 // reused slot.
 func TestRingProgramLargeMessagesAnyBlock(t *testing.T) {
 	b, _ := newSimBackend(t, nil)
-	src, err := NewRingProgramSource(RingProgramSpec{Name: "big", Code: bigCode, Handler: "big",
+	src, err := NewProgramSource(ProgramSpec{Name: "big", Code: bigCode, Handler: "big",
 		Req: reflect.TypeFor[bigReq](), Resp: reflect.TypeFor[bigResp]()})
 	if err != nil {
 		t.Fatal(err)
@@ -262,7 +263,7 @@ func TestRingProgramLargeMessagesAnyBlock(t *testing.T) {
 	if src.SharedBytes != loopSmemHeader {
 		t.Fatalf("shared bytes %d: a message this large must not be staged", src.SharedBytes)
 	}
-	p, err := b.LoadRingProgram(context.Background(), src)
+	p, err := b.Load(context.Background(), src)
 	if errors.Is(err, hostsim.ErrNoHostCompiler) {
 		t.Skip("no host compiler")
 	}
@@ -270,7 +271,7 @@ func TestRingProgramLargeMessagesAnyBlock(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, threads := range []int{1, 3, 5} {
-		k, err := b.LaunchRingProgram(p, RingConfig{Capacity: 2, Threads: threads})
+		k, err := b.Launch(p, Config{Capacity: 2, Threads: threads})
 		if err != nil {
 			t.Fatal(err)
 		}

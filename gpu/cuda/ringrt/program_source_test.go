@@ -1,4 +1,4 @@
-package cuda
+package ringrt
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/ringactor/ringactor/gpu"
 	"github.com/ringactor/ringactor/gpu/clayout"
+	"github.com/ringactor/ringactor/gpu/cuda/internal/driverapi"
 	"github.com/ringactor/ringactor/gpu/ringmsg"
 )
 
@@ -48,8 +49,8 @@ __device__ uint32_t saxpy(const rc_ctx *ctx, const saxpyReq *req, saxpyResp *res
 }
 `
 
-func saxpySpec() RingProgramSpec {
-	return RingProgramSpec{Name: "saxpy", Code: saxpyCode, Handler: "saxpy",
+func saxpySpec() ProgramSpec {
+	return ProgramSpec{Name: "saxpy", Code: saxpyCode, Handler: "saxpy",
 		Req: reflect.TypeFor[saxpyReq](), Resp: reflect.TypeFor[saxpyResp](), State: reflect.TypeFor[saxpyState]()}
 }
 
@@ -58,7 +59,7 @@ func saxpySpec() RingProgramSpec {
 // sm_80 and sm_90, and compiles the host build with g++ (offsets asserted
 // too).
 func TestRingProgramSourceCompiles(t *testing.T) {
-	src, err := NewRingProgramSource(saxpySpec())
+	src, err := NewProgramSource(saxpySpec())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,18 +67,18 @@ func TestRingProgramSourceCompiles(t *testing.T) {
 		t.Fatalf("entry %q, shared %d", src.Entry, src.SharedBytes)
 	}
 	t.Run("nvrtc+ptxas", func(t *testing.T) {
-		c, err := Compile(context.Background(), Source{Name: "saxpy.cu", Code: src.Device, Options: []string{"--fmad=false"}})
-		if errors.Is(err, ErrNoNVRTC) {
+		ptx, err := CompileForTest(context.Background(), "saxpy.cu", src.Device, "") // --fmad=false
+		if errors.Is(err, driverapi.ErrNoNVRTC) {
 			t.Skip("NVRTC not available:", err)
 		}
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !strings.Contains(string(c.PTX), ".entry rc_ring_saxpy(") || !strings.Contains(string(c.PTX), ".entry rc_grid_saxpy(") ||
-			!strings.Contains(string(c.PTX), "ld.acquire.sys") || !strings.Contains(string(c.PTX), "atom.global.cas") {
-			t.Fatalf("PTX lacks the entry or the system-scope acquire:\n%.2000s", c.PTX)
+		if !strings.Contains(string(ptx), ".entry rc_ring_saxpy(") || !strings.Contains(string(ptx), ".entry rc_grid_saxpy(") ||
+			!strings.Contains(string(ptx), "ld.acquire.sys") || !strings.Contains(string(ptx), "atom.global.cas") {
+			t.Fatalf("PTX lacks the entry or the system-scope acquire:\n%.2000s", ptx)
 		}
-		if strings.Contains(string(c.PTX), "fma.rn") {
+		if strings.Contains(string(ptx), "fma.rn") {
 			t.Fatal("--fmad=false still produced an fma")
 		}
 		ptxas, err := exec.LookPath("ptxas")
@@ -85,7 +86,7 @@ func TestRingProgramSourceCompiles(t *testing.T) {
 			t.Skip("ptxas not found")
 		}
 		f := filepath.Join(t.TempDir(), "saxpy.ptx")
-		if err := os.WriteFile(f, c.PTX, 0o644); err != nil {
+		if err := os.WriteFile(f, ptx, 0o644); err != nil {
 			t.Fatal(err)
 		}
 		for _, arch := range []string{"sm_70", "sm_80", "sm_90"} {
@@ -112,18 +113,18 @@ func TestRingProgramSourceCompiles(t *testing.T) {
 // TestRingProgramSourceErrors checks that bad specs are typed errors.
 func TestRingProgramSourceErrors(t *testing.T) {
 	type withSlice struct{ X []float32 }
-	for name, mod := range map[string]func(*RingProgramSpec){
-		"empty code":    func(s *RingProgramSpec) { s.Code = " \n" },
-		"NUL":           func(s *RingProgramSpec) { s.Code += "\x00" },
-		"handler name":  func(s *RingProgramSpec) { s.Handler = "not valid" },
-		"reserved name": func(s *RingProgramSpec) { s.Handler = "rc_loop" },
-		"no request":    func(s *RingProgramSpec) { s.Req = nil },
-		"slice":         func(s *RingProgramSpec) { s.Resp = reflect.TypeFor[withSlice]() },
-		"scalar state":  func(s *RingProgramSpec) { s.State = reflect.TypeFor[float64]() },
+	for name, mod := range map[string]func(*ProgramSpec){
+		"empty code":    func(s *ProgramSpec) { s.Code = " \n" },
+		"NUL":           func(s *ProgramSpec) { s.Code += "\x00" },
+		"handler name":  func(s *ProgramSpec) { s.Handler = "not valid" },
+		"reserved name": func(s *ProgramSpec) { s.Handler = "rc_loop" },
+		"no request":    func(s *ProgramSpec) { s.Req = nil },
+		"slice":         func(s *ProgramSpec) { s.Resp = reflect.TypeFor[withSlice]() },
+		"scalar state":  func(s *ProgramSpec) { s.State = reflect.TypeFor[float64]() },
 	} {
 		spec := saxpySpec()
 		mod(&spec)
-		_, err := NewRingProgramSource(spec)
+		_, err := NewProgramSource(spec)
 		var ae *gpu.ArgumentError
 		if !errors.As(err, &ae) || !errors.Is(err, gpu.ErrArgument) {
 			t.Errorf("%s: %v, want a *gpu.ArgumentError", name, err)
@@ -146,16 +147,16 @@ func TestBuiltinRingProgramsAssemble(t *testing.T) {
 	for _, op := range []ringmsg.Op{ringmsg.Add, ringmsg.Mul, ringmsg.Scale, ringmsg.ReLU, ringmsg.LeakyReLU,
 		ringmsg.Sum, ringmsg.Min, ringmsg.Max, ringmsg.SpMV} {
 		req, resp, _ := op.Types()
-		spec := RingProgramSpec{Name: op.String(), Code: ringmsg.DeviceCode, Handler: op.DeviceEntry(), Req: req, Resp: resp}
+		spec := ProgramSpec{Name: op.String(), Code: ringmsg.DeviceCode, Handler: op.DeviceEntry(), Req: req, Resp: resp}
 		for _, v := range ringmsg.DeviceTypes {
 			spec.Types = append(spec.Types, reflect.TypeOf(v))
 		}
-		src, err := NewRingProgramSource(spec)
+		src, err := NewProgramSource(spec)
 		if err != nil {
 			t.Fatal(err)
 		}
-		ptx, err := compileRingProgram(context.Background(), src, "")
-		if errors.Is(err, ErrNoNVRTC) {
+		ptx, err := compileProgram(context.Background(), CompileForTest, src, "")
+		if errors.Is(err, driverapi.ErrNoNVRTC) {
 			t.Skip("NVRTC not available:", err)
 		}
 		if err != nil {

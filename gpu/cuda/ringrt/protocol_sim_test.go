@@ -1,6 +1,6 @@
 //go:build linux && cgo
 
-package cuda
+package ringrt
 
 import (
 	"math/rand/v2"
@@ -12,6 +12,7 @@ import (
 	"github.com/ringactor/ringactor/gpu/cuda/hostsim"
 	"github.com/ringactor/ringactor/gpu/ring"
 	"github.com/ringactor/ringactor/gpu/ringmsg"
+	"github.com/ringactor/ringactor/internal/testutil/ringtest"
 )
 
 // The ring protocol of the loop template (kernels/ring_loop.cuh), checked
@@ -19,7 +20,7 @@ import (
 // removed switch kernel's protocol tests checked.
 
 // awaitAck polls k's terminated ack (the memory stays live until Wait).
-func awaitAck(t *testing.T, k *RingKernel) uint64 {
+func awaitAck(t *testing.T, k *Kernel) uint64 {
 	t.Helper()
 	deadline := hangDeadline(t) // a hang guard, not a bound on speed
 	for time.Now().Before(deadline) {
@@ -35,7 +36,7 @@ func awaitAck(t *testing.T, k *RingKernel) uint64 {
 	return 0
 }
 
-func waitRing(t *testing.T, k *RingKernel) {
+func waitRing(t *testing.T, k *Kernel) {
 	t.Helper()
 	ctx, cancel := hangCtx(t)
 	defer cancel()
@@ -49,16 +50,16 @@ func waitRing(t *testing.T, k *RingKernel) {
 // without touching what is queued.
 func TestRingProtocolGateClosedTerminateNow(t *testing.T) {
 	b, _ := newSimBackend(t, nil)
-	k, err := b.LaunchRingProgram(sumProgram(t, b), RingConfig{Capacity: 16, Threads: 2})
+	k, err := b.Launch(sumProgram(t, b), Config{Capacity: 16, Threads: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for i := range 16 {
-		if ok, err := k.TrySubmit(ringmsg.Sum.TypeID(), uint64(i), sumMsg(float32(i))); !ok || err != nil {
+		if ok, err := k.TrySubmit(ringmsg.Sum.TypeID(), uint64(i), ringtest.SumMsg(float32(i))); !ok || err != nil {
 			t.Fatalf("submit %d: %v, %v", i, ok, err)
 		}
 	}
-	if ok, err := k.TrySubmit(ringmsg.Sum.TypeID(), 99, sumMsg(99)); ok || err != nil {
+	if ok, err := k.TrySubmit(ringmsg.Sum.TypeID(), 99, ringtest.SumMsg(99)); ok || err != nil {
 		t.Fatalf("a full ring accepted a message: %v, %v", ok, err)
 	}
 	k.Terminate(ring.TerminateNow)
@@ -80,12 +81,12 @@ func TestRingProtocolGateClosedTerminateNow(t *testing.T) {
 // acks.
 func TestRingProtocolGateAndDrain(t *testing.T) {
 	b, _ := newSimBackend(t, nil)
-	k, err := b.LaunchRingProgram(sumProgram(t, b), RingConfig{Capacity: 16, Threads: 2})
+	k, err := b.Launch(sumProgram(t, b), Config{Capacity: 16, Threads: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for i := range 16 {
-		if ok, _ := k.TrySubmit(ringmsg.Sum.TypeID(), uint64(i), sumMsg(float32(i))); !ok {
+		if ok, _ := k.TrySubmit(ringmsg.Sum.TypeID(), uint64(i), ringtest.SumMsg(float32(i))); !ok {
 			t.Fatalf("submit %d refused", i)
 		}
 	}
@@ -98,12 +99,12 @@ func TestRingProtocolGateAndDrain(t *testing.T) {
 		}
 	}
 	for i := range 16 {
-		h, p := pollReply(t, k)
+		h, p := ringtest.PollReply(t, k)
 		check(i, h, p)
 	}
 	k.Deactivate()
 	for i := 16; i < 21; i++ {
-		if ok, _ := k.TrySubmit(ringmsg.Sum.TypeID(), uint64(i), sumMsg(float32(i))); !ok {
+		if ok, _ := k.TrySubmit(ringmsg.Sum.TypeID(), uint64(i), ringtest.SumMsg(float32(i))); !ok {
 			t.Fatalf("submit %d refused", i)
 		}
 	}
@@ -133,7 +134,7 @@ func TestRingProtocolGateAndDrain(t *testing.T) {
 func TestRingProtocolStress(t *testing.T) {
 	const total = 3000
 	b, _ := newSimBackend(t, nil)
-	k, err := b.LaunchRingProgram(builtinProgram[ringmsg.VecMsg, ringmsg.VecReply](t, b, ringmsg.Add), RingConfig{Capacity: 32, Threads: 4})
+	k, err := b.Launch(builtinProgram[ringmsg.VecMsg, ringmsg.VecReply](t, b, ringmsg.Add), Config{Capacity: 32, Threads: 4})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,7 +173,7 @@ func TestRingProtocolStress(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := range total {
-		h, p := pollReply(t, k)
+		h, p := ringtest.PollReply(t, k)
 		got, err := hostsim.Decode[ringmsg.VecReply](p)
 		if err != nil || h.CorrelationID != uint64(i) || h.Status != ring.StatusOK {
 			t.Fatalf("reply %d: %+v, %v", i, h, err)

@@ -1,6 +1,6 @@
 //go:build linux && cgo
 
-package cuda
+package ringrt
 
 import (
 	"context"
@@ -26,13 +26,13 @@ import (
 // the final table.
 func TestMailboxTableGrows(t *testing.T) {
 	b, _ := newSimBackend(t, nil)
-	b.mailboxes, b.mailboxInit = 64, 4
+	b.opt.Mailboxes, b.opt.MailboxInit = 64, 4
 	p := loadSaxpy(t, b)
 	req := func(m int) saxpyReq {
 		return saxpyReq{N: 2, A: float32(m%7 + 1), X: [64]float32{1, 2}, Y: [64]float32{float32(m)}}
 	}
 	deadline := hangDeadline(t)
-	exchange := func(k *RingKernel, m int, seen uint64) error {
+	exchange := func(k *Kernel, m int, seen uint64) error {
 		r := req(m)
 		if ok, err := k.TrySubmit(1, uint64(m), messages.FixedBytes(&r)); !ok || err != nil {
 			return errors.Join(err, fmt.Errorf("submit %d refused", m))
@@ -51,9 +51,9 @@ func TestMailboxTableGrows(t *testing.T) {
 		}
 		return nil
 	}
-	var ks []*RingKernel
+	var ks []*Kernel
 	open := func() error {
-		k, err := b.OpenMailbox(p, RingConfig{})
+		k, err := b.Open(p, Config{})
 		if err != nil {
 			return err
 		}
@@ -144,23 +144,23 @@ func TestMailboxTableGrows(t *testing.T) {
 // byte less and it is refused.
 func TestMailboxPinnedBound(t *testing.T) {
 	b, _ := newSimBackend(t, nil)
-	p := loadProgram(t, b, RingProgramSpec{Name: "big", Code: bigCode, Handler: "big",
+	p := loadProgram(t, b, ProgramSpec{Name: "big", Code: bigCode, Handler: "big",
 		Req: reflect.TypeFor[bigReq](), Resp: reflect.TypeFor[bigResp]()})
-	_, slot := mailboxGeometry(p.src, RingConfig{}, MailboxPinnedMax)
+	_, slot := mailboxGeometry(p.src, Config{}, MailboxPinnedMax)
 	_, _, need := ringLayout(2, slot)
 	if need <= MailboxPinnedMax {
 		t.Fatalf("a 2-slot mailbox of %d-byte slots pins %d bytes: not over the default bound", slot, need)
 	}
 	var de *gpu.DeviceError
-	if _, err := b.OpenMailbox(p, RingConfig{}); !errors.Is(err, ErrMailboxTooLarge) || !errors.Is(err, gpu.ErrDeviceCapacity) || !errors.As(err, &de) {
+	if _, err := b.Open(p, Config{}); !errors.Is(err, ErrMailboxTooLarge) || !errors.Is(err, gpu.ErrDeviceCapacity) || !errors.As(err, &de) {
 		t.Fatalf("a %d-byte mailbox under the default bound: %v", need, err)
 	}
-	b.mailboxPin = int(need) - 1
-	if _, err := b.OpenMailbox(p, RingConfig{}); !errors.Is(err, ErrMailboxTooLarge) {
+	b.opt.MailboxPinnedMax = int(need) - 1
+	if _, err := b.Open(p, Config{}); !errors.Is(err, ErrMailboxTooLarge) {
 		t.Fatalf("one byte over the bound: %v", err)
 	}
-	b.mailboxPin = int(need)
-	k, err := b.OpenMailbox(p, RingConfig{})
+	b.opt.MailboxPinnedMax = int(need)
+	k, err := b.Open(p, Config{})
 	if err != nil {
 		t.Fatalf("at the bound: %v", err)
 	}

@@ -1,4 +1,4 @@
-package cuda
+package ringrt
 
 import (
 	"errors"
@@ -9,6 +9,8 @@ import (
 	"unsafe"
 
 	"github.com/ringactor/ringactor/gpu"
+	"github.com/ringactor/ringactor/gpu/cuda/internal/devcore"
+	"github.com/ringactor/ringactor/gpu/cuda/internal/driverapi"
 	"github.com/ringactor/ringactor/gpu/ring"
 )
 
@@ -49,35 +51,6 @@ const (
 	gridReserve       = 8
 )
 
-// WithMailboxes sets the most device ring kernels of one program a
-// device holds at once (default DefaultMailboxes): the bound of each
-// program grid's mailbox table. The table starts smaller and doubles when
-// it is full, in a device epoch (every ring of the device parks for the
-// copy), up to this bound; a kernel past it is a *gpu.DeviceError
-// matching gpu.ErrDeviceCapacity. Each entry pins 96 bytes and takes 20
-// bytes of device memory plus a State slot.
-func WithMailboxes(n int) BackendOption {
-	return func(b *Backend) {
-		if n > 0 {
-			b.mailboxes = n
-		}
-	}
-}
-
-// WithMailboxPinnedMax sets the most pinned memory one mailbox (a device
-// ring kernel's control block and its two rings) may take (default
-// MailboxPinnedMax, 64 KiB). A mailbox's rings hold 16 slots sized to the
-// program's larger message, fewer for large messages, at least 2: with the
-// default, messages up to about 16 KiB fit; larger ones need a larger
-// bound, or OpenMailbox refuses them with ErrMailboxTooLarge.
-func WithMailboxPinnedMax(n int) BackendOption {
-	return func(b *Backend) {
-		if n > 0 {
-			b.mailboxPin = n
-		}
-	}
-}
-
 // ErrMailboxTooLarge is wrapped by OpenMailbox's *gpu.DeviceError (kind
 // gpu.DeviceCapacity) when a mailbox's rings, at 2 slots each (or the
 // capacity asked for), would pin more than the backend's bound
@@ -91,15 +64,16 @@ type gridKey struct {
 
 // ringGrid is the host side of one program's persistent grid.
 type ringGrid struct {
-	d       *device
+	d       *devcore.Device
+	rt      *Runtime
 	key     gridKey
 	name    string
-	k       *RingKernel // the grid's own launch: parked and relaunched by device epochs like a ring
+	k       *Kernel // the grid's own launch: parked and relaunched by device epochs like a ring
 	stopped atomic.Bool
 	blocks  int
 	threads int
 	smem    uint32
-	src     *RingProgramSource
+	src     *ProgramSource
 	limit   int // the most mailboxes the table may grow to
 
 	// tab is the mailbox table: replaced (inside Do, in a device epoch)
@@ -114,7 +88,7 @@ type ringGrid struct {
 	next  uint32   // indices from here on were never used
 	gen   uint64
 	grows int // table growths
-	boxes map[uint32]*RingKernel
+	boxes map[uint32]*Kernel
 }
 
 // gridWordsBytes is the device memory of a grid's words (rc_grid_words,
@@ -136,7 +110,7 @@ func bellCapacity(capacity int) int {
 
 // occupancyAPI is the occupancy calculator of the driver.
 type occupancyAPI interface {
-	OccupancyMaxActiveBlocksPerMultiprocessor(f Function, block int, smem uint32) (int, error)
+	OccupancyMaxActiveBlocksPerMultiprocessor(f driverapi.Function, block int, smem uint32) (int, error)
 }
 
 // gridBlocks sizes a grid (inside Do): a modest block count on the
@@ -144,13 +118,14 @@ type occupancyAPI interface {
 // kernels and epochs) times the blocks of fn an SM keeps resident
 // (cuOccupancyMaxActiveBlocksPerMultiprocessor), at most gridBlocksPerSM,
 // so that every block is resident and none waits for another to finish.
-func (d *device) gridBlocks(sim bool, fn Function, threads int, smem uint32) int {
+func (rt *Runtime) gridBlocks(sim bool, fn driverapi.Function, threads int, smem uint32) int {
 	if sim {
 		return simGridBlocks
 	}
-	sms := max(1, d.attrs.SMs-d.attrs.SMs/8)
+	d := rt.d
+	sms := max(1, d.Attrs.SMs-d.Attrs.SMs/8)
 	perSM := 1
-	if o, ok := d.api.(occupancyAPI); ok {
+	if o, ok := d.API.(occupancyAPI); ok {
 		if n, err := o.OccupancyMaxActiveBlocksPerMultiprocessor(fn, threads, smem); err == nil && n > 0 {
 			perSM = min(n, gridBlocksPerSM)
 		}
@@ -158,32 +133,27 @@ func (d *device) gridBlocks(sim bool, fn Function, threads int, smem uint32) int
 	return sms * perSM
 }
 
-// StartRingGrid launches p's persistent grid of mailboxes with blocks of
+// StartGrid launches p's persistent grid of mailboxes with blocks of
 // threads threads (0: the default, as for LaunchRingProgram), unless it
 // runs: once per (program, block size), when the program is loaded, never
-// per kernel. The table holds WithMailboxes entries (fewer when their
+// per kernel. The table holds Options.Mailboxes entries (fewer when their
 // State slots would take more than an eighth of the device's memory). A
 // device whose resident grids the programs have used up (128 less 8 left
 // to one-shot kernels and epochs) is a *gpu.DeviceError matching
-// gpu.ErrDeviceCapacity.
-func (b *Backend) StartRingGrid(p *RingProgram, threads int) error {
-	_, err := b.grid(p, threads)
+// gpu.ErrDeviceCapacity. The caller checks first that the device may run
+// persistent kernels (gpu/cuda's CheckPersistent).
+func (rt *Runtime) StartGrid(p *Program, threads int) error {
+	_, err := rt.grid(p, threads)
 	return err
 }
 
 // grid returns p's grid for threads, launching it first if need be.
-func (b *Backend) grid(p *RingProgram, threads int) (*ringGrid, error) {
+func (rt *Runtime) grid(p *Program, threads int) (*ringGrid, error) {
 	if p == nil {
 		return nil, fmt.Errorf("cuda: no ring program: %w", gpu.ErrArgument)
 	}
-	if err := b.CheckPersistent(); err != nil {
-		return nil, err
-	}
-	d, err := b.device()
-	if err != nil {
-		return nil, err
-	}
-	if d != p.d {
+	d := rt.d
+	if p.rt != rt {
 		return nil, fmt.Errorf("cuda: ring program %s was loaded on another device: %w", p.src.Name, gpu.ErrArgument)
 	}
 	if threads == 0 {
@@ -192,33 +162,33 @@ func (b *Backend) grid(p *RingProgram, threads int) (*ringGrid, error) {
 			threads = simRingThreads
 		}
 	}
-	if threads < 1 || threads > 1024 || threads > d.attrs.MaxThreadsPerBlock {
-		return nil, fmt.Errorf("cuda: %d ring kernel threads: want 1 to %d: %w", threads, min(1024, d.attrs.MaxThreadsPerBlock), gpu.ErrArgument)
+	if threads < 1 || threads > 1024 || threads > d.Attrs.MaxThreadsPerBlock {
+		return nil, fmt.Errorf("cuda: %d ring kernel threads: want 1 to %d: %w", threads, min(1024, d.Attrs.MaxThreadsPerBlock), gpu.ErrArgument)
 	}
 	key := gridKey{p.src.Hash, threads}
 	var g *ringGrid
-	err = d.do(func() error {
-		if g = d.grids[key]; g != nil {
+	err := d.Do(func() error {
+		if g = rt.grids[key]; g != nil {
 			return nil
 		}
 		limit := residentGridsH100 - gridReserve
-		if r := d.profile.MaxResidentGrids; r > 0 {
+		if r := rt.opt.MaxResidentGrids; r > 0 {
 			limit = max(1, r-gridReserve) // the device profile's resident grids (profile.go)
 		}
-		if b.gridLimit > 0 {
-			limit = b.gridLimit
+		if rt.opt.GridLimit > 0 {
+			limit = rt.opt.GridLimit
 		}
-		if n := len(d.grids); n >= limit {
-			return &gpu.DeviceError{Kind: gpu.DeviceCapacity, Backend: b.name, Device: d.ordinal,
+		if n := len(rt.grids); n >= limit {
+			return &gpu.DeviceError{Kind: gpu.DeviceCapacity, Backend: rt.opt.Name, Device: d.Ordinal,
 				Reason: fmt.Sprintf("%d ring program grids run: the device keeps %d grids resident and %d are left to one-shot kernels and epochs",
 					n, limit+gridReserve, gridReserve)}
 		}
 		var err error
-		g, err = d.startGrid(p, threads, b.mailboxes, b.mailboxInit, b.simBlocks)
+		g, err = rt.startGrid(p, threads, rt.opt.Mailboxes, rt.opt.MailboxInit, rt.opt.SimBlocks)
 		return err
 	})
 	if err != nil {
-		return nil, deviceErr(d.ordinal, err)
+		return nil, devcore.DeviceErr(d.Ordinal, err)
 	}
 	return g, nil
 }
@@ -227,8 +197,9 @@ func (b *Backend) grid(p *RingProgram, threads int) (*ringGrid, error) {
 // table (DefaultMailboxes when 0, fewer when the State slots would take
 // more than an eighth of the device's memory); it starts at first entries
 // (initialMailboxes when 0) and grows by doubling (ringGrid.grow).
-func (d *device) startGrid(p *RingProgram, threads, limit, first, simBlocks int) (*ringGrid, error) {
-	fn, err := d.gridFunction(p)
+func (rt *Runtime) startGrid(p *Program, threads, limit, first, simBlocks int) (*ringGrid, error) {
+	d := rt.d
+	fn, err := rt.gridFunction(p)
 	if err != nil {
 		return nil, err
 	}
@@ -236,25 +207,25 @@ func (d *device) startGrid(p *RingProgram, threads, limit, first, simBlocks int)
 		limit = DefaultMailboxes
 	}
 	stride := uintptr(align16(p.src.StateBytes))
-	if _, total, err := d.api.MemGetInfo(); err == nil && total > 0 {
+	if _, total, err := d.API.MemGetInfo(); err == nil && total > 0 {
 		limit = max(64, min(limit, int(total/8/uint64(stride))))
 	}
 	if first <= 0 {
 		first = initialMailboxes
 	}
-	mem, base, err := d.pinned(align64(unsafe.Sizeof(ring.ControlBlock{})))
+	mem, base, err := d.Pinned(align64(unsafe.Sizeof(ring.ControlBlock{})))
 	if err != nil {
 		return nil, err
 	}
 	clear(unsafe.Slice((*byte)(mem), unsafe.Sizeof(ring.ControlBlock{})))
-	g := &ringGrid{d: d, key: gridKey{p.src.Hash, threads}, name: p.src.Name, src: p.src, threads: threads,
-		limit: limit, boxes: map[uint32]*RingKernel{}}
+	g := &ringGrid{d: d, rt: rt, key: gridKey{p.src.Hash, threads}, name: p.src.Name, src: p.src, threads: threads,
+		limit: limit, boxes: map[uint32]*Kernel{}}
 	g.smem = p.src.SharedBytes + 8*uint32(threads)
-	g.blocks = d.gridBlocks(p.sim, fn, threads, g.smem)
+	g.blocks = rt.gridBlocks(p.sim, fn, threads, g.smem)
 	if p.sim && simBlocks > 0 {
 		g.blocks = simBlocks
 	}
-	k := &RingKernel{d: d, mem: mem, serves: g}
+	k := &Kernel{d: d, mem: mem, serves: g}
 	g.k = k
 	k.cb = (*ring.ControlBlock)(mem)
 	k.cb.LatencyMin.Store(^uint64(0))
@@ -263,50 +234,51 @@ func (d *device) startGrid(p *RingProgram, threads, limit, first, simBlocks int)
 			err = errors.Join(err, g.tab.free(d))
 		}
 		if !k.stream.IsDefault() {
-			err = errors.Join(err, d.api.StreamDestroy(k.stream))
+			err = errors.Join(err, d.API.StreamDestroy(k.stream))
 		}
-		return nil, errors.Join(err, d.unpinned(mem))
+		return nil, errors.Join(err, d.Unpinned(mem))
 	}
-	if g.tab, err = d.newGridTable(min(first, limit), stride, nil); err != nil {
+	if g.tab, err = newGridTable(d, min(first, limit), stride, nil); err != nil {
 		return fail(err)
 	}
-	if k.stream, err = d.api.StreamCreate(StreamNonBlocking); err != nil {
+	if k.stream, err = d.API.StreamCreate(driverapi.StreamNonBlocking); err != nil {
 		return fail(err)
 	}
 	k.park.fn, k.park.threads, k.park.blocks, k.park.smem = fn, uint32(threads), uint32(g.blocks), g.smem
-	k.park.args = append([]uint64{ArgPtr(base)}, g.tab.args()...)
+	k.park.args = append([]uint64{argPtr(base)}, g.tab.args()...)
 	k.park.resumed = g.ringAll
-	if err := d.api.LaunchKernel(fn, Dim3{X: k.park.blocks}, Dim3{X: k.park.threads}, k.park.smem, k.stream, k.park.args...); err != nil {
+	if err := d.API.LaunchKernel(fn, driverapi.Dim3{X: k.park.blocks}, driverapi.Dim3{X: k.park.threads}, k.park.smem, k.stream, k.park.args...); err != nil {
 		return fail(err)
 	}
-	d.addLive(k)
-	if d.grids == nil {
-		d.grids = map[gridKey]*ringGrid{}
+	k.addLive()
+	if rt.grids == nil {
+		rt.grids = map[gridKey]*ringGrid{}
 	}
-	d.grids[g.key] = g
+	rt.grids[g.key] = g
 	return g, nil
 }
 
 // gridFunction resolves p's grid entry (inside Do).
-func (d *device) gridFunction(p *RingProgram) (Function, error) {
+func (rt *Runtime) gridFunction(p *Program) (driverapi.Function, error) {
+	d := rt.d
 	if !p.gridFn.IsNil() {
 		return p.gridFn, nil
 	}
-	var f Function
+	var f driverapi.Function
 	var err error
-	if loader, ok := d.api.(HostDevice); ok && p.sim {
-		f, err = loader.HostGrid(p.fn)
-	} else if m, ok := d.ptx[p.src.Hash]; ok {
-		if f, ok = m.fns[p.src.GridEntry]; !ok {
-			if f, err = d.api.ModuleGetFunction(m.mod, p.src.GridEntry); err == nil {
-				m.fns[p.src.GridEntry] = f
+	if p.sim {
+		f, err = rt.opt.Host.HostGrid(p.fn)
+	} else if m, ok := d.Modules[p.src.Hash]; ok {
+		if f, ok = m.Fns[p.src.GridEntry]; !ok {
+			if f, err = d.API.ModuleGetFunction(m.Mod, p.src.GridEntry); err == nil {
+				m.Fns[p.src.GridEntry] = f
 			}
 		}
 	} else {
 		err = fmt.Errorf("cuda: ring program %s is not loaded: %w", p.src.Name, gpu.ErrArgument)
 	}
 	if err != nil {
-		return Function{}, err
+		return driverapi.Function{}, err
 	}
 	p.gridFn = f
 	return f, nil
@@ -399,7 +371,7 @@ var errTableFull = errors.New("cuda: the mailbox table is full")
 // add writes k's mailbox into the table (inside Do): a fresh generation,
 // so the grid zeroes its State slot when it first serves it. A full table
 // is errTableFull.
-func (g *ringGrid) add(k *RingKernel, cb, in, out DevicePtr) error {
+func (g *ringGrid) add(k *Kernel, cb, in, out driverapi.DevicePtr) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	t := g.tab
@@ -437,7 +409,7 @@ func (g *ringGrid) add(k *RingKernel, cb, in, out DevicePtr) error {
 
 // remove takes k's mailbox out of the table (its memory is released
 // after): the grid acknowledged it, or is gone.
-func (g *ringGrid) remove(k *RingKernel) {
+func (g *ringGrid) remove(k *Kernel) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.boxes[k.box] != k {
@@ -473,13 +445,13 @@ func (g *ringGrid) pinnedBytes() int {
 }
 
 // close releases what the grid holds once its launch has stopped for good
-// (inside Do, from its RingKernel's release): each mailbox keeps its
+// (inside Do, from its Kernel's release): each mailbox keeps its
 // unread replies and gives its memory back (its owner's Wait then returns
 // at once), then the device memory goes back to the pool.
 func (g *ringGrid) close() error {
 	g.stopped.Store(true)
 	g.mu.Lock()
-	boxes := make([]*RingKernel, 0, len(g.boxes))
+	boxes := make([]*Kernel, 0, len(g.boxes))
 	for _, k := range g.boxes {
 		boxes = append(boxes, k)
 	}
@@ -489,8 +461,8 @@ func (g *ringGrid) close() error {
 		k.keepReplies()
 		errs = append(errs, k.release())
 	}
-	if g.d.grids[g.key] == g {
-		delete(g.d.grids, g.key)
+	if g.rt.grids[g.key] == g {
+		delete(g.rt.grids, g.key)
 	}
 	g.tabMu.Lock()
 	t := g.tab
@@ -507,7 +479,7 @@ func (g *ringGrid) close() error {
 // largest power of two up to mailboxCapacity whose rings and control
 // block fit bound (at least 2: OpenMailbox refuses a mailbox still over
 // it).
-func mailboxGeometry(src *RingProgramSource, cfg RingConfig, bound int) (capacity, slot int) {
+func mailboxGeometry(src *ProgramSource, cfg Config, bound int) (capacity, slot int) {
 	slot = cfg.SlotSize
 	if slot == 0 {
 		slot = align16(int(unsafe.Sizeof(ring.SlotHeader{})) + max(src.ReqBytes, src.RespBytes))
@@ -526,32 +498,32 @@ func mailboxGeometry(src *RingProgramSource, cfg RingConfig, bound int) (capacit
 	return capacity, slot
 }
 
-// OpenMailbox makes a device ring kernel of p as a mailbox of the
+// Open makes a device ring kernel of p as a mailbox of the
 // program's persistent grid (started first if it is not running; see
 // StartRingGrid), with its gate closed: its control block and rings come
 // from the pinned arena, its State is a slot of the grid's device memory,
 // zeroed by the grid before its first message. No launch, no driver call
 // beside the running grids (but an arena growth, in a device epoch). The
-// returned RingKernel is driven as one from LaunchRingProgram.
+// returned Kernel is driven as one from LaunchRingProgram.
 //
 // cfg.Capacity defaults to 16 slots (fewer for large messages, so that
 // an idle mailbox pins at most MailboxPinnedMax), cfg.SlotSize to the
 // smallest slot that holds the program's messages, cfg.Threads to the
 // grid's default block size. A full mailbox table, or no grid left to
 // start, is a *gpu.DeviceError matching gpu.ErrDeviceCapacity, at once.
-func (b *Backend) OpenMailbox(p *RingProgram, cfg RingConfig) (*RingKernel, error) {
-	g, err := b.grid(p, cfg.Threads)
+func (rt *Runtime) Open(p *Program, cfg Config) (*Kernel, error) {
+	g, err := rt.grid(p, cfg.Threads)
 	if err != nil {
 		return nil, err
 	}
 	d := g.d
-	bound := b.mailboxPin
+	bound := rt.opt.MailboxPinnedMax
 	if bound <= 0 {
 		bound = MailboxPinnedMax
 	}
 	capacity, slot := mailboxGeometry(p.src, cfg, bound)
 	if _, _, size := ringLayout(capacity, slot); ring.ValidCapacity(capacity) && size > uintptr(bound) {
-		return nil, deviceErr(g.d.ordinal, &gpu.DeviceError{Kind: gpu.DeviceCapacity, Backend: b.name, Device: g.d.ordinal,
+		return nil, devcore.DeviceErr(g.d.Ordinal, &gpu.DeviceError{Kind: gpu.DeviceCapacity, Backend: rt.opt.Name, Device: g.d.Ordinal,
 			Reason: fmt.Sprintf("a mailbox of ring program %s pins %d bytes (%d slots of %d bytes per ring): over the bound of %d (WithMailboxPinnedMax)",
 				p.src.Name, size, capacity, slot, bound), Err: ErrMailboxTooLarge})
 	}
@@ -562,12 +534,12 @@ func (b *Backend) OpenMailbox(p *RingProgram, cfg RingConfig) (*RingKernel, erro
 		return nil, fmt.Errorf("cuda: slot size %d: want a multiple of 16 that holds %s's messages: %w", slot, p.src.Name, gpu.ErrArgument)
 	}
 	inOff, outOff, size := ringLayout(capacity, slot)
-	k := &RingKernel{d: d}
-	err = d.do(func() error {
+	k := &Kernel{d: d}
+	err = d.Do(func() error {
 		if g.stopped.Load() {
-			return unavailable("the ring program's grid stopped")
+			return devcore.Unavailable("the ring program's grid stopped")
 		}
-		mem, base, err := d.pinned(size)
+		mem, base, err := d.Pinned(size)
 		if err != nil {
 			return err
 		}
@@ -578,27 +550,27 @@ func (b *Backend) OpenMailbox(p *RingProgram, cfg RingConfig) (*RingKernel, erro
 		k.cb.Close()
 		k.in = ring.NewSlotRing(unsafe.Add(mem, inOff), capacity, slot)
 		k.out = ring.NewSlotRing(unsafe.Add(mem, outOff), capacity, slot)
-		err = g.add(k, base, base+DevicePtr(inOff), base+DevicePtr(outOff))
+		err = g.add(k, base, base+driverapi.DevicePtr(inOff), base+driverapi.DevicePtr(outOff))
 		if errors.Is(err, errTableFull) {
 			// A full table doubles (in a device epoch) up to its bound.
 			if err = g.grow(); err == nil {
-				err = g.add(k, base, base+DevicePtr(inOff), base+DevicePtr(outOff))
+				err = g.add(k, base, base+driverapi.DevicePtr(inOff), base+driverapi.DevicePtr(outOff))
 			}
 		}
 		if err != nil {
 			k.cb = nil
 			k.mem = nil
-			return errors.Join(err, d.unpinned(mem))
+			return errors.Join(err, d.Unpinned(mem))
 		}
 		return nil
 	})
 	if err != nil {
-		return nil, deviceErr(d.ordinal, err)
+		return nil, devcore.DeviceErr(d.Ordinal, err)
 	}
 	return k, nil
 }
 
-// MailboxStats says how the mailboxes of a backend's ring program grids
+// MailboxStats says how the mailboxes of a device's ring program grids
 // are used.
 type MailboxStats struct {
 	Grids     int // persistent grids running (one per program and block size)
@@ -610,14 +582,10 @@ type MailboxStats struct {
 }
 
 // MailboxStats returns how many grids run and how full their tables are.
-func (b *Backend) MailboxStats() MailboxStats {
-	d, err := b.device()
-	if err != nil || d == nil {
-		return MailboxStats{}
-	}
+func (rt *Runtime) MailboxStats() MailboxStats {
 	var s MailboxStats
-	_ = d.do(func() error {
-		for _, g := range d.grids {
+	_ = rt.d.Do(func() error {
+		for _, g := range rt.grids {
 			n, c := g.mailboxes()
 			s.Grids++
 			s.Mailboxes += n
@@ -632,7 +600,7 @@ func (b *Backend) MailboxStats() MailboxStats {
 // PinnedBytes is the pinned memory the kernel's control block and rings
 // take (for a mailbox: all it pins but its table entry and doorbell
 // slots, 96 bytes).
-func (k *RingKernel) PinnedBytes() int {
+func (k *Kernel) PinnedBytes() int {
 	if k.in == nil {
 		return 0
 	}

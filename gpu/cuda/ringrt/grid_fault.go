@@ -1,4 +1,4 @@
-package cuda
+package ringrt
 
 import "github.com/ringactor/ringactor/gpu/ring"
 
@@ -8,8 +8,8 @@ import "github.com/ringactor/ringactor/gpu/ring"
 // acknowledged (its loop is gone), not to be relaunched by an epoch, its
 // owner's request recorded as TerminateNow; the device's close then
 // releases it and its mailboxes.
-func (d *device) gridFaulted(k *RingKernel) bool {
-	if k.stream.IsDefault() || launchFault(d.api.StreamQuery(k.stream), d.ordinal) == nil {
+func gridFaulted(k *Kernel) bool {
+	if k.stream.IsDefault() || launchFault(k.d.API.StreamQuery(k.stream), k.d.Ordinal) == nil {
 		return false
 	}
 	k.serves.stopped.Store(true)

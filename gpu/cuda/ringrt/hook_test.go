@@ -1,0 +1,20 @@
+package ringrt_test
+
+import (
+	"context"
+
+	"github.com/ringactor/ringactor/gpu/cuda"
+	"github.com/ringactor/ringactor/gpu/cuda/ringrt"
+)
+
+// NVRTC, as gpu/cuda compiles ring programs, for this package's internal
+// tests (hooks_test.go), which cannot import gpu/cuda themselves.
+func init() {
+	ringrt.CompileForTest = func(ctx context.Context, name, code, arch string) ([]byte, error) {
+		c, err := cuda.Compile(ctx, cuda.Source{Name: name, Code: code, Arch: arch, Options: cuda.RingProgramOptions})
+		if err != nil {
+			return nil, err
+		}
+		return c.PTX, nil
+	}
+}

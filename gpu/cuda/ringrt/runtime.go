@@ -1,0 +1,81 @@
+package ringrt
+
+import (
+	"context"
+
+	"github.com/ringactor/ringactor/gpu/cuda/internal/devcore"
+	"github.com/ringactor/ringactor/gpu/cuda/internal/driverapi"
+)
+
+// HostPrograms is the part of a simulated device (gpu/cuda's HostDevice)
+// that runs ring programs from their host source (ProgramSource.Host)
+// rather than from PTX.
+type HostPrograms interface {
+	// LoadHostProgram builds src's host variant and returns the function
+	// whose launches run it (building takes the host compiler; it is not
+	// a driver call).
+	LoadHostProgram(ctx context.Context, src *ProgramSource) (driverapi.Function, error)
+	// AttachHostProgram is the module load of a program LoadHostProgram
+	// built: a synchronising call, made on the device's thread (in a
+	// device epoch when rings run).
+	AttachHostProgram(fn driverapi.Function) error
+	// HostGrid returns the function of the persistent grid of mailboxes
+	// of a program LoadHostProgram built.
+	HostGrid(fn driverapi.Function) (driverapi.Function, error)
+	// ProgramCache says where the host build of src is kept and whether
+	// it is built.
+	ProgramCache(src *ProgramSource) (cache string, built bool)
+}
+
+// Options configure a Runtime; gpu/cuda fills them from its backend's
+// options when the device opens.
+type Options struct {
+	// Name is the backend's name in errors ("cuda:0", "cuda:sim").
+	Name string
+	// Host is the simulated device's program loader, nil on the driver.
+	Host HostPrograms
+	// Arch returns the NVRTC target of the device ("compute_90"); an
+	// error wrapping ErrNoNVRTC when there is no NVRTC.
+	Arch func() (string, error)
+	// Compile compiles a program's device source with NVRTC for arch,
+	// returning PTX (gpu/cuda's Compile with its RingProgramOptions).
+	Compile func(ctx context.Context, name, code, arch string) ([]byte, error)
+	// Mailboxes bounds each program grid's mailbox table (0:
+	// DefaultMailboxes); MailboxInit is its first size (0: 1024; tests
+	// lower it); MailboxPinnedMax bounds what a mailbox pins (0:
+	// MailboxPinnedMax).
+	Mailboxes, MailboxInit, MailboxPinnedMax int
+	// GridLimit is how many program grids the device may run (0: its
+	// resident grids less the reserve; tests lower it); MaxResidentGrids
+	// is the device profile's resident grids (0: 128).
+	GridLimit, MaxResidentGrids int
+	// SimBlocks is a grid's block count on the simulated device (0: 2;
+	// tests raise it).
+	SimBlocks int
+}
+
+// Runtime is the ring runtime of one open device: its ring programs,
+// ring kernels, program grids and mailboxes, and device epochs.
+type Runtime struct {
+	d   *devcore.Device
+	opt Options
+
+	// thread-confined
+	grids map[gridKey]*ringGrid // ring program grids (grid.go)
+}
+
+// New returns the ring runtime of d. The device's epochs then poll the
+// rings with the runtime's wait strategy, and its close stops the rings
+// first.
+func New(d *devcore.Device, opt Options) *Runtime {
+	rt := &Runtime{d: d, opt: opt}
+	d.Epochs.Wait = terminateWait
+	d.BeforeClose = rt.stopRings
+	return rt
+}
+
+// sim reports whether the device is simulated.
+func (rt *Runtime) sim() bool { return rt.opt.Host != nil }
+
+// argPtr is a device pointer as a kernel argument.
+func argPtr(p driverapi.DevicePtr) uint64 { return uint64(p) }
