@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/ringactor/ringactor/gpu"
-	"github.com/ringactor/ringactor/gpu/cuda/ringrt"
+	"github.com/ringactor/ringactor/gpu/cuda/internal/ringrt"
 )
 
 // ErrNoDeviceKernels says that the CUDA backend has no device

@@ -6,7 +6,7 @@ import (
 
 	"github.com/ringactor/ringactor/gpu"
 	"github.com/ringactor/ringactor/gpu/cuda/internal/devcore"
-	"github.com/ringactor/ringactor/gpu/cuda/ringrt"
+	"github.com/ringactor/ringactor/gpu/cuda/internal/ringrt"
 )
 
 // device is an open CUDA device: the device core (devcore.Device: the

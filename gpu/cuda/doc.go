@@ -52,7 +52,7 @@
 // stream, staging, the allocator, batches, modules, the pinned arena and
 // the device epochs' registry) is gpu/cuda/internal/devcore's Device. The
 // device ring runtime (ring programs, ring kernels, program grids and
-// mailboxes, the rings' side of device epochs) is package gpu/cuda/ringrt;
+// mailboxes, the rings' side of device epochs) is package gpu/cuda/internal/ringrt;
 // ring_runtime.go and epoch.go forward the Backend's ring methods to it
 // and name its types (RingKernel is ringrt.Kernel). The device sources
 // (loop templates, one-shot kernels) are in kernels/, whose Go package

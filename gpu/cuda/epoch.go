@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/ringactor/ringactor/gpu/cuda/internal/devcore"
-	"github.com/ringactor/ringactor/gpu/cuda/ringrt"
+	"github.com/ringactor/ringactor/gpu/cuda/internal/ringrt"
 )
 
 // The device epoch: the few driver calls that synchronise the device and
@@ -13,7 +13,7 @@ import (
 // arena, the fallback allocator, unloading and closing) are made with the
 // rings parked and relaunched after, losing no message
 // (gpu/cuda/internal/devcore's Epochs; the rings' side in
-// gpu/cuda/ringrt's epoch.go).
+// gpu/cuda/internal/ringrt's epoch.go).
 
 // ErrEpochTimeout is wrapped by the error of a device epoch when a ring
 // kernel did not acknowledge its park in time (a handler that does not

@@ -2,7 +2,7 @@ package cuda
 
 import (
 	"github.com/ringactor/ringactor/gpu/cuda/internal/devcore"
-	"github.com/ringactor/ringactor/gpu/cuda/ringrt"
+	"github.com/ringactor/ringactor/gpu/cuda/internal/ringrt"
 )
 
 // HostDevice is a device a [Backend] runs on instead of the driver: a

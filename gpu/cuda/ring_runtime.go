@@ -5,11 +5,11 @@ import (
 	"fmt"
 
 	"github.com/ringactor/ringactor/gpu"
-	"github.com/ringactor/ringactor/gpu/cuda/ringrt"
+	"github.com/ringactor/ringactor/gpu/cuda/internal/ringrt"
 )
 
 // The device ring runtime (ring programs, ring kernels, program grids and
-// mailboxes, device epochs) is package gpu/cuda/ringrt; a Backend makes
+// mailboxes, device epochs) is package gpu/cuda/internal/ringrt; a Backend makes
 // one when its device opens and forwards its ring methods to it. The
 // types below are ringrt's, under the names users know.
 

@@ -1,6 +1,6 @@
 // Package kernels holds the device sources of the CUDA backend that Go
 // code embeds: the ring loop and grid loop templates every device ring
-// program is generated from (package gpu/cuda/ringrt), the ring ABI
+// program is generated from (package gpu/cuda/internal/ringrt), the ring ABI
 // header generated from gpu/ring's types (go generate ./gpu/ring) and the
 // simulated device's shim. The one-shot kernels (oneshot.cu, its PTX)
 // live here too, embedded by gpu/cuda; INSTALL.txt says how to build them.

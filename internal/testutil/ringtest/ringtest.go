@@ -1,6 +1,6 @@
 // Package ringtest holds the helpers of the tests that drive a device ring
 // kernel of gpu/ringmsg's built-in sum handler, shared by the tests of
-// gpu/cuda (the backend) and gpu/cuda/ringrt (the ring runtime). It
+// gpu/cuda (the backend) and gpu/cuda/internal/ringrt (the ring runtime). It
 // imports neither, so that ringrt's own tests may use it.
 package ringtest
 
@@ -110,7 +110,7 @@ func PollReply(t testing.TB, k Ring) (ring.SlotHeader, []byte) {
 	return ring.SlotHeader{}, nil
 }
 
-// Spec has the fields of a device ring program spec (gpu/cuda/ringrt's
+// Spec has the fields of a device ring program spec (gpu/cuda/internal/ringrt's
 // ProgramSpec, in the same order, so that one converts to the other).
 type Spec struct {
 	Name      string

@@ -4,7 +4,7 @@ package ringrt_test
 
 import (
 	"github.com/ringactor/ringactor/gpu/cuda/internal/driverapi"
-	"github.com/ringactor/ringactor/gpu/cuda/ringrt"
+	"github.com/ringactor/ringactor/gpu/cuda/internal/ringrt"
 	"github.com/ringactor/ringactor/gpu/cuda/simdevice"
 )
 

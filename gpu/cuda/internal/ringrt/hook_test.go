@@ -4,7 +4,7 @@ import (
 	"context"
 
 	"github.com/ringactor/ringactor/gpu/cuda"
-	"github.com/ringactor/ringactor/gpu/cuda/ringrt"
+	"github.com/ringactor/ringactor/gpu/cuda/internal/ringrt"
 )
 
 // NVRTC, as gpu/cuda compiles ring programs, for this package's internal
