@@ -3,6 +3,7 @@ package cluster
 import (
 	"log/slog"
 	"strconv"
+	"strings"
 	"time"
 
 	"google.golang.org/protobuf/proto"
@@ -16,7 +17,9 @@ import (
 //
 //   - A member that has not had a greeting answered by a live member for
 //     the failure timeout less half a heartbeat serves nothing (fenced,
-//     peers.go): that member may drop it from now on.
+//     peers.go): that member may drop it from now on. A new process on a
+//     member's address (a restart) counts from its first answer
+//     (newProcess).
 //   - Fenced for one more failure timeout, it is presumed removed: it
 //     passivates every activation (presumedRemoved).
 //   - A member refuses the greetings of a member id it dropped (Removed in
@@ -145,6 +148,25 @@ func (p *PeersProvider) rejoining(now time.Time) bool {
 	}
 	return false
 }
+
+// processID is the id of the process a member id names: the member id
+// less its incarnation (".1", ".2", … once it rejoined).
+func processID(memberID string) string {
+	id, _, _ := strings.Cut(memberID, ".")
+	return id
+}
+
+// newProcess forgets the answered greetings of the process that was at
+// pr's address before another one (a member restarted on the same
+// address): that process is gone, and its answers say nothing of the new
+// one. Kept, the last of them dated this node's fence (updateFence) from
+// before the restart, already past: the node fenced itself, and presumed
+// itself dropped and passivated every activation, each time a member
+// restarted on its address, though the new process had not heard of this
+// node yet, let alone dropped it (it counts a member live only once it has
+// heard from it). Like a member at a new address, the new process fences
+// this node from its first answer on. The caller holds mu.
+func newProcess(pr *peer) { pr.acked = time.Time{} }
 
 // suspects returns the addresses of the members this node dropped without
 // their saying they left, heard within the last (1+suspectFor) failure

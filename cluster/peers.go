@@ -310,6 +310,11 @@ func (p *PeersProvider) heard(info *wire.PeerInfo) {
 		p.peers[addr] = pr
 	}
 	delete(p.mismatch, addr)
+	if pr.info != nil && processID(pr.info.GetId()) != processID(info.GetId()) {
+		// Another process at the address (the member restarted there):
+		// the answers so far were the old one's (see newProcess).
+		newProcess(pr)
+	}
 	changed := pr.info == nil || pr.info.GetId() != info.GetId() || pr.info.GetLeaving() != info.GetLeaving()
 	pr.info, pr.lastSeen = info, time.Now()
 	if changed {

@@ -246,6 +246,7 @@ func probe(cl *cluster.Member, rec *churnRecorder, addr string, killed time.Time
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			last := "not asked"
 			for time.Now().Before(end) {
 				rep, err := bumpOnce(cl, rec, id, time.Second)
 				if err == nil && !strings.HasPrefix(rep.Activation, addr+"/") {
@@ -255,7 +256,12 @@ func probe(cl *cluster.Member, rec *churnRecorder, addr string, killed time.Time
 					mu.Unlock()
 					return
 				}
+				if last = fmt.Sprint(err); err == nil {
+					last = "answered from " + rep.Activation
+				}
 			}
+			// Named on stderr, which the test shows when recovery fails.
+			fmt.Fprintf(os.Stderr, "%s (last on %s) did not answer again; its last request: %s\n", id, addr, last)
 		}()
 	}
 	wg.Wait()

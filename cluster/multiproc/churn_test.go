@@ -28,7 +28,9 @@ import (
 //	  go test -count=1 -v -run TestChurn ./cluster/multiproc/
 //
 // and the same with RINGACTOR_CHURN_PROVIDER=etcd for the etcd provider
-// (a local etcd is started; etcd must be on PATH).
+// (a local etcd is started; etcd must be on PATH). With
+// RINGACTOR_MULTIPROC_LOGDIR=<folder> every member writes its log there and
+// the clients' records stay there, to read after a failed run.
 const (
 	churnClientsEnv  = "RINGACTOR_CHURN_CLIENTS"
 	churnKillsEnv    = "RINGACTOR_CHURN_KILLS"
@@ -101,6 +103,9 @@ func TestChurn(t *testing.T) {
 		startMember(i, "")
 	}
 	dir := t.TempDir()
+	if d := os.Getenv(logDirEnv); d != "" {
+		dir = d
+	}
 	clients := make([]*proc, nClients)
 	for i := range clients {
 		clients[i] = startProc(t, "churn", addrs, append(common,
@@ -133,7 +138,8 @@ func TestChurn(t *testing.T) {
 				worst, _ := strconv.ParseInt(f[3], 10, 64)
 				t.Logf("killed %s: %s saw %d/%d of its identities answer again, the last %v after the kill", addr, c.name, got, victims, time.Duration(worst))
 				if got != victims || time.Duration(worst) > bound(recoveryLimit) {
-					t.Errorf("killed %s: %d of %d identities answered again, the last after %v; want all within %v", addr, got, victims, time.Duration(worst), bound(recoveryLimit))
+					t.Errorf("killed %s: %d of %d identities answered again, the last after %v; want all within %v; %s's stderr:\n%s",
+						addr, got, victims, time.Duration(worst), bound(recoveryLimit), c.name, c.stderr)
 				}
 			}
 		} else {

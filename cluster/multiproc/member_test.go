@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -88,6 +90,11 @@ const (
 	leakEnv = "RINGACTOR_MULTIPROC_LEAKCHECK"
 	// simDevicesEnv gives a member that many simulated CUDA devices.
 	simDevicesEnv = "RINGACTOR_MULTIPROC_SIM_DEVICES"
+	// logDirEnv, when set, is a folder where each member writes its log
+	// (member-PID.log, debug level; Proto.Actor's from WARN) and
+	// the churn test keeps its clients' records: for reading after a
+	// failed run. Unset, members log nothing.
+	logDirEnv = "RINGACTOR_MULTIPROC_LOGDIR"
 )
 
 // provider returns the provider the environment names: etcd at etcdEnv,
@@ -107,6 +114,22 @@ func seeds() []string {
 	return nil
 }
 
+// memberLogger is the member's logger: a debug-level file in logDirEnv,
+// or nothing.
+func memberLogger() *slog.Logger {
+	dir := os.Getenv(logDirEnv)
+	if dir == "" {
+		return actors.DiscardLogger()
+	}
+	f, err := os.Create(filepath.Join(dir, fmt.Sprintf("member-%d.log", os.Getpid())))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "log:", err)
+		return actors.DiscardLogger()
+	}
+	// Left open: the process's last records matter most; exit closes it.
+	return slog.New(slog.NewTextHandler(f, &slog.HandlerOptions{Level: slog.LevelDebug}))
+}
+
 // noDevices closes no devices.
 func noDevices() {}
 
@@ -120,7 +143,7 @@ func runMember() int {
 		fmt.Fprintln(os.Stderr, "provider:", err)
 		return 1
 	}
-	opts := []cluster.Option{cluster.WithLogger(actors.DiscardLogger())}
+	opts := []cluster.Option{cluster.WithLogger(memberLogger())}
 	if b := os.Getenv(bindEnv); b != "" {
 		opts = append(opts, cluster.WithAddress(b))
 	}
