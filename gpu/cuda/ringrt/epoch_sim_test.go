@@ -16,6 +16,7 @@ import (
 	"github.com/ringactor/ringactor/gpu/ringmsg"
 	"github.com/ringactor/ringactor/internal/testutil/hangguard"
 	"github.com/ringactor/ringactor/internal/testutil/ringtest"
+	"github.com/ringactor/ringactor/messages"
 )
 
 // TestTerminateDuringEpoch: an owner's Terminate made while its ring is
@@ -263,4 +264,31 @@ func TestAbandonedParkRecovery(t *testing.T) {
 			t.Fatalf("TerminateDrain after an abandoned park answered %d of %d", n, queued)
 		}
 	})
+}
+
+// TestAbandonedGridParkLateAck: a grid whose loop acked an abandoned park
+// is relaunched when a mailbox's owner polls: each mailbox keeps being
+// answered, with its state, as across any epoch.
+func TestAbandonedGridParkLateAck(t *testing.T) {
+	b, _ := newSimBackend(t, nil)
+	p := loadSaxpy(t, b)
+	k, err := b.Open(p, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ringtest.CloseAtEnd(t, k)
+	k.Activate()
+	for m := range 4 {
+		if m == 1 {
+			abandonPark(t, b, k.grid.k)
+		}
+		req := saxpyReq{N: 3, A: 2, X: [64]float32{1, 2, 3}, Y: [64]float32{float32(m)}}
+		_, got := exchangeProgram(t, k, uint64(m), messages.FixedBytes(&req))
+		if want := saxpyWant(req, uint64(m+1)); string(got) != string(messages.FixedBytes(&want)) {
+			t.Fatalf("message %d: wrong reply or lost state", m)
+		}
+	}
+	if ack := k.grid.k.Control().TerminatedAck.Load(); ack != 0 {
+		t.Fatalf("the grid is stopped (ack %d)", ack)
+	}
 }
