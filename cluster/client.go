@@ -107,13 +107,18 @@ func (m *Member) call(ctx context.Context, kind, identity string, w *wire.WireEn
 		return nil, ctxError(err, nil)
 	}
 	var last error // why the previous attempt failed
+	// The first time the activation a request went to turns out gone or
+	// moving (a stale PID: the identity passivated, or moved after a
+	// member's fault), the identity is looked up again at once: the
+	// lookup asks the placement, which knows. Later failures pause.
+	lookAgain := true
 	if _, ok := ctx.Deadline(); !ok {
 		deadline := time.Now().Add(m.requestTimeout)
 		res, err, done := m.callCached(ctx, deadline, kind, identity, w, wantReply)
 		if done {
 			return res, err
 		}
-		last = err
+		last, lookAgain = err, err == nil // a failed cached attempt is looked up again at once below
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithDeadline(ctx, deadline)
 		defer cancel()
@@ -167,7 +172,12 @@ func (m *Member) call(ctx context.Context, kind, identity string, w *wire.WireEn
 				return reply, nil
 			}
 			last = retry
+			if lookAgain {
+				lookAgain = false
+				continue
+			}
 		}
+		m.lookupPauses.Add(1)
 		t := time.NewTimer(lookupRetry)
 		select {
 		case <-t.C:

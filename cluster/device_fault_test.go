@@ -46,7 +46,7 @@ func live(m *cluster.Member, kernel string) bool {
 }
 
 // waitUntil polls cond until it holds or ctx (the test's hang guard) ends.
-func waitUntil(t *testing.T, ctx context.Context, what string, cond func() bool) {
+func waitUntil(t testing.TB, ctx context.Context, what string, cond func() bool) {
 	t.Helper()
 	hangguard.Until(ctx, t, what, cond)
 }
@@ -57,7 +57,9 @@ func waitUntil(t *testing.T, ctx context.Context, what string, cond func() bool)
 // drop from 2 devices to 1. When B's only device faults, B advertises no
 // device: its identities move to A through the hand-off (each answers
 // from A, none from C or B), a request sent while they move gets one
-// reply, and no identity is active on two members.
+// reply, no identity is active on two members, and their activations on
+// A make no device epoch there (the kind's program is loaded once per
+// device, not per activation).
 func TestDeviceFaultReplaces(t *testing.T) {
 	kind, err := cluster.DefineDevice[countReq, countResp]("faulty", actors.DeviceSource{Code: countCUDA, Entry: "count", State: countState{}}, countFallback)
 	if err != nil {
@@ -210,6 +212,7 @@ func TestDeviceFaultReplaces(t *testing.T) {
 			_, inflightErr = kind.Ref(c, onB[0]).Request(ctx, countReq{Add: 1})
 		}
 	}()
+	epochsA := simsA[0].EpochStats().Count
 	faultAt := time.Now()
 	simB.MarkFailed(errors.New("injected fault"))
 	wg.Wait()
@@ -244,6 +247,13 @@ func TestDeviceFaultReplaces(t *testing.T) {
 	}
 	t.Logf("B's %d identities answered from A, the last %v after its fault (advertisement checks every 20 ms)",
 		len(onB), time.Since(faultAt).Round(time.Millisecond))
+	// Activating them on A loaded no program: the kind's was loaded on A's
+	// device at its start, so no device epoch parked the rings of A's
+	// identities while the others moved in (one epoch per activation
+	// before: seconds each on a loaded machine).
+	if n := simsA[0].EpochStats().Count - epochsA; n != 0 {
+		t.Fatalf("activating %d identities on A made %d device epochs on its device, want none", len(onB), n)
+	}
 	if p, err := b.PlacementOf("faulty", onB[0]); err != nil || p.Member != a.Address() || p.Devices != 1 {
 		t.Fatalf("B places %s at %+v (%v)", onB[0], p, err)
 	}

@@ -142,6 +142,7 @@ type Member struct {
 
 	kinds          map[string]*Kind // the member's kinds, by name
 	activations    atomic.Int64     // live activations on this member
+	lookupPauses   atomic.Int64     // pauses of requests between two lookups (client.go)
 	handoffTimeout time.Duration
 	placement      *actor.PID // the placement actor (members only)
 	ready          chan struct{}

@@ -106,7 +106,9 @@ func compileProgram(ctx context.Context, compile func(ctx context.Context, name,
 // the device: module loaded and entry resolved, so a later Launch makes
 // no module call beside the running rings. On the simulated device the program is also built for the
 // host (package hostsim) and NVRTC is optional (it only checks the source
-// compiles for the device).
+// compiles for the device). A source is loaded once per device (the module
+// load, in a device epoch when rings run): loading it again returns the
+// same function without a driver call beside the running rings.
 //
 // Errors: a source that does not compile is a *gpu.CompilationError with
 // NVRTC's (or the host compiler's) log, the same every time; no NVRTC on a
@@ -130,13 +132,30 @@ func (rt *Runtime) Load(ctx context.Context, src *ProgramSource) (*Program, erro
 	}
 	p := &Program{src: src, ptx: ptx, rt: rt, sim: sim}
 	if sim {
-		if p.fn, err = loader.LoadHostProgram(ctx, src); err != nil {
+		// Loaded on this device before: no module load, as on a GPU (its
+		// modules are kept by source below).
+		if err := d.Do(func() error { p.fn = rt.hostProgs[src.Hash]; return nil }); err != nil {
+			return nil, devcore.DeviceErr(d.Ordinal, err)
+		}
+		if p.fn.Raw() != nil {
+			return p, nil
+		}
+		fn, err := loader.LoadHostProgram(ctx, src)
+		if err != nil {
 			return nil, err
 		}
 		// The simulated module load: in a device epoch when rings run, as on
-		// a GPU.
+		// a GPU; once per device and source.
 		err = d.Do(func() error {
-			return d.Epoch(ctx, "cuModuleLoadDataEx", func() error { return loader.AttachHostProgram(p.fn) })
+			if f, ok := rt.hostProgs[src.Hash]; ok {
+				p.fn = f
+				return nil
+			}
+			if err := d.Epoch(ctx, "cuModuleLoadDataEx", func() error { return loader.AttachHostProgram(fn) }); err != nil {
+				return err
+			}
+			rt.hostProgs[src.Hash], p.fn = fn, fn
+			return nil
 		})
 		if err != nil {
 			return nil, devcore.DeviceErr(d.Ordinal, err)

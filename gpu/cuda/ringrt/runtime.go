@@ -62,13 +62,16 @@ type Runtime struct {
 
 	// thread-confined
 	grids map[gridKey]*ringGrid // ring program grids (grid.go)
+	// hostProgs are the simulated device's loaded ring programs by source
+	// hash (Load loads a source once per device, as d.Modules does on a GPU).
+	hostProgs map[[32]byte]driverapi.Function
 }
 
 // New returns the ring runtime of d. The device's epochs then poll the
 // rings with the runtime's wait strategy, and its close stops the rings
 // first.
 func New(d *devcore.Device, opt Options) *Runtime {
-	rt := &Runtime{d: d, opt: opt}
+	rt := &Runtime{d: d, opt: opt, hostProgs: map[[32]byte]driverapi.Function{}}
 	d.Epochs.Wait = terminateWait
 	d.BeforeClose = rt.stopRings
 	return rt
