@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ringactor/ringactor/gpu/cuda/internal/devcore"
@@ -58,6 +59,11 @@ type ringPark struct {
 	want      ring.TerminateMode // the owner's terminate request (0: none)
 	launchErr error              // a relaunch that failed
 	backlog   uint64             // the input ring's tail at the last relaunch (device thread only)
+	// abandoned: an epoch gave up waiting for the ring's ack and handed
+	// its terminate word back, but the loop may have read TerminateNow
+	// already; its ack then means the loop exited for that park, and the
+	// host relaunches it (revive, or the next epoch's park).
+	abandoned atomic.Bool
 }
 
 // terminate records the owner's request and, unless the ring is parked,
@@ -80,7 +86,48 @@ func (k *Kernel) ack() (uint64, error) {
 	if k.park.parked || k.cb == nil {
 		return 0, nil
 	}
-	return k.cb.TerminatedAck.Load(), k.park.launchErr
+	ack := k.cb.TerminatedAck.Load()
+	if ack == ring.Terminated && k.park.abandoned.Load() {
+		if k.park.want != ring.TerminateNow {
+			return 0, nil // an abandoned park's ack: revive relaunches the ring
+		}
+		k.park.abandoned.Store(false) // stopped as its owner asked either way
+	}
+	return ack, k.park.launchErr
+}
+
+// ghostAck reports (under park.mu) whether the ring's loop exited for an
+// abandoned park while its owner wants it running (or draining).
+func (k *Kernel) ghostAck() bool {
+	return k.park.abandoned.Load() && k.cb != nil && k.park.want != ring.TerminateNow &&
+		k.cb.TerminatedAck.Load() == ring.Terminated
+}
+
+// revive relaunches a ring whose loop exited for an abandoned park
+// (ghostAck), from its owner's side (poll, Wait). It costs one atomic
+// load unless a park was abandoned.
+func (k *Kernel) revive() {
+	if !k.park.abandoned.Load() {
+		return
+	}
+	k.park.mu.Lock()
+	ghost := !k.park.parked && k.ghostAck()
+	k.park.mu.Unlock()
+	if !ghost {
+		return
+	}
+	_ = k.d.Do(func() error { // a failed relaunch is the owner's Wait's error
+		k.park.mu.Lock()
+		defer k.park.mu.Unlock()
+		if k.park.parked || !k.ghostAck() {
+			return nil // an epoch or another poll got there first
+		}
+		k.park.abandoned.Store(false)
+		if err := k.d.API.StreamSynchronize(k.stream); err != nil {
+			return k.relaunchFailed(err)
+		}
+		return k.relaunch()
+	})
 }
 
 // Epoch runs an empty device epoch: it parks every live ring kernel
@@ -132,10 +179,13 @@ type parkedRing Kernel
 // full (its replies wait for the host).
 func (p *parkedRing) Settled() bool {
 	k := (*Kernel)(p)
+	if k.cb.TerminatedAck.Load() != 0 {
+		return true // stopped (an abandoned park's ack: ParkAll relaunches it)
+	}
 	if k.serves != nil {
 		return k.serves.settled() // a grid: each of its mailboxes
 	}
-	if k.in == nil || k.cb.TerminatedAck.Load() != 0 || k.in.Header().Head.Load() >= k.park.backlog {
+	if k.in == nil || k.in.Header().Head.Load() >= k.park.backlog {
 		return true
 	}
 	k.park.mu.Lock()
@@ -154,9 +204,11 @@ func (p *parkedRing) Terminate() bool {
 	k := (*Kernel)(p)
 	k.park.mu.Lock()
 	defer k.park.mu.Unlock()
-	if k.cb.TerminatedAck.Load() != 0 {
+	if k.cb.TerminatedAck.Load() != 0 && !k.ghostAck() {
 		return false
 	}
+	// A ring whose loop exited for an abandoned park is parked already:
+	// the epoch retires and relaunches it.
 	k.park.parked = true
 	k.cb.Terminate.Store(uint64(ring.TerminateNow))
 	return true
@@ -204,29 +256,44 @@ func (p *parkedRing) Resume() error {
 	k.park.parked = false
 	want := k.park.want
 	if k.cb.TerminatedAck.Load() == 0 {
-		// Never parked (the epoch gave up waiting): hand the terminate word back.
+		// Never parked (the epoch gave up waiting): hand the terminate
+		// word back. The loop may have read TerminateNow already and
+		// ack later: revive or the next epoch relaunches it then.
 		k.cb.Terminate.Store(uint64(want))
+		k.park.abandoned.Store(true)
 		return nil
 	}
+	k.park.abandoned.Store(false)
 	if want == ring.TerminateNow {
 		return nil // stopped as its owner asked; its Wait releases it
 	}
-	k.cb.Terminate.Store(uint64(want))
+	return k.relaunch()
+}
+
+// relaunch launches the ring's loop again on its memory and stream with
+// its owner's terminate request (park.mu held, inside Do).
+func (k *Kernel) relaunch() error {
+	k.cb.Terminate.Store(uint64(k.park.want))
 	k.cb.TerminatedAck.Store(0)
 	if k.in != nil {
 		k.park.backlog = k.in.Header().Tail.Load() // settle waits for these before the next park
 	}
 	err := k.d.API.LaunchKernel(k.park.fn, driverapi.Dim3{X: max(1, k.park.blocks)}, driverapi.Dim3{X: k.park.threads}, k.park.smem, k.stream, k.park.args...)
 	if err != nil {
-		// The ring is gone: its owner's Wait reports why.
-		k.park.launchErr = fmt.Errorf("cuda: relaunching ring %d after a device epoch: %w", k.park.id, err)
-		k.cb.TerminatedAck.Store(ring.Terminated)
-		return k.park.launchErr
+		return k.relaunchFailed(err)
 	}
 	if k.park.resumed != nil {
 		k.park.resumed()
 	}
 	return nil
+}
+
+// relaunchFailed records a failed relaunch (park.mu held): the ring is
+// gone, its owner's Wait reports why.
+func (k *Kernel) relaunchFailed(err error) error {
+	k.park.launchErr = fmt.Errorf("cuda: relaunching ring %d after a device epoch: %w", k.park.id, err)
+	k.cb.TerminatedAck.Store(ring.Terminated)
+	return k.park.launchErr
 }
 
 // stopRings stops every live ring for good before the device closes
@@ -272,7 +339,7 @@ func (k *Kernel) keepReplies() {
 	}
 	k.waited = true
 	for k.out != nil { // a grid's own launch has no rings
-		h, p, ok := k.TryPoll()
+		h, p, ok := k.tryPoll()
 		if !ok {
 			return
 		}

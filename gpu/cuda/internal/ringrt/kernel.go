@@ -132,8 +132,31 @@ func (k *Kernel) TrySubmit(typeID uint32, correlationID uint64, payload []byte) 
 
 // TryPoll copies out the oldest reply and hands its slot back; ok is false
 // when there is none. Replies left in the ring when the kernel terminated
-// stay readable after Wait. Consumer side: one goroutine at a time.
+// stay readable after Wait. An empty poll also relaunches a ring whose
+// loop stopped for a device epoch that gave up waiting for it (epoch.go).
+// Consumer side: one goroutine at a time.
 func (k *Kernel) TryPoll() (h ring.SlotHeader, payload []byte, ok bool) {
+	h, payload, ok = k.tryPoll()
+	if !ok {
+		k.reviveLaunch()
+	}
+	return h, payload, ok
+}
+
+// reviveLaunch relaunches the loop serving the kernel (its own, or its
+// grid's) if it exited for an abandoned device epoch (epoch.go).
+func (k *Kernel) reviveLaunch() {
+	if k.grid != nil {
+		k.grid.k.revive()
+		return
+	}
+	if k.mem != nil {
+		k.revive()
+	}
+}
+
+// tryPoll is TryPoll without reviveLaunch (inside Do, and Wait).
+func (k *Kernel) tryPoll() (h ring.SlotHeader, payload []byte, ok bool) {
 	if k.mem == nil {
 		if len(k.left) == 0 {
 			return h, nil, false
@@ -168,6 +191,8 @@ func (k *Kernel) TryPollInto(dst []byte) (h ring.SlotHeader, n int, ok bool) {
 	h, n, ok = k.out.TryPopInto(dst)
 	if ok {
 		k.freed()
+	} else {
+		k.reviveLaunch()
 	}
 	return h, n, ok
 }
@@ -195,11 +220,12 @@ func (k *Kernel) Wait(ctx context.Context) error {
 	}
 	w := ring.Waiter{Strategy: terminateWait, Done: ctx.Done()}
 	for {
+		k.reviveLaunch()
 		ack, lerr := k.ack()
 		if ack != 0 {
 			k.waited = true
 			for {
-				h, p, ok := k.TryPoll()
+				h, p, ok := k.tryPoll()
 				if !ok {
 					break
 				}
