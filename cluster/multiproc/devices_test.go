@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ringactor/ringactor/actors"
 )
 
 // TestDevicePlacementAcrossProcesses: four processes — members with 1 and
@@ -115,7 +117,7 @@ func TestDeviceFaultAcrossProcesses(t *testing.T) {
 	}
 	dev0, _ := phase(0)
 	total := dev0.ByMember[oneAddr] + dev0.ByMember[threeAddr]
-	t.Logf("before the faults: 1-device member %d, 3-device member %d", dev0.ByMember[oneAddr], dev0.ByMember[threeAddr])
+	t.Logf("before the faults: 1-device member %d, 3-device member %d; per device %v", dev0.ByMember[oneAddr], dev0.ByMember[threeAddr], dev0.ByDevice)
 
 	three.send(t, "fault cuda:sim0")
 	three.expect(t, "FAULTED ", 2*time.Minute)
@@ -128,6 +130,24 @@ func TestDeviceFaultAcrossProcesses(t *testing.T) {
 	}
 	if dev1.ByMember[oneAddr] <= dev0.ByMember[oneAddr] || dev1.ByMember[threeAddr] == 0 {
 		t.Fatalf("after the partial fault: %v, before %v: want the 3-device member's share to shrink, not vanish", dev1.ByMember, dev0.ByMember)
+	}
+	// The documented rule (docs/cluster.md, "Device faults move
+	// identities"): the identities the 3-device member keeps stay where
+	// their kernels were — those of the faulted device on their Go
+	// fallbacks (a device-only kind too: the fault may be their handler's,
+	// so none is carried to a healthy device), the others on sim1 and
+	// sim2. No identity moves to the member, so none is new there.
+	threeCPU := dev1.ByDevice[threeAddr+"/"+actors.PlacementCPU]
+	if threeCPU == 0 || threeCPU > dev0.ByDevice[threeAddr+"/cuda:sim0"] {
+		t.Fatalf("%d identities on the 3-device member's fallback, %d were on the faulted device: %v", threeCPU, dev0.ByDevice[threeAddr+"/cuda:sim0"], dev1.ByDevice)
+	}
+	for _, d := range []string{"cuda:sim1", "cuda:sim2"} {
+		if n, was := dev1.ByDevice[threeAddr+"/"+d], dev0.ByDevice[threeAddr+"/"+d]; n > was {
+			t.Fatalf("%s hosts %d identities after the fault, %d before: a kernel of the faulted device moved there: %v", d, n, was, dev1.ByDevice)
+		}
+	}
+	if sum := threeCPU + dev1.ByDevice[threeAddr+"/cuda:sim1"] + dev1.ByDevice[threeAddr+"/cuda:sim2"]; sum != dev1.ByMember[threeAddr] {
+		t.Fatalf("the 3-device member answered %d identities, %d from its fallback and healthy devices: %v", dev1.ByMember[threeAddr], sum, dev1.ByDevice)
 	}
 
 	three.send(t, "fault all")
