@@ -3,7 +3,6 @@
 package ringrt
 
 import (
-	"context"
 	"errors"
 	"runtime"
 	"strings"
@@ -110,19 +109,7 @@ func TestRingKernelFaultFromStreamQuery(t *testing.T) {
 	}()
 	spec := saxpySpec()
 	spec.Code = strings.Replace(saxpyCode, "if (req->N > 64) {", "if (req->A == 13.0f) {\n\t\t__trap();\n\t}\n\tif (req->N > 64) {", 1)
-	src, err := NewProgramSource(spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	p, err := b.Load(ctx, src)
-	if errors.Is(err, hostsim.ErrNoHostCompiler) {
-		t.Skip("no host compiler:", err)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := loadProgram(t, b, spec)
 	k, err := b.Launch(p, Config{Capacity: 8, Threads: 4})
 	if err != nil {
 		t.Fatal(err)
