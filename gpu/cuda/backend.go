@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ringactor/ringactor/gpu"
+	"github.com/ringactor/ringactor/gpu/cuda/internal/devcore"
 	"github.com/ringactor/ringactor/gpu/cuda/internal/ringrt"
 )
 
@@ -45,12 +46,14 @@ type Backend struct {
 	// ordinalOpen: openFn is WithOrdinal's (NewContext(ordinal)).
 	ordinalOpen bool
 
-	arenaBytes   uintptr        // pinned arena reserved at open (0: DefaultArenaBytes)
-	mailboxes    int            // the most mailboxes of each ring program grid (0: DefaultMailboxes)
-	mailboxInit  int            // a grid's first table size (0: initialMailboxes; tests lower it)
-	mailboxPin   int            // the most a mailbox may pin (0: MailboxPinnedMax)
-	gridLimit    int            // ring program grids a device may run (0: resident grids less the reserve; tests lower it)
-	simBlocks    int            // blocks of a grid on the simulated device (0: simGridBlocks; tests raise it)
+	arenaBytes   uintptr         // pinned arena reserved at open (0: DefaultArenaBytes)
+	mailboxes    int             // the most mailboxes of each ring program grid (0: DefaultMailboxes)
+	mailboxInit  int             // a grid's first table size (0: initialMailboxes; tests lower it)
+	mailboxPin   int             // the most a mailbox may pin (0: MailboxPinnedMax)
+	gridLimit    int             // ring program grids a device may run (0: resident grids less the reserve; tests lower it)
+	gridBlocks   int             // blocks of a program grid (0: sized from the budget; tests set their own)
+	reserve      devcore.Reserve // what the budget keeps for one-shot kernels (WithDeviceReserve)
+	reserveSet   bool
 	parkTimeout  time.Duration  // a device epoch's wait for each ring's ack (0: DefaultParkTimeout)
 	epochSpacing time.Duration  // the least time between two device epochs (WithEpochSpacing)
 	sim          HostDevice     // the device of NewHostBackend (hostdevice.go), nil on the driver
@@ -123,6 +126,11 @@ func (b *Backend) device() (*device, error) {
 			b.devErr = err
 			return
 		}
+		reserve := DefaultDeviceReserve
+		if b.reserveSet {
+			reserve = b.reserve
+		}
+		d.Budget = devcore.NewBudget(d.profile.budgetLimits(), reserve)
 		d.alloc = b.alloc
 		d.Epochs.ParkTimeout = b.parkTimeout
 		d.Epochs.Spacing = b.epochSpacing

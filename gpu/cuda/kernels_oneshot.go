@@ -211,7 +211,7 @@ func (d *device) launch(ctx context.Context, spec *gpu.KernelSpec, op builtinOp,
 	switch op.kind {
 	case opBinary:
 		block := d.Attrs.Block1D()
-		return d.API.LaunchKernel(f, Dim3{X: d.Attrs.Grid1D(n, block)}, Dim3{X: block}, 0, d.Stream,
+		return d.launchOneShot(f, Dim3{X: d.Attrs.Grid1D(n, block)}, Dim3{X: block}, 0, d.Stream,
 			ArgPtr(ptrs[0]), ArgPtr(ptrs[1]), ArgPtr(outPtr), ArgU64(n))
 	case opUnary:
 		p := 0.0
@@ -223,7 +223,7 @@ func (d *device) launch(ctx context.Context, spec *gpu.KernelSpec, op builtinOp,
 			pa = ArgF32(float32(p))
 		}
 		block := d.Attrs.Block1D()
-		return d.API.LaunchKernel(f, Dim3{X: d.Attrs.Grid1D(n, block)}, Dim3{X: block}, 0, d.Stream,
+		return d.launchOneShot(f, Dim3{X: d.Attrs.Grid1D(n, block)}, Dim3{X: block}, 0, d.Stream,
 			ArgPtr(ptrs[0]), ArgPtr(outPtr), pa, ArgU64(n))
 	case opReduce:
 		return d.reduce(spec.Name, t, f, ptrs[0], uint64(in[0].Len()), outPtr)
@@ -235,7 +235,7 @@ func (d *device) launch(ctx context.Context, spec *gpu.KernelSpec, op builtinOp,
 			return &gpu.DeviceError{Kind: gpu.DeviceFailed, Backend: BackendName, Device: d.Ordinal,
 				Reason: fmt.Sprintf("matmul %dx%d·%dx%d does not fit one launch (grid %d×%d)", m, k, k, nn, grid.X, grid.Y)}
 		}
-		return d.API.LaunchKernel(f, grid, Dim3{X: tile, Y: tile}, 0, d.Stream,
+		return d.launchOneShot(f, grid, Dim3{X: tile, Y: tile}, 0, d.Stream,
 			ArgPtr(ptrs[0]), ArgPtr(ptrs[1]), ArgPtr(outPtr), ArgI32(int32(m)), ArgI32(int32(k)), ArgI32(int32(nn)))
 	case opBlur:
 		return d.blur(op, t, in[0].ShapeRef(), ptrs[0], outPtr, sc)
@@ -261,17 +261,17 @@ func (d *device) reduce(name string, t int, f Function, in DevicePtr, n uint64, 
 	if err != nil {
 		return err
 	}
-	if err := d.API.LaunchKernel(f, Dim3{X: grid}, Dim3{X: block}, 0, d.Stream, ArgPtr(in), ArgPtr(parts), ArgU64(n)); err != nil {
+	if err := d.launchOneShot(f, Dim3{X: grid}, Dim3{X: block}, 0, d.Stream, ArgPtr(in), ArgPtr(parts), ArgU64(n)); err != nil {
 		return err
 	}
 	if !sum || t == 1 {
-		return d.API.LaunchKernel(final, Dim3{X: 1}, Dim3{X: block}, 0, d.Stream, ArgPtr(parts), ArgPtr(out), ArgU64(uint64(grid)))
+		return d.launchOneShot(final, Dim3{X: 1}, Dim3{X: block}, 0, d.Stream, ArgPtr(parts), ArgPtr(out), ArgU64(uint64(grid)))
 	}
 	total, err := d.Scratch(8)
 	if err != nil {
 		return err
 	}
-	if err := d.API.LaunchKernel(final, Dim3{X: 1}, Dim3{X: block}, 0, d.Stream, ArgPtr(parts), ArgPtr(total), ArgU64(uint64(grid))); err != nil {
+	if err := d.launchOneShot(final, Dim3{X: 1}, Dim3{X: block}, 0, d.Stream, ArgPtr(parts), ArgPtr(total), ArgU64(uint64(grid))); err != nil {
 		return err
 	}
 	var buf [8]byte
@@ -314,11 +314,11 @@ func (d *device) blur(op builtinOp, t int, shape gpu.Shape, src, dst DevicePtr, 
 	block := d.Attrs.Block1D()
 	grid := Dim3{X: d.Attrs.Grid1D(total, block)}
 	geom := []uint64{ArgI32(int32(h)), ArgI32(int32(w)), ArgI32(int32(c)), ArgI32(int32(radius))}
-	if err := d.API.LaunchKernel(d.fns[op.entry[t]], grid, Dim3{X: block}, 0, d.Stream,
+	if err := d.launchOneShot(d.fns[op.entry[t]], grid, Dim3{X: block}, 0, d.Stream,
 		append([]uint64{ArgPtr(src), ArgPtr(tmp), ArgPtr(wts)}, geom...)...); err != nil {
 		return err
 	}
-	return d.API.LaunchKernel(d.fns[op.entry2[t]], grid, Dim3{X: block}, 0, d.Stream,
+	return d.launchOneShot(d.fns[op.entry2[t]], grid, Dim3{X: block}, 0, d.Stream,
 		append([]uint64{ArgPtr(tmp), ArgPtr(dst), ArgPtr(wts)}, geom...)...)
 }
 

@@ -49,6 +49,16 @@ func H100Profile() DeviceProfile {
 		SharedMemReservedPerBlock: 1 << 10, RegistersPerSM: 64 << 10, HardwareQueues: DefaultHardwareQueues}
 }
 
+// H200Profile is an H200 SXM (141 GB HBM3e): 132 SMs of compute
+// capability 9.0 with an H100's per-SM limits (32 blocks, 2,048 threads,
+// 228 KiB of shared memory with 1 KiB reserved per block, 64 K registers),
+// 128 resident grids and 8 hardware work queues.
+func H200Profile() DeviceProfile {
+	p := H100Profile()
+	p.Name = "NVIDIA H200 (profile)"
+	return p
+}
+
 // Validate reports a profile no device has: a negative figure, or
 // HardwareQueues above MaxHardwareQueues. The error wraps gpu.ErrArgument.
 func (p DeviceProfile) Validate() error {

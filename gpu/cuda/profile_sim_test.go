@@ -43,15 +43,23 @@ func TestSimProfileDefault(t *testing.T) {
 	}
 }
 
-// TestSim129PersistentGrids: under the H100 profile the one-grid-per-kernel
-// ring path holds 128 persistent kernels; the 129th launch through the
-// backend's low-level API (LaunchRingProgram) fails at once with the
-// residency hazard naming the resident-grid limit — on an H100 it would
-// wait forever — and so does a one-shot Execute, which needs a grid slot
-// too. Closing one ring frees its slot. The 128 rings still answer.
-func TestSim129PersistentGrids(t *testing.T) {
+// TestSim129PersistentGridsWithoutBudget: the simulated device's model
+// catches what a runtime without a budget would do to a GPU. With the
+// device's budget taken away, 128 persistent kernels launched through the
+// backend's low-level API (LaunchRingProgram) fill the H100 profile's
+// resident grids; the 129th launch fails with the residency hazard naming
+// the resident-grid limit — on an H100 it would wait forever — and so
+// does a one-shot Execute, which needs a grid slot too. Closing one ring
+// frees its slot. The 128 rings still answer. (TestSimBudgetResidentGrids
+// is the same with the budget: it refuses instead.)
+func TestSim129PersistentGridsWithoutBudget(t *testing.T) {
 	b, _ := newSimBackend(t, nil)
 	hz := simHazards(b)
+	d, err := b.device()
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.Budget = nil
 	prog := sumProgram(t, b)
 	launch := func() (*RingKernel, error) {
 		k, err := b.LaunchRingProgram(prog, RingConfig{Capacity: 16, Threads: 1})
@@ -74,7 +82,7 @@ func TestSim129PersistentGrids(t *testing.T) {
 		}
 		rings = append(rings, k)
 	}
-	_, err := launch()
+	_, err = launch()
 	var he *hostsim.HazardError
 	if !errors.As(err, &he) || !errors.Is(err, hostsim.ErrResidency) || he.Limit != hostsim.LimitResidentGrids ||
 		he.LimitValue != 128 || he.Holders != 128 || he.Call != "cuLaunchKernel" {
@@ -106,6 +114,70 @@ func TestSim129PersistentGrids(t *testing.T) {
 	}
 	if n := len(hz.Raised()); n != 2 {
 		t.Fatalf("%d hazards, want 2: %v", n, hz.Raised())
+	}
+}
+
+// TestSimBudgetResidentGrids: with the device's budget (the default),
+// persistent launches stop at the resident grids less the reserve (128 −
+// 8): the 121st ring is refused at once with a capacity error naming the
+// limit, no hazard is raised, and a one-shot Execute beside the 120 rings
+// completes. Closing a ring gives its grid back.
+func TestSimBudgetResidentGrids(t *testing.T) {
+	b, _ := newSimBackend(t, nil)
+	hz := simHazards(b)
+	prog := sumProgram(t, b)
+	launch := func() (*RingKernel, error) {
+		k, err := b.LaunchRingProgram(prog, RingConfig{Capacity: 16, Threads: 1})
+		if err == nil {
+			t.Cleanup(func() {
+				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+				defer cancel()
+				if err := k.Close(ctx); err != nil {
+					t.Errorf("closing ring: %v", err)
+				}
+			})
+		}
+		return k, err
+	}
+	var rings []*RingKernel
+	for i := range 120 {
+		k, err := launch()
+		if err != nil {
+			t.Fatalf("ring %d: %v", i+1, err)
+		}
+		rings = append(rings, k)
+	}
+	_, err := launch()
+	var be *BudgetError
+	if !errors.Is(err, gpu.ErrDeviceCapacity) || !errors.Is(err, ErrBudget) || !errors.As(err, &be) || be.Limit != "resident grids" {
+		t.Fatalf("121st persistent grid = %v", err)
+	}
+	s, err := b.DeviceBudget()
+	if err != nil || s.Grids != 120 || s.Refused != 1 {
+		t.Fatalf("budget %+v, %v: want 120 grids, 1 refusal", s, err)
+	}
+	x, _ := gpu.NewBuffer([]float32{-1, 2})
+	defer x.Free()
+	if err := b.Execute(context.Background(), builtin(t, "relu"), []*gpu.UnifiedBuffer{x}, x, nil); err != nil {
+		t.Fatalf("Execute beside 120 persistent grids = %v", err)
+	}
+	if got, err := gpu.ToSlice[float32](context.Background(), x); err != nil || got[0] != 0 || got[1] != 2 {
+		t.Fatalf("relu = %v, %v", got, err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := rings[0].Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := launch(); err != nil {
+		t.Fatalf("a launch once a ring closed: %v", err)
+	}
+	for _, k := range []*RingKernel{rings[1], rings[119]} {
+		k.Activate()
+		ringtest.Exchange(t, k, 3, 1)
+	}
+	if raised := hz.Raised(); len(raised) != 0 {
+		t.Fatalf("hazards %v, want none", raised)
 	}
 }
 

@@ -115,7 +115,7 @@ func WithMailboxPinnedMax(n int) BackendOption {
 func (b *Backend) ringOptions(d *device) ringrt.Options {
 	o := ringrt.Options{Name: b.name, Arch: b.NVRTCArch, Compile: compileRingProgram,
 		Mailboxes: b.mailboxes, MailboxInit: b.mailboxInit, MailboxPinnedMax: b.mailboxPin,
-		GridLimit: b.gridLimit, MaxResidentGrids: d.profile.MaxResidentGrids, SimBlocks: b.simBlocks}
+		GridLimit: b.gridLimit, MaxResidentGrids: d.profile.MaxResidentGrids, GridBlocks: b.gridBlocks}
 	if h, ok := d.API.(HostDevice); ok {
 		o.Host = h
 	}

@@ -91,7 +91,7 @@ func (b *Backend) RunPTX(ctx context.Context, ptx []byte, entry string, in []*gp
 				args = append(args, ArgF64(s))
 			}
 			args = append(args, ArgU64(n))
-			return d.API.LaunchKernel(f, Dim3{X: uint32(grid)}, Dim3{X: block}, 0, d.Stream, args...)
+			return d.launchOneShot(f, Dim3{X: uint32(grid)}, Dim3{X: block}, 0, d.Stream, args...)
 		})
 	})
 	if err != nil {

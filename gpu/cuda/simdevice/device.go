@@ -38,6 +38,8 @@ type Device struct {
 	pool        fakePool           // the default memory pool
 	noPool      bool               // no stream-ordered allocator: the backend's fallback
 	asyncAllocs int                // MemAllocFromPoolAsync calls
+	execBlocks  int                // blocks a ring program's launch runs at most (exec.go)
+	execThreads int                // threads of each of its blocks
 }
 
 type fakeModule struct{ image []byte }
@@ -282,6 +284,7 @@ func (f *Device) LaunchKernel(fn cuda.Function, grid, block cuda.Dim3, smem uint
 	err = f.submit("cuLaunchKernel", s, tr, func() error {
 		launch := func() error { return f.sim.Launch(name, [3]uint32{g.X, g.Y, g.Z}, [3]uint32{b.X, b.Y, b.Z}, a) }
 		if prog != nil {
+			g, b := f.execShape(g, b) // residency counts the real shape (above)
 			launch = func() error {
 				return f.sim.LaunchProgram(prog, [3]uint32{g.X, g.Y, g.Z}, [3]uint32{b.X, b.Y, b.Z}, smem, a)
 			}

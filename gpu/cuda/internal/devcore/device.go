@@ -105,6 +105,10 @@ type Device struct {
 	// Epochs is the device's registry of live rings and its device
 	// epochs (epoch.go).
 	Epochs
+	// Budget holds the device's persistent launches against its
+	// residency limits (budget.go); nil counts none. Set before the first
+	// ring; safe from any goroutine.
+	Budget *Budget
 
 	// thread-confined
 	Stream driverapi.Stream

@@ -37,12 +37,6 @@ const (
 	// mailboxCapacity is a mailbox's default ring capacity (smaller when
 	// its slots are large, so that MailboxPinnedMax holds).
 	mailboxCapacity = 16
-	// simGridBlocks is the block count of a grid on the simulated device,
-	// where every thread is a host thread.
-	simGridBlocks = 2
-	// gridBlocksPerSM caps a grid's blocks per SM on a GPU (more blocks
-	// than mailboxes with work only poll the doorbell).
-	gridBlocksPerSM = 2
 	// residentGridsH100 is the resident grids per device of compute
 	// capability 7.0 and 7.5–9.0 (CUDA programming guide; no attribute),
 	// used when the device's profile has none; gridReserve of them are
@@ -113,26 +107,6 @@ type occupancyAPI interface {
 	OccupancyMaxActiveBlocksPerMultiprocessor(f driverapi.Function, block int, smem uint32) (int, error)
 }
 
-// gridBlocks sizes a grid (inside Do): a modest block count on the
-// simulated device; on a GPU the SMs less an eighth (left to one-shot
-// kernels and epochs) times the blocks of fn an SM keeps resident
-// (cuOccupancyMaxActiveBlocksPerMultiprocessor), at most gridBlocksPerSM,
-// so that every block is resident and none waits for another to finish.
-func (rt *Runtime) gridBlocks(sim bool, fn driverapi.Function, threads int, smem uint32) int {
-	if sim {
-		return simGridBlocks
-	}
-	d := rt.d
-	sms := max(1, d.Attrs.SMs-d.Attrs.SMs/8)
-	perSM := 1
-	if o, ok := d.API.(occupancyAPI); ok {
-		if n, err := o.OccupancyMaxActiveBlocksPerMultiprocessor(fn, threads, smem); err == nil && n > 0 {
-			perSM = min(n, gridBlocksPerSM)
-		}
-	}
-	return sms * perSM
-}
-
 // StartGrid launches p's persistent grid of mailboxes with blocks of
 // threads threads (0: the default, as for LaunchRingProgram), unless it
 // runs: once per (program, block size), when the program is loaded, never
@@ -158,9 +132,6 @@ func (rt *Runtime) grid(p *Program, threads int) (*ringGrid, error) {
 	}
 	if threads == 0 {
 		threads = 32
-		if p.sim {
-			threads = simRingThreads
-		}
 	}
 	if threads < 1 || threads > 1024 || threads > d.Attrs.MaxThreadsPerBlock {
 		return nil, fmt.Errorf("cuda: %d ring kernel threads: want 1 to %d: %w", threads, min(1024, d.Attrs.MaxThreadsPerBlock), gpu.ErrArgument)
@@ -171,20 +142,22 @@ func (rt *Runtime) grid(p *Program, threads int) (*ringGrid, error) {
 		if g = rt.grids[key]; g != nil {
 			return nil
 		}
-		limit := residentGridsH100 - gridReserve
-		if r := rt.opt.MaxResidentGrids; r > 0 {
-			limit = max(1, r-gridReserve) // the device profile's resident grids (profile.go)
+		// The budget counts resident grids with every other persistent
+		// launch; without one (or when a test lowers it) the program grids
+		// are counted here.
+		limit := rt.opt.GridLimit
+		if limit <= 0 && d.Budget == nil {
+			limit = residentGridsH100 - gridReserve
+			if r := rt.opt.MaxResidentGrids; r > 0 {
+				limit = max(1, r-gridReserve) // the device profile's resident grids (profile.go)
+			}
 		}
-		if rt.opt.GridLimit > 0 {
-			limit = rt.opt.GridLimit
-		}
-		if n := len(rt.grids); n >= limit {
+		if n := len(rt.grids); limit > 0 && n >= limit {
 			return &gpu.DeviceError{Kind: gpu.DeviceCapacity, Backend: rt.opt.Name, Device: d.Ordinal,
-				Reason: fmt.Sprintf("%d ring program grids run: the device keeps %d grids resident and %d are left to one-shot kernels and epochs",
-					n, limit+gridReserve, gridReserve)}
+				Reason: fmt.Sprintf("%d ring program grids run: the device may run %d", n, limit)}
 		}
 		var err error
-		g, err = rt.startGrid(p, threads, rt.opt.Mailboxes, rt.opt.MailboxInit, rt.opt.SimBlocks)
+		g, err = rt.startGrid(p, threads, rt.opt.Mailboxes, rt.opt.MailboxInit)
 		return err
 	})
 	if err != nil {
@@ -197,7 +170,7 @@ func (rt *Runtime) grid(p *Program, threads int) (*ringGrid, error) {
 // table (DefaultMailboxes when 0, fewer when the State slots would take
 // more than an eighth of the device's memory); it starts at first entries
 // (initialMailboxes when 0) and grows by doubling (ringGrid.grow).
-func (rt *Runtime) startGrid(p *Program, threads, limit, first, simBlocks int) (*ringGrid, error) {
+func (rt *Runtime) startGrid(p *Program, threads, limit, first int) (*ringGrid, error) {
 	d := rt.d
 	fn, err := rt.gridFunction(p)
 	if err != nil {
@@ -221,15 +194,12 @@ func (rt *Runtime) startGrid(p *Program, threads, limit, first, simBlocks int) (
 	g := &ringGrid{d: d, rt: rt, key: gridKey{p.src.Hash, threads}, name: p.src.Name, src: p.src, threads: threads,
 		limit: limit, boxes: map[uint32]*Kernel{}}
 	g.smem = p.src.SharedBytes + 8*uint32(threads)
-	g.blocks = rt.gridBlocks(p.sim, fn, threads, g.smem)
-	if p.sim && simBlocks > 0 {
-		g.blocks = simBlocks
-	}
 	k := &Kernel{d: d, mem: mem, serves: g}
 	g.k = k
 	k.cb = (*ring.ControlBlock)(mem)
 	k.cb.LatencyMin.Store(^uint64(0))
 	fail := func(err error) (*ringGrid, error) {
+		k.claim.Release()
 		if g.tab != nil {
 			err = errors.Join(err, g.tab.free(d))
 		}
@@ -238,6 +208,15 @@ func (rt *Runtime) startGrid(p *Program, threads, limit, first, simBlocks int) (
 		}
 		return nil, errors.Join(err, d.Unpinned(mem))
 	}
+	name := "the grid of ring program " + p.src.Name
+	shape, err := rt.gridShape(name, fn, threads, g.smem)
+	if err != nil {
+		return fail(err)
+	}
+	if k.claim, err = rt.claim(name, shape); err != nil {
+		return fail(err)
+	}
+	g.blocks = shape.Blocks
 	if g.tab, err = newGridTable(d, min(first, limit), stride, nil); err != nil {
 		return fail(err)
 	}

@@ -25,8 +25,9 @@ func simMappedReads(p *Program) uint64 {
 func BenchmarkIdleGridMappedReads(b *testing.B) {
 	for _, blocks := range []int{2, 8, 32} {
 		b.Run(fmt.Sprintf("blocks=%d", blocks), func(b *testing.B) {
-			be, _ := newSimBackend(b, nil)
-			be.opt.SimBlocks = blocks
+			be, fd := newSimBackend(b, nil)
+			be.opt.GridBlocks = blocks
+			fd.SetExecShape(blocks, 4)
 			p := loadProgram(b, be, saxpySpec())
 			var err error
 			ks := make([]*Kernel, 100)

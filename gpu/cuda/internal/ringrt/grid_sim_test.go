@@ -29,7 +29,10 @@ func TestMailboxesShareOneGrid(t *testing.T) {
 
 func testMailboxesShareOneGrid(t *testing.T, blocks int) {
 	b, fd := newSimBackend(t, nil)
-	b.opt.SimBlocks = blocks
+	b.opt.GridBlocks = blocks
+	if blocks > 0 {
+		fd.SetExecShape(blocks, 4)
+	}
 	p := loadSaxpy(t, b)
 	if err := b.StartGrid(p, 4); err != nil {
 		t.Fatal(err)

@@ -50,12 +50,13 @@ type Kernel struct {
 	cb      *ring.ControlBlock
 	in, out *ring.SlotRing
 	waited  bool
-	leaked  bool        // the kernel never acknowledged: memory is kept
-	left    []ringReply // replies still in the output ring when it was released
-	park    ringPark    // the device epoch's part (epoch.go)
-	grid    *ringGrid   // a mailbox's grid (nil for a kernel with a loop of its own)
-	box     uint32      // a mailbox's index in its grid's table
-	serves  *ringGrid   // set on a grid's own launch
+	leaked  bool           // the kernel never acknowledged: memory is kept
+	left    []ringReply    // replies still in the output ring when it was released
+	park    ringPark       // the device epoch's part (epoch.go)
+	grid    *ringGrid      // a mailbox's grid (nil for a kernel with a loop of its own)
+	box     uint32         // a mailbox's index in its grid's table
+	serves  *ringGrid      // set on a grid's own launch
+	claim   *devcore.Claim // the launch's blocks in the device's budget (budget.go); nil for a mailbox
 }
 
 type ringReply struct {
@@ -277,6 +278,7 @@ func (k *Kernel) release() error {
 	if k.grid != nil {
 		k.grid.remove(k)
 	}
+	k.claim.Release()
 	if k.mem != nil {
 		errs = append(errs, k.d.Unpinned(k.mem))
 		k.park.mu.Lock()

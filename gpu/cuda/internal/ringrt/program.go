@@ -13,10 +13,6 @@ import (
 	"github.com/ringactor/ringactor/gpu/ring"
 )
 
-// simRingThreads is the default block size of a device ring kernel on the
-// simulated device, where every thread is a host thread.
-const simRingThreads = 4
-
 // Program is a device ring program loaded on one device: compiled by
 // NVRTC, its module loaded and its entry resolved (on the simulated device:
 // built for the host and loaded), ready for Launch and Open.
@@ -204,8 +200,8 @@ func programSlotSize(src *ProgramSource) int {
 // its gate closed (open it with Activate): control block, rings and the
 // program's State in one pinned allocation mapped into the device, the
 // State zeroed. cfg.SlotSize defaults to the smallest slot that holds the
-// program's messages (at least 4096 bytes); cfg.Threads to 32 (4 on the
-// simulated device, where each thread is a host thread). The returned
+// program's messages (at least 4096 bytes); cfg.Threads to 32 (the simulated device
+// runs fewer: simdevice's SetExecShape). The returned
 // Kernel is driven with TrySubmit, TryPoll, Terminate,
 // Wait, Close). The caller checks first that the device may run
 // persistent kernels (gpu/cuda's CheckPersistent).
@@ -225,9 +221,6 @@ func (rt *Runtime) Launch(p *Program, cfg Config) (*Kernel, error) {
 	}
 	if cfg.Threads == 0 {
 		cfg.Threads = 32
-		if p.sim {
-			cfg.Threads = simRingThreads
-		}
 	}
 	switch {
 	case !ring.ValidCapacity(cfg.Capacity):
@@ -264,6 +257,9 @@ func (rt *Runtime) Launch(p *Program, cfg Config) (*Kernel, error) {
 		k.park.fn, k.park.threads, k.park.blocks = p.fn, uint32(cfg.Threads), 1
 		k.park.smem = p.src.SharedBytes + 8*uint32(cfg.Threads) // the loop's, then the handler's reduction scratch
 		k.park.args = []uint64{argPtr(base), argPtr(base + driverapi.DevicePtr(inOff)), argPtr(base + driverapi.DevicePtr(outOff)), argPtr(base + driverapi.DevicePtr(stateOff))}
+		if k.claim, err = rt.claim("ring kernel of program "+p.src.Name, rt.shape(p.fn, 1, cfg.Threads, k.park.smem)); err != nil {
+			return err
+		}
 		if err := d.API.LaunchKernel(p.fn, driverapi.Dim3{X: 1}, driverapi.Dim3{X: k.park.threads}, k.park.smem, k.stream, k.park.args...); err != nil {
 			return err
 		}

@@ -49,9 +49,10 @@ type Options struct {
 	// resident grids less the reserve; tests lower it); MaxResidentGrids
 	// is the device profile's resident grids (0: 128).
 	GridLimit, MaxResidentGrids int
-	// SimBlocks is a grid's block count on the simulated device (0: 2;
-	// tests raise it).
-	SimBlocks int
+	// GridBlocks is every program grid's block count (0: one block per
+	// SM, fewer when the device's budget has less room; tests and
+	// WithGridBlocks set their own).
+	GridBlocks int
 }
 
 // Runtime is the ring runtime of one open device: its ring programs,

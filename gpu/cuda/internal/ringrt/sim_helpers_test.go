@@ -27,6 +27,7 @@ type simDevice interface {
 	Hazards() *hostsim.Hazards
 	MappedReads(driverapi.Function) uint64
 	Enqueue(s driverapi.Stream, op func() error) error
+	SetExecShape(blocks, threads int)
 }
 
 // newFakeDevice returns a simulated device of mem bytes.
@@ -50,6 +51,7 @@ func newSimulated(t testing.TB, fd simDevice) *Runtime {
 	// newSimBackend); a test of the timeout itself sets its own.
 	d.Epochs.ParkTimeout = time.Until(hangDeadline(t))
 	d.Epochs.Spacing = time.Millisecond // gpu/cuda's DefaultEpochSpacing
+	d.Budget = devcore.NewBudget(budgetLimits(fd.Hazards().Limits()), devcore.DefaultReserve)
 	return New(d, Options{Name: "cuda:sim", Host: fd, Compile: CompileForTest,
 		Arch: func() (string, error) { return "", nil }})
 }
@@ -91,4 +93,12 @@ func hangCtx(t testing.TB) (context.Context, context.CancelFunc) {
 // fakeErr is a driver error as the simulated device makes them.
 func fakeErr(call string, code driverapi.Result, name, msg string) error {
 	return &driverapi.DriverError{Call: call, Code: int(code), Name: name, Message: msg}
+}
+
+// budgetLimits are the simulated device's hardware limits as the budget
+// counts them (gpu/cuda's DeviceProfile.budgetLimits does the same).
+func budgetLimits(l hostsim.Limits) devcore.BudgetLimits {
+	return devcore.BudgetLimits{SMs: l.SMs, ResidentGrids: l.ResidentGrids, BlocksPerSM: l.BlocksPerSM,
+		ThreadsPerSM: l.ThreadsPerSM, RegistersPerSM: l.RegistersPerSM, SharedMemPerSM: l.SharedMemPerSM,
+		SharedMemReservedPerBlock: l.SharedMemReservedPerBlock}
 }
