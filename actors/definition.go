@@ -85,6 +85,7 @@ type KernelDef[Req, Resp any] struct {
 	prog       *deviceProgram // a user's device ring program (NewDeviceRingKernel); nil: none
 	onCapacity OnDeviceCapacity
 	pin        int // a device ring kernel's device (WithDevice), plus one; 0: none
+	mailboxCap int // a device ring kernel's mailbox ring capacity: WithCapacity's, 0 when not set
 }
 
 // KernelOption configures a KernelDef.
@@ -92,6 +93,7 @@ type KernelOption func(*kernelOptions)
 
 type kernelOptions struct {
 	capacity, overflow, outCap int
+	capacitySet                bool
 	policy                     Backpressure
 	drain                      Drain
 	downstream                 string
@@ -102,8 +104,12 @@ type kernelOptions struct {
 	pin                        int
 }
 
-// WithCapacity sets the input ring's capacity, a power of two (default 1024).
-func WithCapacity(n int) KernelOption { return func(o *kernelOptions) { o.capacity = n } }
+// WithCapacity sets the input ring's capacity, a power of two (default
+// 1024). A device ring kernel's mailbox on the device gets rings of that
+// capacity too (without it: 16 slots, fewer for large messages).
+func WithCapacity(n int) KernelOption {
+	return func(o *kernelOptions) { o.capacity, o.capacitySet = n, true }
+}
 
 // WithOverflow sets how many messages may wait beyond a full ring before the
 // backpressure policy applies (default: the ring's capacity).
@@ -166,7 +172,7 @@ func NewKernel[Req, Resp any](id string, newHandler func() Handler[Req, Resp], o
 	return &KernelDef[Req, Resp]{
 		id: id, newHandler: newHandler, capacity: o.capacity, overflow: o.overflow, outCap: o.outCap,
 		policy: o.policy, drain: o.drain, downstream: o.downstream, decider: o.decider, wait: o.wait,
-		yields: o.yields, onCapacity: o.onCapacity, pin: o.pin,
+		yields: o.yields, onCapacity: o.onCapacity, pin: o.pin, mailboxCap: o.mailboxCapacity(),
 	}
 }
 
@@ -205,4 +211,13 @@ func (d *KernelDef[Req, Resp]) validate() error {
 		return fmt.Errorf("%w: kernel %q: unknown backpressure or drain policy", ErrInvalidKernel, d.id)
 	}
 	return nil
+}
+
+// mailboxCapacity is a device mailbox's ring capacity: WithCapacity's, or
+// 0 for the mailbox's default.
+func (o kernelOptions) mailboxCapacity() int {
+	if o.capacitySet {
+		return o.capacity
+	}
+	return 0
 }

@@ -102,11 +102,12 @@ func (rt *Runtime) closeDevices() error {
 	return errors.Join(errs...)
 }
 
-// launch opens a mailbox of the program's grid for a kernel: on its pinned
+// launch opens a mailbox of the program's grid for a kernel, its rings of
+// capacity slots (0: the mailbox's default): on its pinned
 // device (pin > 0: Devices()[pin-1]), or else on the device the program is
 // loaded on with the fewest mailboxes (ties: the first); when that fails,
 // on the next. It says why when the kernel runs nowhere.
-func (p *deviceProgram) launch(rt *Runtime, pin int) (*cuda.RingKernel, *cuda.Backend, error) {
+func (p *deviceProgram) launch(rt *Runtime, pin, capacity int) (*cuda.RingKernel, *cuda.Backend, error) {
 	var why error = errors.New("the runtime has no CUDA backend")
 	candidates := rt.ringBackends()
 	if pin > 0 {
@@ -157,7 +158,7 @@ func (p *deviceProgram) launch(rt *Runtime, pin int) (*cuda.RingKernel, *cuda.Ba
 		o := opts[best]
 		ds.pending[o.b]++
 		ds.mu.Unlock()
-		k, err := o.b.OpenMailbox(o.prog, cuda.RingConfig{Threads: p.threads})
+		k, err := o.b.OpenMailbox(o.prog, cuda.RingConfig{Threads: p.threads, Capacity: capacity})
 		ds.mu.Lock()
 		ds.pending[o.b]--
 		ds.mu.Unlock()

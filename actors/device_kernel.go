@@ -84,9 +84,25 @@ func (h *Kernel[Req, Resp]) Placement() string {
 	return PlacementCPU
 }
 
+// PlacementReason returns why a device ring kernel runs on its fallback
+// (PlacementCPU): the device's refusal, e.g. a *gpu.DeviceError matching
+// gpu.ErrDeviceCapacity that says which budget was full; nil while it
+// runs on a device.
+func (h *Kernel[Req, Resp]) PlacementReason() error {
+	if p := h.k.placementWhy.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
 // setPlacement records where the kernel runs and logs a change (with the
 // reason for a CPU fallback).
 func (k *kernel[Req, Resp]) setPlacement(where string, why error) {
+	if why != nil {
+		k.placementWhy.Store(&why)
+	} else {
+		k.placementWhy.Store(nil)
+	}
 	old := k.placement.Swap(&where)
 	if first := !k.placed.Swap(true); !first && old != nil && *old == where {
 		return

@@ -113,6 +113,9 @@ type kernel[Req, Resp any] struct {
 	// PlacementCPU); for a device kernel, from launch to its first start,
 	// where it is to run; nil for a CPU kernel before its first start
 	placement atomic.Pointer[string]
+	// placementWhy is why the kernel runs on its fallback (nil on the
+	// device, or for a kernel without a device program).
+	placementWhy atomic.Pointer[error]
 	// placed: an incarnation has started and set placement (whose first
 	// value is logged then, even when launch predicted it)
 	placed atomic.Bool
@@ -244,7 +247,7 @@ func (k *kernel[Req, Resp]) launch(ctx context.Context) error {
 	if k.def.prog != nil {
 		// The first incarnation's mailbox is opened now, so a device without
 		// room for it is an error of Launch when the kernel asks for that.
-		r, b, err := k.def.prog.launch(k.rt, k.def.pin)
+		r, b, err := k.def.prog.launch(k.rt, k.def.pin, k.def.mailboxCap)
 		switch {
 		case err == nil:
 			dev = &deviceLaunch{ring: r, backend: b}
@@ -258,6 +261,8 @@ func (k *kernel[Req, Resp]) launch(ctx context.Context) error {
 		where := PlacementCPU
 		if dev.ring != nil {
 			where = dev.backend.Name()
+		} else if dev.why != nil {
+			k.placementWhy.Store(&dev.why)
 		}
 		k.placement.Store(&where)
 	}

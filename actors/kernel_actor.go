@@ -119,7 +119,7 @@ func (k *kernel[Req, Resp]) startLoop(c actor.Context) {
 			// carry a fault that may be its own to another device.
 			err = k.offDevice
 		default:
-			ring, backend, err = k.def.prog.launch(k.rt, k.def.pin)
+			ring, backend, err = k.def.prog.launch(k.rt, k.def.pin, k.def.mailboxCap)
 		}
 		if err == nil {
 			k.startDeviceLoop(c, ring, backend)

@@ -50,6 +50,7 @@ type Backend struct {
 	mailboxes    int             // the most mailboxes of each ring program grid (0: DefaultMailboxes)
 	mailboxInit  int             // a grid's first table size (0: initialMailboxes; tests lower it)
 	mailboxPin   int             // the most a mailbox may pin (0: MailboxPinnedMax)
+	mailboxTotal int             // the most the mailboxes may pin together (0: MailboxPinnedTotal)
 	gridLimit    int             // ring program grids a device may run (0: resident grids less the reserve; tests lower it)
 	gridBlocks   int             // blocks of a program grid (0: sized from the budget; tests set their own)
 	reserve      devcore.Reserve // what the budget keeps for one-shot kernels (WithDeviceReserve)

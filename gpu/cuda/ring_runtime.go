@@ -99,10 +99,11 @@ func WithMailboxes(n int) BackendOption {
 
 // WithMailboxPinnedMax sets the most pinned memory one mailbox (a device
 // ring kernel's control block and its two rings) may take (default
-// MailboxPinnedMax, 64 KiB). A mailbox's rings hold 16 slots sized to the
-// program's larger message, fewer for large messages, at least 2: with the
-// default, messages up to about 16 KiB fit; larger ones need a larger
-// bound, or OpenMailbox refuses them with ErrMailboxTooLarge.
+// MailboxPinnedMax, 128 KiB). A mailbox's rings hold 16 slots sized to the
+// program's larger message (or the capacity asked for), fewer for large
+// messages, at least 2: with the default, messages up to about 32 KiB fit;
+// larger ones need a larger bound, or OpenMailbox refuses them with
+// ErrMailboxTooLarge.
 func WithMailboxPinnedMax(n int) BackendOption {
 	return func(b *Backend) {
 		if n > 0 {
@@ -111,10 +112,31 @@ func WithMailboxPinnedMax(n int) BackendOption {
 	}
 }
 
+// MailboxPinnedTotal is what the mailboxes of one device pin at most
+// together unless WithMailboxPinnedTotal sets another bound (1 GiB).
+const MailboxPinnedTotal = ringrt.MailboxPinnedTotal
+
+// ErrMailboxPinnedFull is wrapped by OpenMailbox's *gpu.DeviceError (kind
+// gpu.DeviceCapacity) when the device's mailboxes together would pin more
+// than WithMailboxPinnedTotal's bound.
+var ErrMailboxPinnedFull = ringrt.ErrMailboxPinnedFull
+
+// WithMailboxPinnedTotal sets the most pinned memory the mailboxes of the
+// device (their control blocks and rings) may take together (default
+// MailboxPinnedTotal, 1 GiB): past it OpenMailbox refuses with
+// ErrMailboxPinnedFull.
+func WithMailboxPinnedTotal(n int) BackendOption {
+	return func(b *Backend) {
+		if n > 0 {
+			b.mailboxTotal = n
+		}
+	}
+}
+
 // ringOptions are the backend's settings of its ring runtime.
 func (b *Backend) ringOptions(d *device) ringrt.Options {
 	o := ringrt.Options{Name: b.name, Arch: b.NVRTCArch, Compile: compileRingProgram,
-		Mailboxes: b.mailboxes, MailboxInit: b.mailboxInit, MailboxPinnedMax: b.mailboxPin,
+		Mailboxes: b.mailboxes, MailboxInit: b.mailboxInit, MailboxPinnedMax: b.mailboxPin, MailboxPinnedTotal: b.mailboxTotal,
 		GridLimit: b.gridLimit, MaxResidentGrids: d.profile.MaxResidentGrids, GridBlocks: b.gridBlocks}
 	if h, ok := d.API.(HostDevice); ok {
 		o.Host = h

@@ -32,8 +32,12 @@ const (
 	initialMailboxes = 1024
 	// MailboxPinnedMax is what a mailbox pins at most unless
 	// WithMailboxPinnedMax sets another bound: its control block and its
-	// two rings (OpenMailbox refuses one that would pin more).
-	MailboxPinnedMax = 64 << 10
+	// two rings (OpenMailbox refuses one that would pin more). It holds
+	// two slots a ring of messages up to about 32 KiB.
+	MailboxPinnedMax = 128 << 10
+	// MailboxPinnedTotal is what the mailboxes of one device pin at most
+	// together unless WithMailboxPinnedTotal sets another bound.
+	MailboxPinnedTotal = 1 << 30
 	// mailboxCapacity is a mailbox's default ring capacity (smaller when
 	// its slots are large, so that MailboxPinnedMax holds).
 	mailboxCapacity = 16
@@ -50,6 +54,11 @@ const (
 // capacity asked for), would pin more than the backend's bound
 // (WithMailboxPinnedMax): the program's messages are too large for it.
 var ErrMailboxTooLarge = errors.New("cuda: a mailbox of this program would pin more than the bound")
+
+// ErrMailboxPinnedFull is wrapped by OpenMailbox's *gpu.DeviceError (kind
+// gpu.DeviceCapacity) when the device's mailboxes together would pin more
+// than the device's bound (WithMailboxPinnedTotal).
+var ErrMailboxPinnedFull = errors.New("cuda: the device's mailboxes pin their whole bound")
 
 type gridKey struct {
 	hash    [32]byte
@@ -518,6 +527,15 @@ func (rt *Runtime) Open(p *Program, cfg Config) (*Kernel, error) {
 		if g.stopped.Load() {
 			return devcore.Unavailable("the ring program's grid stopped")
 		}
+		total := rt.opt.MailboxPinnedTotal
+		if total <= 0 {
+			total = MailboxPinnedTotal
+		}
+		if rt.pinned+int(size) > total {
+			return &gpu.DeviceError{Kind: gpu.DeviceCapacity, Backend: rt.opt.Name, Device: d.Ordinal,
+				Reason: fmt.Sprintf("a mailbox of ring program %s pins %d bytes: the device's mailboxes pin %d of their bound of %d (WithMailboxPinnedTotal)",
+					p.src.Name, size, rt.pinned, total), Err: ErrMailboxPinnedFull}
+		}
 		mem, base, err := d.Pinned(size)
 		if err != nil {
 			return err
@@ -541,6 +559,8 @@ func (rt *Runtime) Open(p *Program, cfg Config) (*Kernel, error) {
 			k.mem = nil
 			return errors.Join(err, d.Unpinned(mem))
 		}
+		k.pinned = int(size)
+		rt.pinned += k.pinned
 		return nil
 	})
 	if err != nil {
@@ -558,11 +578,17 @@ type MailboxStats struct {
 	// PinnedBytes is the pinned memory of the mailboxes: their control
 	// blocks and rings, and their table entries and doorbell slots.
 	PinnedBytes int
+	// PinnedLimit is what the mailboxes' control blocks and rings may pin
+	// together (WithMailboxPinnedTotal).
+	PinnedLimit int
 }
 
 // MailboxStats returns how many grids run and how full their tables are.
 func (rt *Runtime) MailboxStats() MailboxStats {
-	var s MailboxStats
+	s := MailboxStats{PinnedLimit: rt.opt.MailboxPinnedTotal}
+	if s.PinnedLimit <= 0 {
+		s.PinnedLimit = MailboxPinnedTotal
+	}
 	_ = rt.d.Do(func() error {
 		for _, g := range rt.grids {
 			n, c := g.mailboxes()

@@ -137,7 +137,7 @@ func TestMailboxTableGrows(t *testing.T) {
 
 // TestMailboxPinnedBound: a mailbox never pins more than the backend's
 // bound. Messages of 48 KiB need 2 slots of about 48 KiB per ring, over
-// the default 64 KiB: OpenMailbox refuses the kernel with
+// the default 128 KiB: OpenMailbox refuses the kernel with
 // ErrMailboxTooLarge (gpu.ErrDeviceCapacity, so an actor kernel runs its
 // fallback, or fails Launch with WithOnDeviceCapacity(CapacityError)).
 // With the bound at exactly that mailbox's size it opens and answers; one
@@ -180,5 +180,49 @@ func TestMailboxPinnedBound(t *testing.T) {
 	}
 	if err := k.Close(context.Background()); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestMailboxPinnedTotal: the device's mailboxes together pin at most the
+// runtime's total bound: with room for three mailboxes the fourth is
+// refused with ErrMailboxPinnedFull (a capacity error) and nothing
+// leaks; a closed mailbox gives its bytes back.
+func TestMailboxPinnedTotal(t *testing.T) {
+	b, _ := newSimBackend(t, nil)
+	p := loadSaxpy(t, b)
+	first, err := b.Open(p, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	per := first.PinnedBytes()
+	b.opt.MailboxPinnedTotal = 3 * per
+	ks := []*Kernel{first}
+	for range 2 {
+		k, err := b.Open(p, Config{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ks = append(ks, k)
+	}
+	var de *gpu.DeviceError
+	if _, err := b.Open(p, Config{}); !errors.Is(err, ErrMailboxPinnedFull) || !errors.As(err, &de) || de.Kind != gpu.DeviceCapacity {
+		t.Fatalf("a fourth mailbox over the total: %v", err)
+	}
+	if s := b.MailboxStats(); s.Mailboxes != 3 || s.PinnedLimit != 3*per {
+		t.Fatalf("stats %+v", s)
+	}
+	if err := ks[0].Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	k, err := b.Open(p, Config{})
+	if err != nil {
+		t.Fatalf("once a mailbox closed: %v", err)
+	}
+	k.Activate()
+	ks = append(ks[1:], k)
+	for _, k := range ks {
+		if err := k.Close(context.Background()); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

@@ -57,6 +57,7 @@ type Kernel struct {
 	box     uint32         // a mailbox's index in its grid's table
 	serves  *ringGrid      // set on a grid's own launch
 	claim   *devcore.Claim // the launch's blocks in the device's budget (budget.go); nil for a mailbox
+	pinned  int            // a mailbox's bytes in its runtime's pinned bound
 }
 
 type ringReply struct {
@@ -277,6 +278,8 @@ func (k *Kernel) release() error {
 	}
 	if k.grid != nil {
 		k.grid.remove(k)
+		k.grid.rt.pinned -= k.pinned
+		k.pinned = 0
 	}
 	k.claim.Release()
 	if k.mem != nil {

@@ -43,8 +43,9 @@ type Options struct {
 	// Mailboxes bounds each program grid's mailbox table (0:
 	// DefaultMailboxes); MailboxInit is its first size (0: 1024; tests
 	// lower it); MailboxPinnedMax bounds what a mailbox pins (0:
-	// MailboxPinnedMax).
-	Mailboxes, MailboxInit, MailboxPinnedMax int
+	// MailboxPinnedMax); MailboxPinnedTotal bounds what the device's
+	// mailboxes pin together (0: MailboxPinnedTotal).
+	Mailboxes, MailboxInit, MailboxPinnedMax, MailboxPinnedTotal int
 	// GridLimit is how many program grids the device may run (0: its
 	// resident grids less the reserve; tests lower it); MaxResidentGrids
 	// is the device profile's resident grids (0: 128).
@@ -62,7 +63,8 @@ type Runtime struct {
 	opt Options
 
 	// thread-confined
-	grids map[gridKey]*ringGrid // ring program grids (grid.go)
+	grids  map[gridKey]*ringGrid // ring program grids (grid.go)
+	pinned int                   // bytes the mailboxes' control blocks and rings pin
 	// hostProgs are the simulated device's loaded ring programs by source
 	// hash (Load loads a source once per device, as d.Modules does on a GPU).
 	hostProgs map[[32]byte]driverapi.Function
