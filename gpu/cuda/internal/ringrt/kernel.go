@@ -56,6 +56,7 @@ type Kernel struct {
 	grid    *ringGrid   // a mailbox's grid (nil for a kernel with a loop of its own)
 	box     uint32      // a mailbox's index in its grid's table
 	serves  *ringGrid   // set on a grid's own launch
+	probe   faultProbe  // the launch's fault query, shared by a grid's mailboxes (fault.go)
 }
 
 type ringReply struct {
