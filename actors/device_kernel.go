@@ -137,18 +137,16 @@ type devicePump[Req, Resp any] struct {
 	wait    *slot[Req, Resp]            // taken but not submitted (the device's input ring was full); older than k.devHeld
 	rounds  uint32                      // poll rounds, for the rate of fault queries
 	active  bool                        // the last round moved or answered messages
-	asked   time.Time                   // the last fault query
 }
 
 // faultQueryEvery is how often (in poll rounds) the pump asks the device
 // whether its launch faulted while messages keep moving; an idle round
-// asks (a faulted kernel stops answering, so its pump soon idles), at most
-// once per faultQueryGap. The query (cuStreamQuery) hops to the context's
-// thread: it is kept off the per-message path.
-const (
-	faultQueryEvery = 64
-	faultQueryGap   = 100 * time.Microsecond
-)
+// asks (a faulted kernel stops answering, so its pump soon idles). The
+// answer is shared: RingKernel.Fault queries the launch's stream
+// (cuStreamQuery, a hop to the context's thread) at most once per
+// millisecond for all the mailboxes of a grid, and answers from the last
+// query in between.
+const faultQueryEvery = 64
 
 // leave hands the message taken but not submitted back to the kernel, for
 // the next incarnation.
@@ -173,7 +171,7 @@ func (e *deviceMoved) Unwrap() error { return e.err }
 // deviceFault checks whether this kernel's device launch faulted (then
 // the backend is marked failed for every kernel of its context) or the
 // backend failed under another kernel. The launch is asked (RingKernel.Fault:
-// cuStreamQuery, a hop to the context's thread that waits for no device
+// the grid's shared answer, from a cuStreamQuery that waits for no device
 // work) after an idle round and every faultQueryEvery rounds otherwise;
 // the backend's recorded failure is read every round.
 func (p *devicePump[Req, Resp]) deviceFault() error {
@@ -181,11 +179,6 @@ func (p *devicePump[Req, Resp]) deviceFault() error {
 	if p.active && p.rounds%faultQueryEvery != 0 {
 		return p.backendFailed()
 	}
-	now := time.Now()
-	if !p.active && now.Sub(p.asked) < faultQueryGap {
-		return p.backendFailed()
-	}
-	p.asked = now
 	if err := p.ring.Fault(); err != nil {
 		p.faulted = err
 		p.backend.MarkFailed(err)

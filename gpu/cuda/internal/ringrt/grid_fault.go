@@ -7,9 +7,10 @@ import "github.com/ringactor/ringactor/gpu/ring"
 // context on a GPU), inside Do. A faulted grid is marked stopped for good:
 // acknowledged (its loop is gone), not to be relaunched by an epoch, its
 // owner's request recorded as TerminateNow; the device's close then
-// releases it and its mailboxes.
+// releases it and its mailboxes. The fault is the grid's probe's (a
+// query now, unless a mailbox's Fault saw it already), and stays there.
 func gridFaulted(k *Kernel) bool {
-	if k.stream.IsDefault() || launchFault(k.d.API.StreamQuery(k.stream), k.d.Ordinal) == nil {
+	if k.probe.query(k) == nil {
 		return false
 	}
 	k.serves.stopped.Store(true)

@@ -58,6 +58,7 @@ type Kernel struct {
 	serves  *ringGrid      // set on a grid's own launch
 	claim   *devcore.Claim // the launch's blocks in the device's budget (budget.go); nil for a mailbox
 	pinned  int            // a mailbox's bytes in its runtime's pinned bound
+	probe   faultProbe     // the launch's fault query, shared by a grid's mailboxes (fault.go)
 }
 
 type ringReply struct {
