@@ -120,10 +120,11 @@ type occupancyAPI interface {
 // threads threads (0: the default, as for LaunchRingProgram), unless it
 // runs: once per (program, block size), when the program is loaded, never
 // per kernel. The table holds Options.Mailboxes entries (fewer when their
-// State slots would take more than an eighth of the device's memory). A
-// device whose resident grids the programs have used up (128 less 8 left
-// to one-shot kernels and epochs) is a *gpu.DeviceError matching
-// gpu.ErrDeviceCapacity. The caller checks first that the device may run
+// State slots would take more than an eighth of the device's memory).
+// The grid has one block per SM, fewer when the device's budget has less
+// room; a grid not one block of which fits the budget is a
+// *gpu.DeviceError matching gpu.ErrDeviceCapacity (wrapping the
+// *BudgetError). The caller checks first that the device may run
 // persistent kernels (gpu/cuda's CheckPersistent).
 func (rt *Runtime) StartGrid(p *Program, threads int) error {
 	_, err := rt.grid(p, threads)
