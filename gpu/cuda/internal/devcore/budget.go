@@ -246,17 +246,19 @@ func (b *Budget) Claim(name string, s Shape) (*Claim, error) {
 }
 
 // Fit returns how many blocks of s, at most s.Blocks, one more persistent
-// launch could hold now, or the refusal when not even one fits.
+// launch could hold now, or the refusal (counted) when not even one fits.
 func (b *Budget) Fit(name string, s Shape) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if e := b.gridsFull(name, s); e != nil {
+		b.refused++
 		return 0, e
 	}
 	u := b.lim.use(s)
 	sms, e := b.place(u, max(1, s.Blocks), b.capacity(true))
 	b.unplace(u, sms)
 	if len(sms) == 0 {
+		b.refused++
 		e.Launch, e.Shape, e.Grids = name, s, len(b.claims)
 		return 0, e
 	}
