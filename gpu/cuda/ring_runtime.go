@@ -97,6 +97,17 @@ func WithMailboxes(n int) BackendOption {
 	}
 }
 
+// WithMailboxTableSize sets the first size of each program grid's mailbox
+// table (default 1,024 entries); a full table doubles, in a device epoch,
+// up to WithMailboxes' bound.
+func WithMailboxTableSize(n int) BackendOption {
+	return func(b *Backend) {
+		if n > 0 {
+			b.mailboxInit = n
+		}
+	}
+}
+
 // WithMailboxPinnedMax sets the most pinned memory one mailbox (a device
 // ring kernel's control block and its two rings) may take (default
 // MailboxPinnedMax, 128 KiB). A mailbox's rings hold 16 slots sized to the

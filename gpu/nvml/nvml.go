@@ -57,6 +57,12 @@ type DeviceStats struct {
 	UtilizationGPU  int64  // percent
 	TemperatureC    int64  // degrees Celsius
 	PowerMilliwatts int64  // milliwatts
+	// ComputeMode is the device's compute mode: "default",
+	// "exclusive_process" or "prohibited" ("" when NVML does not say).
+	ComputeMode string
+	// MIG is the device's current MIG mode: "enabled", "disabled" ("" when
+	// NVML does not say, as on devices without MIG).
+	MIG string
 }
 
 // source is what a Monitor reads: go-nvml, or a fake in tests.

@@ -116,9 +116,33 @@ func (g goNVML) devices() ([]DeviceStats, error) {
 		if p, ret := dev.GetPowerUsage(); ret == gonvml.SUCCESS {
 			s.PowerMilliwatts = int64(p)
 		}
+		if m, ret := dev.GetComputeMode(); ret == gonvml.SUCCESS {
+			s.ComputeMode = computeModeName(m)
+		}
+		if cur, _, ret := dev.GetMigMode(); ret == gonvml.SUCCESS {
+			s.MIG = "disabled"
+			if cur == gonvml.DEVICE_MIG_ENABLE {
+				s.MIG = "enabled"
+			}
+		}
 		out = append(out, s)
 	}
 	return out, nil
+}
+
+// computeModeName names an NVML compute mode.
+func computeModeName(m gonvml.ComputeMode) string {
+	switch m {
+	case gonvml.COMPUTEMODE_DEFAULT:
+		return "default"
+	case gonvml.COMPUTEMODE_EXCLUSIVE_THREAD:
+		return "exclusive_thread"
+	case gonvml.COMPUTEMODE_PROHIBITED:
+		return "prohibited"
+	case gonvml.COMPUTEMODE_EXCLUSIVE_PROCESS:
+		return "exclusive_process"
+	}
+	return fmt.Sprintf("mode %d", int(m))
 }
 
 func (g goNVML) shutdown() error {

@@ -53,6 +53,10 @@ func fakeNVML() *mock.Interface {
 			},
 			GetTemperatureFunc: func(gonvml.TemperatureSensors) (uint32, gonvml.Return) { return 61, gonvml.SUCCESS },
 			GetPowerUsageFunc:  func() (uint32, gonvml.Return) { return 350000, gonvml.SUCCESS },
+			GetComputeModeFunc: func() (gonvml.ComputeMode, gonvml.Return) {
+				return gonvml.COMPUTEMODE_EXCLUSIVE_PROCESS, gonvml.SUCCESS
+			},
+			GetMigModeFunc: func() (int, int, gonvml.Return) { return 0, 0, gonvml.ERROR_NOT_SUPPORTED },
 		},
 		{ // a MIG-like device: no utilisation or power readings
 			GetNameFunc:       func() (string, gonvml.Return) { return "NVIDIA A100", gonvml.SUCCESS },
@@ -62,6 +66,10 @@ func fakeNVML() *mock.Interface {
 			},
 			GetTemperatureFunc: func(gonvml.TemperatureSensors) (uint32, gonvml.Return) { return 40, gonvml.SUCCESS },
 			GetPowerUsageFunc:  func() (uint32, gonvml.Return) { return 0, gonvml.ERROR_NOT_SUPPORTED },
+			GetComputeModeFunc: func() (gonvml.ComputeMode, gonvml.Return) { return gonvml.COMPUTEMODE_DEFAULT, gonvml.SUCCESS },
+			GetMigModeFunc: func() (int, int, gonvml.Return) {
+				return gonvml.DEVICE_MIG_ENABLE, gonvml.DEVICE_MIG_ENABLE, gonvml.SUCCESS
+			},
 		},
 	}
 	return &mock.Interface{
@@ -85,8 +93,8 @@ func TestDevicesAndGauges(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []DeviceStats{
-		{0, "NVIDIA H100 80GB HBM3", 80 << 30, 1 << 30, 97, 61, 350000},
-		{1, "NVIDIA A100", 40 << 30, 0, -1, 40, -1},
+		{0, "NVIDIA H100 80GB HBM3", 80 << 30, 1 << 30, 97, 61, 350000, "exclusive_process", ""},
+		{1, "NVIDIA A100", 40 << 30, 0, -1, 40, -1, "default", "enabled"},
 	}
 	if len(stats) != len(want) || stats[0] != want[0] || stats[1] != want[1] {
 		t.Fatalf("Devices() = %+v, want %+v", stats, want)

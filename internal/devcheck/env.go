@@ -78,16 +78,18 @@ func (e *Env) close() error {
 	return errors.Join(errs...)
 }
 
-// Backend opens a CUDA backend of its own: the simulated device, or device
-// 0. It is closed when the step ends. Use it for steps that drive the
+// Backend opens a CUDA backend of its own with opts: the simulated device,
+// or device 0. It is closed when the step ends. Use it for steps that drive the
 // backend directly; [Env.Runtime] gives the backend of a runtime.
-func (e *Env) Backend() (*cuda.Backend, error) {
-	b := cuda.NewBackend()
+func (e *Env) Backend(opts ...cuda.BackendOption) (*cuda.Backend, error) {
+	var b *cuda.Backend
 	if e.cfg.Sim {
 		var err error
-		if b, err = simBackend(); err != nil {
+		if b, err = simBackend(opts...); err != nil {
 			return nil, err
 		}
+	} else {
+		b = cuda.NewBackend(opts...)
 	}
 	if err := b.Available(); err != nil {
 		_ = b.Close()

@@ -13,7 +13,9 @@ import (
 )
 
 // simBackend returns a simulated device.
-func simBackend() (*cuda.Backend, error) { return simdevice.NewBackend(simMemBytes), nil }
+func simBackend(opts ...cuda.BackendOption) (*cuda.Backend, error) {
+	return simdevice.NewBackend(simMemBytes, opts...), nil
+}
 
 // simRaised returns a check that the simulated device's hazard model has
 // raised nothing so far.

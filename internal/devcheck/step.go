@@ -63,6 +63,7 @@ func Steps() []Step {
 		executeBesideStep,
 		epochStep,
 		wakeStep,
+		scaleStep,
 		faultStep,
 	}
 	if os.Getenv(HangStepEnv) == "1" {

@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/ringactor/ringactor/gpu/cuda"
+	"github.com/ringactor/ringactor/gpu/nvml"
 )
 
 // MaxConnectionsEnv is the driver's CUDA_DEVICE_MAX_CONNECTIONS: the
@@ -19,7 +21,7 @@ const MaxConnectionsEnv = "CUDA_DEVICE_MAX_CONNECTIONS"
 // need of them.
 var reportStep = Step{
 	Name:    "report",
-	Checks:  "device and driver: name, compute capability, SMs, memory, no kernel exec timeout, host memory mappable, stream-ordered allocator, module loading EAGER, NVRTC version and target",
+	Checks:  "device and driver: name, compute capability, SMs, memory, no kernel exec timeout, host memory mappable, stream-ordered allocator, module loading EAGER, NVRTC version and target, one ring program loads, MIG, MPS and the compute mode",
 	Timeout: 30 * time.Second,
 	run:     runReport,
 }
@@ -94,10 +96,48 @@ func runReport(ctx context.Context, e *Env) error {
 	if log := strings.TrimSpace(b.JITLog().Info); log != "" {
 		e.Set("oneshot_jit_log", clip(log, 4000))
 	}
+	e.Progress("loading one ring program")
+	start := time.Now()
+	if src, err := saxpyProgram(); err != nil {
+		problems = append(problems, "ring program source: "+err.Error())
+	} else if _, err := b.LoadRingProgram(ctx, src); err != nil {
+		problems = append(problems, "loading a ring program: "+err.Error())
+	} else {
+		e.Set("ring_program_load_ms", float64(time.Since(start).Microseconds())/1e3)
+	}
+	e.Set("mps", mpsState())
+	if !e.Sim() {
+		if devs, err := nvml.Snapshot(); err != nil {
+			e.Set("nvml", err.Error())
+		} else if len(devs) > 0 {
+			e.Set("compute_mode", devs[0].ComputeMode)
+			e.Set("mig", devs[0].MIG)
+			if devs[0].MIG == "enabled" {
+				problems = append(problems, "MIG is enabled: a MIG instance has a fraction of the SMs the profile counts")
+			}
+			if devs[0].ComputeMode == "prohibited" {
+				problems = append(problems, "the compute mode is prohibited")
+			}
+		}
+	}
 	if len(problems) > 0 {
 		return errors.New(strings.Join(problems, "; "))
 	}
 	return nil
+}
+
+// mpsState says whether this process would run under MPS: its pipe
+// directory (CUDA_MPS_PIPE_DIRECTORY, default /tmp/nvidia-mps) holds the
+// control daemon's socket.
+func mpsState() string {
+	dir := os.Getenv("CUDA_MPS_PIPE_DIRECTORY")
+	if dir == "" {
+		dir = "/tmp/nvidia-mps"
+	}
+	if _, err := os.Stat(filepath.Join(dir, "control")); err == nil {
+		return "active (" + dir + ")"
+	}
+	return "not running"
 }
 
 // loadingMode reads the driver's module loading mode back.
