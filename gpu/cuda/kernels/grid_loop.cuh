@@ -81,14 +81,15 @@
 //     published it; a consumer that finds a claimed position unpublished
 //     sees the queue empty, and the producer itself (it takes work next)
 //     or an idle block takes the entry later.
-//   - Nobody starves. The ready queue is FIFO and looked at first; a block
-//     that handed a mailbox over looks at the doorbell first, and every
-//     quantum's end checks it, so a mailbox rung while every block is busy
-//     is taken at the next quantum's end of any block. A mailbox taken
-//     from the doorbell was free, not queued, and goes behind the queued
-//     ones when its own quantum ends; so a queued mailbox is passed by each
-//     other mailbox at most once before its turn, and its backlog (what a
-//     device epoch waits for before it parks the grid) is served.
+//   - Nobody starves. Every quantum's end looks at the doorbell, and the
+//     one take after a hand-over takes from it first, so a mailbox rung
+//     while every block is busy is taken at the next quantum's end of any
+//     block. Every other take takes from the ready queue first, in order.
+//     A mailbox taken from the doorbell either runs dry (its block's next
+//     take is from the ready queue) or is handed over behind the queued
+//     ones, and cannot pass them again before they are served (it is not
+//     free meanwhile): each queued mailbox's turn comes, so its backlog
+//     (what a device epoch waits for before it parks the grid) is served.
 //   - Parks and growth. A block that sees the grid's terminate frees the
 //     claim of the mailbox in its hand and exits; mailboxes in the ready
 //     queue stay there, owned by it, across the relaunch (the same device
