@@ -148,8 +148,8 @@ func saturate(t testing.TB, blocks, n, depth int, opts ...func(*Options)) *satur
 	}
 	ctx, cancel := hangCtx(t)
 	t.Cleanup(func() { // a test that failed early: stop the feeders before the device closes
-		s.halt()
 		cancel()
+		s.halt()
 	})
 	for _, st := range s.sats {
 		st.k.Activate()
