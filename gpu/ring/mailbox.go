@@ -10,20 +10,24 @@ package ring
 // Pinned mapped memory (host writes, device reads, except where noted):
 // a GridHeader, then Capacity MailboxEntry values, then BellCapacity
 // DoorbellSlot values. Device memory (device atomics only): a GridWords,
-// then Capacity uint32 claim words, then Capacity uint64 seen generations,
-// then Capacity uint64 dead generations. No word is updated with a
-// read-modify-write by both sides: the doorbell is a bounded queue with
-// per-slot sequence numbers (host producers, device consumers that claim
-// slots with a device-memory compare-and-swap), and every flag one side
-// sets and the other clears is a plain store on each side.
+// then Capacity uint32 claim words (rounded up to 16 bytes), then Capacity
+// uint64 seen generations, then Capacity uint64 dead generations, then
+// ReadyCapacity ReadySlot values (the ready queue). No word is updated
+// with a read-modify-write by both sides: the doorbell is a bounded queue
+// with per-slot sequence numbers (host producers, device consumers that
+// claim slots with a device-memory compare-and-swap), and every flag one
+// side sets and the other clears is a plain store on each side. The ready
+// queue is the device's own: blocks put a mailbox there when its quantum
+// of service ends while it still has work, and take the next one from it.
 
 // GridHeader starts a grid's mailbox table (rc_grid_header), written
 // before the grid's first launch and read-only afterwards.
 type GridHeader struct {
-	Capacity     uint64 // mailbox entries in the table
-	BellCapacity uint64 // doorbell slots, a power of two of at least 2 × Capacity
-	StateStride  uint64 // bytes between two State slots of the device slab
-	_            [CacheLine - 24]byte
+	Capacity      uint64 // mailbox entries in the table
+	BellCapacity  uint64 // doorbell slots, a power of two of at least 2 × Capacity
+	StateStride   uint64 // bytes between two State slots of the device slab
+	ReadyCapacity uint64 // ready-queue slots, a power of two of at least Capacity (a mailbox is in it at most once: it never fills)
+	_             [CacheLine - 32]byte
 }
 
 // MailboxEntry is one mailbox of a grid's table (rc_mailbox_entry).
@@ -52,19 +56,37 @@ type DoorbellSlot struct {
 // GridWords starts a grid's device memory (rc_grid_words): words only the
 // device's blocks update, with device-scope atomics.
 type GridWords struct {
-	BellHead uint64 // the next doorbell position a block takes
-	Exited   uint64 // blocks that left the loop, summed over the grid's launches
-	Watcher  uint64 // 0, or 1 + the index of the block that watches the doorbell for the idle ones
-	_        [CacheLine - 24]byte
+	BellHead  uint64 // the next doorbell position a block takes
+	Exited    uint64 // blocks that left the loop, summed over the grid's launches
+	Watcher   uint64 // 0, or 1 + the index of the block that watches the doorbell for the idle ones
+	ReadyHead uint64 // the next ready-queue position a block takes (a compare-and-swap once the slot's Seq says it is filled)
+	ReadyTail uint64 // the next ready-queue position a block fills (an atomic add claims it; the slot's Seq publishes it)
+	_         [CacheLine - 40]byte
+}
+
+// ReadySlot is one slot of a grid's ready queue (rc_ready_slot, device
+// memory), a bounded queue of mailboxes whose block ended its quantum
+// while they still had work; blocks are its producers and consumers.
+// Slot i of lap L is free for a producer when Seq == i + L·ReadyCapacity,
+// holds a mailbox index for a consumer when Seq == that + 1: a producer
+// writes Mailbox before it publishes Seq (a release store), so a consumer
+// never reads a half-written slot.
+type ReadySlot struct {
+	Seq     uint64 // the slot's sequence number (device release stores, acquire loads)
+	Mailbox uint32 // the index of the mailbox handed over, which the queue owns until a block takes it
+	_       uint32
 }
 
 // Claim word values of a mailbox (device memory, device atomics only).
 const (
 	// ClaimFree: no block serves the mailbox.
 	ClaimFree uint32 = 0
-	// ClaimOwned: one block serves it.
+	// ClaimOwned: one block serves it, or the ready queue holds it for
+	// the next block (the block that put it there handed its ownership
+	// over without touching the word).
 	ClaimOwned uint32 = 1
-	// ClaimAgain: one block serves it and another took a doorbell for it
-	// meanwhile: the owner looks at it once more before letting it go.
+	// ClaimAgain: one block serves it (or the ready queue holds it) and a
+	// doorbell for it was taken meanwhile: the owner looks at it once more
+	// before letting it go.
 	ClaimAgain uint32 = 2
 )

@@ -38,6 +38,7 @@ func TestSharedStructLayouts(t *testing.T) {
 		"rc_mailbox_entry": reflect.TypeFor[ring.MailboxEntry](),
 		"rc_doorbell_slot": reflect.TypeFor[ring.DoorbellSlot](),
 		"rc_grid_words":    reflect.TypeFor[ring.GridWords](),
+		"rc_ready_slot":    reflect.TypeFor[ring.ReadySlot](),
 	}
 	for name, typ := range types {
 		cl, ok := c[name]

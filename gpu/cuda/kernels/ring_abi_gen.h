@@ -56,8 +56,8 @@ typedef unsigned long long uint64_t;
 #define RC_STATUS_BAD_ARGS 3u // ring.StatusBadArgs: the payload's arguments are out of range.
 
 #define RC_CLAIM_FREE 0u // ring.ClaimFree: no block serves the mailbox.
-#define RC_CLAIM_OWNED 1u // ring.ClaimOwned: one block serves it.
-#define RC_CLAIM_AGAIN 2u // ring.ClaimAgain: one block serves it and another took a doorbell for it meanwhile: the owner looks at it once more before letting it go.
+#define RC_CLAIM_OWNED 1u // ring.ClaimOwned: one block serves it, or the ready queue holds it for the next block (the block that put it there handed its ownership over without touching the word).
+#define RC_CLAIM_AGAIN 2u // ring.ClaimAgain: one block serves it (or the ready queue holds it) and a doorbell for it was taken meanwhile: the owner looks at it once more before letting it go.
 
 // Word is a 64-bit atomic word alone on its cache line (rc_padded_u64 in
 // C). Every index and control word shared between a producer and a
@@ -165,13 +165,15 @@ typedef struct rc_grid_header {
 	uint64_t capacity; // mailbox entries in the table
 	uint64_t bell_capacity; // doorbell slots, a power of two of at least 2 × Capacity
 	uint64_t state_stride; // bytes between two State slots of the device slab
-	uint8_t pad[40];
+	uint64_t ready_capacity; // ready-queue slots, a power of two of at least Capacity (a mailbox is in it at most once: it never fills)
+	uint8_t pad[32];
 } rc_grid_header;
 RC_STATIC_ASSERT(sizeof(rc_grid_header) == 64, "sizeof rc_grid_header != Go's ring.GridHeader");
 RC_ASSERT_OFFSET(offsetof(rc_grid_header, capacity) == 0, "rc_grid_header.capacity: offset differs from Go's ring.GridHeader");
 RC_ASSERT_OFFSET(offsetof(rc_grid_header, bell_capacity) == 8, "rc_grid_header.bell_capacity: offset differs from Go's ring.GridHeader");
 RC_ASSERT_OFFSET(offsetof(rc_grid_header, state_stride) == 16, "rc_grid_header.state_stride: offset differs from Go's ring.GridHeader");
-RC_ASSERT_OFFSET(offsetof(rc_grid_header, pad) == 24, "rc_grid_header.pad: offset differs from Go's ring.GridHeader");
+RC_ASSERT_OFFSET(offsetof(rc_grid_header, ready_capacity) == 24, "rc_grid_header.ready_capacity: offset differs from Go's ring.GridHeader");
+RC_ASSERT_OFFSET(offsetof(rc_grid_header, pad) == 32, "rc_grid_header.pad: offset differs from Go's ring.GridHeader");
 
 // MailboxEntry is one mailbox of a grid's table (rc_mailbox_entry).
 // The host writes Gen 0, then the addresses, then the new Gen (a release
@@ -217,13 +219,35 @@ typedef struct rc_grid_words {
 	uint64_t bell_head; // the next doorbell position a block takes
 	uint64_t exited; // blocks that left the loop, summed over the grid's launches
 	uint64_t watcher; // 0, or 1 + the index of the block that watches the doorbell for the idle ones
-	uint8_t pad[40];
+	uint64_t ready_head; // the next ready-queue position a block takes (a compare-and-swap once the slot's Seq says it is filled)
+	uint64_t ready_tail; // the next ready-queue position a block fills (an atomic add claims it; the slot's Seq publishes it)
+	uint8_t pad[24];
 } rc_grid_words;
 RC_STATIC_ASSERT(sizeof(rc_grid_words) == 64, "sizeof rc_grid_words != Go's ring.GridWords");
 RC_ASSERT_OFFSET(offsetof(rc_grid_words, bell_head) == 0, "rc_grid_words.bell_head: offset differs from Go's ring.GridWords");
 RC_ASSERT_OFFSET(offsetof(rc_grid_words, exited) == 8, "rc_grid_words.exited: offset differs from Go's ring.GridWords");
 RC_ASSERT_OFFSET(offsetof(rc_grid_words, watcher) == 16, "rc_grid_words.watcher: offset differs from Go's ring.GridWords");
-RC_ASSERT_OFFSET(offsetof(rc_grid_words, pad) == 24, "rc_grid_words.pad: offset differs from Go's ring.GridWords");
+RC_ASSERT_OFFSET(offsetof(rc_grid_words, ready_head) == 24, "rc_grid_words.ready_head: offset differs from Go's ring.GridWords");
+RC_ASSERT_OFFSET(offsetof(rc_grid_words, ready_tail) == 32, "rc_grid_words.ready_tail: offset differs from Go's ring.GridWords");
+RC_ASSERT_OFFSET(offsetof(rc_grid_words, pad) == 40, "rc_grid_words.pad: offset differs from Go's ring.GridWords");
+
+// ReadySlot is one slot of a grid's ready queue (rc_ready_slot, device
+// memory), a bounded queue of mailboxes whose block ended its quantum
+// while they still had work; blocks are its producers and consumers.
+// Slot i of lap L is free for a producer when Seq == i + L·ReadyCapacity,
+// holds a mailbox index for a consumer when Seq == that + 1: a producer
+// writes Mailbox before it publishes Seq (a release store), so a consumer
+// never reads a half-written slot.
+// (ring.ReadySlot)
+typedef struct rc_ready_slot {
+	uint64_t seq; // the slot's sequence number (device release stores, acquire loads)
+	uint32_t mailbox; // the index of the mailbox handed over, which the queue owns until a block takes it
+	uint32_t pad;
+} rc_ready_slot;
+RC_STATIC_ASSERT(sizeof(rc_ready_slot) == 16, "sizeof rc_ready_slot != Go's ring.ReadySlot");
+RC_ASSERT_OFFSET(offsetof(rc_ready_slot, seq) == 0, "rc_ready_slot.seq: offset differs from Go's ring.ReadySlot");
+RC_ASSERT_OFFSET(offsetof(rc_ready_slot, mailbox) == 8, "rc_ready_slot.mailbox: offset differs from Go's ring.ReadySlot");
+RC_ASSERT_OFFSET(offsetof(rc_ready_slot, pad) == 12, "rc_ready_slot.pad: offset differs from Go's ring.ReadySlot");
 
 // RC_ABI_LAYOUT(S, F) lists every struct above for layout checks: S(struct, "GoType") and
 // F(struct, field, "GoField") for each named field (padding left out).
@@ -232,9 +256,10 @@ RC_ASSERT_OFFSET(offsetof(rc_grid_words, pad) == 24, "rc_grid_words.pad: offset 
 	S(rc_control_block, "ControlBlock") F(rc_control_block, gate, "Gate") F(rc_control_block, terminate, "Terminate") F(rc_control_block, terminated_ack, "TerminatedAck") F(rc_control_block, processed, "Processed") F(rc_control_block, errors, "Errors") F(rc_control_block, dropped, "Dropped") F(rc_control_block, heartbeat, "Heartbeat") F(rc_control_block, latency_min, "LatencyMin") F(rc_control_block, latency_max, "LatencyMax") F(rc_control_block, latency_sum, "LatencySum") F(rc_control_block, latency_count, "LatencyCount") F(rc_control_block, restarts, "Restarts") \
 	S(rc_ring_header, "RingHeader") F(rc_ring_header, head, "Head") F(rc_ring_header, tail, "Tail") F(rc_ring_header, capacity, "Capacity") F(rc_ring_header, slot_size, "SlotSize") \
 	S(rc_slot_header, "SlotHeader") F(rc_slot_header, type_id, "TypeID") F(rc_slot_header, flags, "Flags") F(rc_slot_header, correlation_id, "CorrelationID") F(rc_slot_header, length, "Length") F(rc_slot_header, status, "Status") F(rc_slot_header, timestamp_ns, "TimestampNS") \
-	S(rc_grid_header, "GridHeader") F(rc_grid_header, capacity, "Capacity") F(rc_grid_header, bell_capacity, "BellCapacity") F(rc_grid_header, state_stride, "StateStride") \
+	S(rc_grid_header, "GridHeader") F(rc_grid_header, capacity, "Capacity") F(rc_grid_header, bell_capacity, "BellCapacity") F(rc_grid_header, state_stride, "StateStride") F(rc_grid_header, ready_capacity, "ReadyCapacity") \
 	S(rc_mailbox_entry, "MailboxEntry") F(rc_mailbox_entry, gen, "Gen") F(rc_mailbox_entry, control, "Control") F(rc_mailbox_entry, in, "In") F(rc_mailbox_entry, out, "Out") F(rc_mailbox_entry, queued, "Queued") F(rc_mailbox_entry, out_wait, "OutWait") \
 	S(rc_doorbell_slot, "DoorbellSlot") F(rc_doorbell_slot, seq, "Seq") F(rc_doorbell_slot, mailbox, "Mailbox") \
-	S(rc_grid_words, "GridWords") F(rc_grid_words, bell_head, "BellHead") F(rc_grid_words, exited, "Exited") F(rc_grid_words, watcher, "Watcher")
+	S(rc_grid_words, "GridWords") F(rc_grid_words, bell_head, "BellHead") F(rc_grid_words, exited, "Exited") F(rc_grid_words, watcher, "Watcher") F(rc_grid_words, ready_head, "ReadyHead") F(rc_grid_words, ready_tail, "ReadyTail") \
+	S(rc_ready_slot, "ReadySlot") F(rc_ready_slot, seq, "Seq") F(rc_ready_slot, mailbox, "Mailbox")
 
 #endif

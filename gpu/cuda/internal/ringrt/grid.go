@@ -95,10 +95,11 @@ type ringGrid struct {
 }
 
 // gridWordsBytes is the device memory of a grid's words (rc_grid_words,
-// claims, seen and dead generations).
+// claims, seen and dead generations, the ready queue).
 func gridWordsBytes(capacity int) uintptr {
 	claims := uintptr(align16(capacity * 4))
-	return unsafe.Sizeof(ring.GridWords{}) + claims + 16*uintptr(capacity)
+	ready := uintptr(readyCapacity(capacity)) * unsafe.Sizeof(ring.ReadySlot{})
+	return unsafe.Sizeof(ring.GridWords{}) + claims + 16*uintptr(capacity) + ready
 }
 
 // bellCapacity is the doorbell's size: a power of two of at least twice
@@ -319,10 +320,12 @@ func (g *ringGrid) outWaited(i uint32) bool {
 	return true
 }
 
-// ringAll rings every mailbox after a relaunch (the parked grid let go of
-// the mailboxes it held, and of requests to look at them again), and
-// notes each one's backlog: the next epoch waits for the grid to handle
-// it (settled), so epochs back to back never starve a mailbox (inside Do).
+// ringAll rings every mailbox after a relaunch (the parked grid's blocks
+// let go of the mailboxes in their hands, and of requests to look at them
+// again; those its ready queue held stay there, and their rings mark them
+// to be looked at again), and notes each one's backlog: the next epoch
+// waits for the grid to handle it (settled), so epochs back to back never
+// starve a mailbox (inside Do).
 func (g *ringGrid) ringAll() {
 	g.mu.Lock()
 	idx := make([]uint32, 0, len(g.boxes))
@@ -338,7 +341,11 @@ func (g *ringGrid) ringAll() {
 
 // settled reports whether every mailbox of the grid has handled what was
 // queued before the grid's last relaunch, or cannot go on now (see
-// parkedRing.Settled; inside Do).
+// parkedRing.Settled; inside Do). A mailbox fed without pause cannot hold
+// it off, nor hold the others off: the backlog is a fixed count, and a
+// block serves a mailbox for a quantum before it hands it over to the
+// ready queue while others wait, so every mailbox with work is served in
+// turn (grid_loop.cuh).
 func (g *ringGrid) settled() bool {
 	if g.stopped.Load() {
 		return true

@@ -15,9 +15,10 @@ import (
 
 // gridTable is a program grid's mailbox table and the memory that goes
 // with its size: the table and its doorbell in pinned mapped memory, the
-// grid's words (claims, seen and dead generations) and the State slab in
-// device memory. Its addresses are the grid's launch arguments, so a
-// larger table replaces it in a device epoch (ringGrid.grow).
+// grid's words (claims, seen and dead generations, the ready queue) and
+// the State slab in device memory. Its addresses are the grid's launch
+// arguments, so a larger table replaces it in a device epoch
+// (ringGrid.grow).
 type gridTable struct {
 	mem     unsafe.Pointer // pinned: GridHeader, entries, doorbell, then the words' host staging
 	base    driverapi.DevicePtr
@@ -58,8 +59,9 @@ func (t *gridTable) free(d *devcore.Device) error {
 // old (the grid parked in a device epoch: no block runs) it carries old's
 // mailboxes over: their entries at the same indices, their seen and dead
 // generations and their State slots, so no kernel notices the move. The
-// new doorbell starts empty and every claim free (the parked blocks let
-// their mailboxes go): the relaunch rings every mailbox.
+// new doorbell and ready queue start empty and every claim free (the
+// parked blocks let the mailboxes in their hands go; those the old ready
+// queue held are free in the new table): the relaunch rings every mailbox.
 func newGridTable(d *devcore.Device, capacity int, stride uintptr, old *gridTable) (_ *gridTable, err error) {
 	bells := bellCapacity(capacity)
 	entOff := unsafe.Sizeof(ring.GridHeader{})
@@ -80,12 +82,14 @@ func newGridTable(d *devcore.Device, capacity int, stride uintptr, old *gridTabl
 	}()
 	t.hdr = (*ring.GridHeader)(mem)
 	t.hdr.Capacity, t.hdr.BellCapacity, t.hdr.StateStride = uint64(capacity), uint64(bells), uint64(stride)
+	t.hdr.ReadyCapacity = uint64(readyCapacity(capacity))
 	t.entries = unsafe.Slice((*ring.MailboxEntry)(unsafe.Add(mem, entOff)), capacity)
 	t.bells = unsafe.Slice((*ring.DoorbellSlot)(unsafe.Add(mem, bellOff)), bells)
 	for i := range t.bells {
 		atomic.StoreUint64(&t.bells[i].Seq, uint64(i))
 	}
 	staging := unsafe.Add(mem, zeroOff)
+	initReady(staging, capacity)
 	if old != nil {
 		if err := carryWords(d, old, staging, capacity); err != nil {
 			return nil, err
@@ -129,11 +133,37 @@ func newGridTable(d *devcore.Device, capacity int, stride uintptr, old *gridTabl
 	return t, nil
 }
 
+// readyCapacity is the ready queue's size: a power of two of at least the
+// table (a mailbox is in it at most once: grid_loop.cuh).
+func readyCapacity(capacity int) int {
+	n := 1
+	for n < capacity {
+		n *= 2
+	}
+	return n
+}
+
+// readySlots returns the ready queue of a grid's words laid out at words
+// (the host staging of a table of capacity entries).
+func readySlots(words unsafe.Pointer, capacity int) []ring.ReadySlot {
+	off := unsafe.Sizeof(ring.GridWords{}) + uintptr(align16(capacity*4)) + 16*uintptr(capacity)
+	return unsafe.Slice((*ring.ReadySlot)(unsafe.Add(words, off)), readyCapacity(capacity))
+}
+
+// initReady writes an empty ready queue into the staging of a table's
+// words: slot i free for position i (its head and tail at 0).
+func initReady(staging unsafe.Pointer, capacity int) {
+	slots := readySlots(staging, capacity)
+	for i := range slots {
+		slots[i].Seq = uint64(i)
+	}
+}
+
 // carryWords writes old's device words into the host staging of a table
 // of capacity entries: the blocks' exit count (the relaunch's last block
 // acknowledges by it), and every mailbox's seen and dead generations; the
-// doorbell head restarts at 0 with the new doorbell, the watcher role and
-// the claims are free.
+// doorbell head restarts at 0 with the new doorbell, the ready queue is
+// empty (initReady), the watcher role and the claims are free.
 func carryWords(d *devcore.Device, old *gridTable, staging unsafe.Pointer, capacity int) error {
 	n := len(old.entries)
 	oldBytes := gridWordsBytes(n)
@@ -156,8 +186,10 @@ func carryWords(d *devcore.Device, old *gridTable, staging unsafe.Pointer, capac
 // grow doubles the grid's table, up to its limit (inside Do): in a device
 // epoch (every ring of the device parks; the grid's blocks let their
 // mailboxes go and exit), a larger table takes the old one's mailboxes,
-// generations and State slots, the grid is relaunched on it and rings
-// every mailbox. Hosts ringing meanwhile wait for the swap (tabMu).
+// generations and State slots (a new ready queue, empty, and every claim
+// free: the parked grid's ready queue is not carried over), the grid is
+// relaunched on it and rings every mailbox. Hosts ringing meanwhile wait
+// for the swap (tabMu).
 func (g *ringGrid) grow() error {
 	d := g.d
 	n := len(g.tab.entries)

@@ -42,6 +42,7 @@ var structs = []struct {
 	{"rc_mailbox_entry", reflect.TypeFor[ring.MailboxEntry]()},
 	{"rc_doorbell_slot", reflect.TypeFor[ring.DoorbellSlot]()},
 	{"rc_grid_words", reflect.TypeFor[ring.GridWords]()},
+	{"rc_ready_slot", reflect.TypeFor[ring.ReadySlot]()},
 }
 
 // constant is one generated macro: its C name, the Go constant it mirrors
