@@ -8,7 +8,7 @@ import "github.com/ringactor/ringactor/gpu/cuda/internal/driverapi"
 // carveout, raises a one-shot kernel's dynamic shared memory above 48 KiB
 // ([Backend.SharedMemoryProbe]), and creates its one-shot stream at the
 // greatest priority and ring streams at the least (docs/device.md,
-// "Priorities and shared memory").
+// "Priorities and shared memory beside persistent kernels").
 
 // FuncAttribute is a CUfunction_attribute.
 type FuncAttribute = driverapi.FuncAttribute

@@ -41,7 +41,7 @@ func smemProbeSum(b, words uint32) uint32 {
 // that opts in to more must. Beside running ring kernels it shows that the
 // SMs holding persistent blocks still give a one-shot kernel that much
 // shared memory (`ringactor selftest --device`'s scale step runs it with
-// ~100 KiB; docs/device.md, "Priorities and shared memory"). It makes no
+// ~100 KiB; docs/device.md, "Priorities and shared memory beside persistent kernels"). It makes no
 // synchronising driver call.
 //
 // bytes must be a multiple of 4 of at least [SharedMemoryProbeMin]

@@ -300,7 +300,9 @@ func (f *Device) LaunchKernel(fn cuda.Function, grid, block cuda.Dim3, smem uint
 		return err
 	}
 	err = f.submit("cuLaunchKernel", s, tr, func() error {
-		launch := func() error { return f.sim.LaunchSmem(name, [3]uint32{g.X, g.Y, g.Z}, [3]uint32{b.X, b.Y, b.Z}, smem, a) }
+		launch := func() error {
+			return f.sim.LaunchSmem(name, [3]uint32{g.X, g.Y, g.Z}, [3]uint32{b.X, b.Y, b.Z}, smem, a)
+		}
 		if prog != nil {
 			launch = func() error {
 				return f.sim.LaunchProgram(prog, [3]uint32{g.X, g.Y, g.Z}, [3]uint32{b.X, b.Y, b.Z}, smem, a)

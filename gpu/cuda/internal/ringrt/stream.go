@@ -8,7 +8,7 @@ import (
 // What a persistent launch (a ring kernel's loop, a program's grid of
 // mailboxes) asks of the device beside one-shot kernels: its stream's
 // priority and its function's shared-memory carveout (docs/device.md,
-// "Priorities and shared memory").
+// "Priorities and shared memory beside persistent kernels").
 
 // persistentStream creates the stream of a persistent launch (inside Do):
 // at the device's least stream priority, below the one-shot stream's
