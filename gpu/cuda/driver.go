@@ -386,6 +386,43 @@ func (d *Driver) OccupancyMaxActiveBlocksPerMultiprocessor(f Function, block int
 	return int(n), err
 }
 
+// FuncGetAttribute returns attribute attr of f (cuFuncGetAttribute): its
+// register use (FuncAttrNumRegs), static shared memory
+// (FuncAttrSharedSizeBytes), the most dynamic shared memory a launch may
+// ask for (FuncAttrMaxDynamicSharedSizeBytes)…
+func (d *Driver) FuncGetAttribute(f Function, attr FuncAttribute) (int, error) {
+	var v C.int
+	err := d.check("cuFuncGetAttribute", C.rc_cuFuncGetAttribute(d.api, &v, C.CUfunction_attribute(attr), C.CUfunction(f.Raw())))
+	return int(v), err
+}
+
+// FuncSetAttribute sets attribute attr of f to v (cuFuncSetAttribute): the
+// settable ones are FuncAttrMaxDynamicSharedSizeBytes and
+// FuncAttrPreferredSharedMemoryCarveout. It applies to later launches of f.
+func (d *Driver) FuncSetAttribute(f Function, attr FuncAttribute, v int) error {
+	return d.check("cuFuncSetAttribute", C.rc_cuFuncSetAttribute(d.api, C.CUfunction(f.Raw()), C.CUfunction_attribute(attr), C.int(v)))
+}
+
+// CtxGetStreamPriorityRange returns the current context's stream priorities
+// (cuCtxGetStreamPriorityRange): least and greatest, numerically lower
+// being higher priority (an H100: 0 and -5). Both are 0 on a device
+// without stream priorities.
+func (d *Driver) CtxGetStreamPriorityRange() (least, greatest int, err error) {
+	var l, g C.int
+	err = d.check("cuCtxGetStreamPriorityRange", C.rc_cuCtxGetStreamPriorityRange(d.api, &l, &g))
+	return int(l), int(g), err
+}
+
+// StreamCreateWithPriority creates a stream with flags ([StreamNonBlocking]
+// or 0) and priority (cuStreamCreateWithPriority; the driver clamps it to
+// CtxGetStreamPriorityRange). The block scheduler starts pending blocks of
+// higher-priority streams first; it preempts no running block.
+func (d *Driver) StreamCreateWithPriority(flags uint32, priority int) (Stream, error) {
+	var s C.CUstream
+	err := d.check("cuStreamCreateWithPriority", C.rc_cuStreamCreateWithPriority(d.api, &s, C.uint(flags), C.int(priority)))
+	return driverapi.StreamFromRaw(unsafe.Pointer(s)), err
+}
+
 // optionalSymbolNames lists the optional entry points, in table order.
 func optionalSymbolNames() []string {
 	n := int(C.rc_cuda_optional_count())

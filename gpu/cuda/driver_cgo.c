@@ -74,6 +74,10 @@ static const rc_symbol rc_optional[] = {
 	RC_SYM(cuMemAllocFromPoolAsync, "cuMemAllocFromPoolAsync"),
 	RC_SYM(cuMemFreeAsync, "cuMemFreeAsync"),
 	RC_SYM(cuOccupancyMaxActiveBlocksPerMultiprocessor, "cuOccupancyMaxActiveBlocksPerMultiprocessor"),
+	RC_SYM(cuFuncGetAttribute, "cuFuncGetAttribute"),
+	RC_SYM(cuFuncSetAttribute, "cuFuncSetAttribute"),
+	RC_SYM(cuCtxGetStreamPriorityRange, "cuCtxGetStreamPriorityRange"),
+	RC_SYM(cuStreamCreateWithPriority, "cuStreamCreateWithPriority"),
 };
 
 #define RC_NOPTIONAL ((int)(sizeof(rc_optional) / sizeof(rc_optional[0])))
@@ -292,6 +296,34 @@ CUresult rc_cuOccupancyMaxActiveBlocksPerMultiprocessor(rc_cuda_api *a, int *n, 
 		return RC_CUDA_ERROR_NOT_SUPPORTED;
 	}
 	return a->cuOccupancyMaxActiveBlocksPerMultiprocessor(n, f, block, smem);
+}
+
+CUresult rc_cuFuncGetAttribute(rc_cuda_api *a, int *v, CUfunction_attribute attr, CUfunction f) {
+	if (a->cuFuncGetAttribute == NULL) {
+		return RC_CUDA_ERROR_NOT_SUPPORTED;
+	}
+	return a->cuFuncGetAttribute(v, attr, f);
+}
+
+CUresult rc_cuFuncSetAttribute(rc_cuda_api *a, CUfunction f, CUfunction_attribute attr, int v) {
+	if (a->cuFuncSetAttribute == NULL) {
+		return RC_CUDA_ERROR_NOT_SUPPORTED;
+	}
+	return a->cuFuncSetAttribute(f, attr, v);
+}
+
+CUresult rc_cuCtxGetStreamPriorityRange(rc_cuda_api *a, int *least, int *greatest) {
+	if (a->cuCtxGetStreamPriorityRange == NULL) {
+		return RC_CUDA_ERROR_NOT_SUPPORTED;
+	}
+	return a->cuCtxGetStreamPriorityRange(least, greatest);
+}
+
+CUresult rc_cuStreamCreateWithPriority(rc_cuda_api *a, CUstream *s, unsigned int flags, int priority) {
+	if (a->cuStreamCreateWithPriority == NULL) {
+		return RC_CUDA_ERROR_NOT_SUPPORTED;
+	}
+	return a->cuStreamCreateWithPriority(s, flags, priority);
 }
 
 CUresult rc_cuMemFreeAsync(rc_cuda_api *a, CUdeviceptr d, CUstream s) {

@@ -18,6 +18,7 @@ typedef struct CUstream_st *CUstream;
 typedef struct CUevent_st *CUevent;
 typedef struct CUmemPoolHandle_st *CUmemoryPool;
 typedef int CUmemPool_attribute;
+typedef int CUfunction_attribute;
 
 // rc_cuda_api holds the resolved entry points. Field names are the symbol
 // names without their _v2 suffix.
@@ -67,6 +68,12 @@ typedef struct rc_cuda_api {
 	CUresult (*cuMemFreeAsync)(CUdeviceptr, CUstream);
 	// Optional too: the occupancy calculator that sizes a ring program's grid.
 	CUresult (*cuOccupancyMaxActiveBlocksPerMultiprocessor)(int *, CUfunction, int, size_t);
+	// Optional too: per-function attributes (the shared-memory carveout and
+	// opt-in dynamic shared memory) and stream priorities.
+	CUresult (*cuFuncGetAttribute)(int *, CUfunction_attribute, CUfunction);
+	CUresult (*cuFuncSetAttribute)(CUfunction, CUfunction_attribute, int);
+	CUresult (*cuCtxGetStreamPriorityRange)(int *, int *);
+	CUresult (*cuStreamCreateWithPriority)(CUstream *, unsigned int, int);
 } rc_cuda_api;
 
 // Stages at which rc_cuda_open can fail.
@@ -136,6 +143,10 @@ CUresult rc_cuMemPoolSetReleaseThreshold(rc_cuda_api *a, CUmemoryPool p, unsigne
 CUresult rc_cuMemAllocFromPoolAsync(rc_cuda_api *a, CUdeviceptr *d, size_t bytes, CUmemoryPool p, CUstream s);
 CUresult rc_cuMemFreeAsync(rc_cuda_api *a, CUdeviceptr d, CUstream s);
 CUresult rc_cuOccupancyMaxActiveBlocksPerMultiprocessor(rc_cuda_api *a, int *n, CUfunction f, int block, size_t smem);
+CUresult rc_cuFuncGetAttribute(rc_cuda_api *a, int *v, CUfunction_attribute attr, CUfunction f);
+CUresult rc_cuFuncSetAttribute(rc_cuda_api *a, CUfunction f, CUfunction_attribute attr, int v);
+CUresult rc_cuCtxGetStreamPriorityRange(rc_cuda_api *a, int *least, int *greatest);
+CUresult rc_cuStreamCreateWithPriority(rc_cuda_api *a, CUstream *s, unsigned int flags, int priority);
 // rc_cuGetErrorName and rc_cuGetErrorString return NULL for a code the
 // driver does not know.
 const char *rc_cuGetErrorName(rc_cuda_api *a, CUresult r);

@@ -158,11 +158,22 @@ func TestWrappersWithoutDevice(t *testing.T) {
 		"cuMemPoolSetAttribute":        func() error { return drv.MemPoolSetReleaseThreshold(MemPool{}, 1) },
 		"cuMemAllocFromPoolAsync":      func() error { _, err := drv.MemAllocFromPoolAsync(1, MemPool{}, Stream{}); return err },
 		"cuMemFreeAsync":               func() error { return drv.MemFreeAsync(0, Stream{}) },
+		"cuOccupancyMaxActiveBlocksPerMultiprocessor": func() error {
+			_, err := drv.OccupancyMaxActiveBlocksPerMultiprocessor(Function{}, 32, 0)
+			return err
+		},
+		"cuFuncGetAttribute": func() error { _, err := drv.FuncGetAttribute(Function{}, FuncAttrNumRegs); return err },
+		"cuFuncSetAttribute": func() error {
+			return drv.FuncSetAttribute(Function{}, FuncAttrPreferredSharedMemoryCarveout, SharedmemCarveoutMaxShared)
+		},
+		"cuCtxGetStreamPriorityRange": func() error { _, _, err := drv.CtxGetStreamPriorityRange(); return err },
+		"cuStreamCreateWithPriority":  func() error { _, err := drv.StreamCreateWithPriority(StreamNonBlocking, -1); return err },
 	}
 	if !drv.HasStreamOrderedAlloc() {
 		t.Errorf("%s lacks the stream-ordered allocator (optional symbols %v)", drv.Path(), optionalSymbolNames())
 	}
-	if got := optionalSymbolNames(); len(got) != 5 || got[2] != "cuMemAllocFromPoolAsync" {
+	if got := optionalSymbolNames(); len(got) != 9 || got[2] != "cuMemAllocFromPoolAsync" || got[5] != "cuFuncGetAttribute" ||
+		got[8] != "cuStreamCreateWithPriority" {
 		t.Errorf("optional symbols %v", got)
 	}
 	for call, fn := range calls {

@@ -247,3 +247,26 @@ func (d *Driver) OccupancyMaxActiveBlocksPerMultiprocessor(f Function, block int
 func (d *Driver) MemFreeAsync(p DevicePtr, s Stream) error {
 	return d.err("cuMemFreeAsync")
 }
+
+// FuncGetAttribute returns attribute attr of f; without cgo it always
+// fails.
+func (d *Driver) FuncGetAttribute(f Function, attr FuncAttribute) (int, error) {
+	return 0, d.err("cuFuncGetAttribute")
+}
+
+// FuncSetAttribute sets attribute attr of f; without cgo it always fails.
+func (d *Driver) FuncSetAttribute(f Function, attr FuncAttribute, v int) error {
+	return d.err("cuFuncSetAttribute")
+}
+
+// CtxGetStreamPriorityRange returns the context's stream priorities;
+// without cgo it always fails.
+func (d *Driver) CtxGetStreamPriorityRange() (least, greatest int, err error) {
+	return 0, 0, d.err("cuCtxGetStreamPriorityRange")
+}
+
+// StreamCreateWithPriority creates a stream of a priority; without cgo it
+// always fails.
+func (d *Driver) StreamCreateWithPriority(flags uint32, priority int) (Stream, error) {
+	return Stream{}, d.err("cuStreamCreateWithPriority")
+}

@@ -65,7 +65,7 @@ const tile = 16
 
 // oneShotEntries lists every entry point of OneShotPTX the backend uses.
 func oneShotEntries() []string {
-	var names []string
+	names := []string{smemProbeEntry}
 	for _, op := range builtinOps {
 		for i := range 2 {
 			names = append(names, op.entry[i])

@@ -34,19 +34,22 @@ type DeviceProfile struct {
 	MaxThreadsPerSM           int               // resident threads per SM: 2,048 on an H100
 	SharedMemPerSM            int               // bytes of shared memory per SM: 228 KiB on an H100
 	SharedMemReservedPerBlock int               // bytes the driver reserves per resident block: 1 KiB from CC 8.0
+	SharedMemPerBlockOptin    int               // the most shared memory a block may use once its function opts in: 227 KiB on an H100
 	RegistersPerSM            int               // 32-bit registers per SM: 64 K
 	HardwareQueues            int               // hardware work queues streams share: CUDA_DEVICE_MAX_CONNECTIONS, 8 by default
 }
 
 // H100Profile is an H100 SXM5: 132 SMs, 128 resident grids, per SM 32
 // blocks, 2,048 threads, 228 KiB of shared memory (1 KiB of it reserved
-// per block) and 64 K registers, and 8 hardware work queues (the default
-// of CUDA_DEVICE_MAX_CONNECTIONS). It is the simulated device's default
+// per block; a block may use up to 227 KiB once its function opts in) and
+// 64 K registers, and 8 hardware work queues (the default of
+// CUDA_DEVICE_MAX_CONNECTIONS). It is the simulated device's default
 // profile.
 func H100Profile() DeviceProfile {
 	return DeviceProfile{Name: "NVIDIA H100 SXM5 (profile)", ComputeCapability: ComputeCapability{Major: 9},
 		SMs: 132, MaxResidentGrids: 128, MaxBlocksPerSM: 32, MaxThreadsPerSM: 2048, SharedMemPerSM: 228 << 10,
-		SharedMemReservedPerBlock: 1 << 10, RegistersPerSM: 64 << 10, HardwareQueues: DefaultHardwareQueues}
+		SharedMemReservedPerBlock: 1 << 10, SharedMemPerBlockOptin: 227 << 10, RegistersPerSM: 64 << 10,
+		HardwareQueues: DefaultHardwareQueues}
 }
 
 // H200Profile is an H200 SXM (141 GB HBM3e): 132 SMs of compute
@@ -67,7 +70,8 @@ func (p DeviceProfile) Validate() error {
 		v    int
 	}{{"SMs", p.SMs}, {"MaxResidentGrids", p.MaxResidentGrids}, {"MaxBlocksPerSM", p.MaxBlocksPerSM},
 		{"MaxThreadsPerSM", p.MaxThreadsPerSM}, {"SharedMemPerSM", p.SharedMemPerSM},
-		{"SharedMemReservedPerBlock", p.SharedMemReservedPerBlock}, {"RegistersPerSM", p.RegistersPerSM},
+		{"SharedMemReservedPerBlock", p.SharedMemReservedPerBlock}, {"SharedMemPerBlockOptin", p.SharedMemPerBlockOptin},
+		{"RegistersPerSM", p.RegistersPerSM},
 		{"HardwareQueues", p.HardwareQueues}} {
 		if f.v < 0 {
 			return fmt.Errorf("cuda: device profile %q: %s is %d: %w", p.Name, f.name, f.v, gpu.ErrArgument)
@@ -147,6 +151,7 @@ func readProfile(get func(DeviceAttribute) (int, error), name, maxConnections st
 		{AttrMaxBlocksPerMultiprocessor, &p.MaxBlocksPerSM, false},
 		{AttrMaxSharedMemoryPerMultiprocessor, &p.SharedMemPerSM, false},
 		{AttrReservedSharedMemoryPerBlock, &p.SharedMemReservedPerBlock, false},
+		{AttrMaxSharedMemoryPerBlockOptin, &p.SharedMemPerBlockOptin, false},
 		{AttrMaxRegistersPerMultiprocessor, &p.RegistersPerSM, false},
 	} {
 		v, err := get(q.attr)

@@ -44,7 +44,7 @@ func TestH100Profile(t *testing.T) {
 	if err := p.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	for _, bad := range []DeviceProfile{{SMs: -1}, {HardwareQueues: 33}, {SharedMemPerSM: -5}} {
+	for _, bad := range []DeviceProfile{{SMs: -1}, {HardwareQueues: 33}, {SharedMemPerSM: -5}, {SharedMemPerBlockOptin: -1}} {
 		if err := bad.Validate(); !errors.Is(err, gpu.ErrArgument) {
 			t.Errorf("Validate(%+v) = %v", bad, err)
 		}
@@ -60,7 +60,7 @@ func TestReadProfile(t *testing.T) {
 		AttrComputeCapabilityMajor: 9, AttrComputeCapabilityMinor: 0, AttrMultiprocessorCount: 114,
 		AttrMaxThreadsPerMultiprocessor: 2048, AttrMaxBlocksPerMultiprocessor: 32,
 		AttrMaxSharedMemoryPerMultiprocessor: 233472, AttrReservedSharedMemoryPerBlock: 1024,
-		AttrMaxRegistersPerMultiprocessor: 65536,
+		AttrMaxRegistersPerMultiprocessor: 65536, AttrMaxSharedMemoryPerBlockOptin: 232448,
 	}
 	get := func(attrs map[DeviceAttribute]int) func(DeviceAttribute) (int, error) {
 		return func(a DeviceAttribute) (int, error) {
@@ -74,7 +74,7 @@ func TestReadProfile(t *testing.T) {
 	p, err := readProfile(get(h100), "NVIDIA H100 PCIe", "")
 	want := DeviceProfile{Name: "NVIDIA H100 PCIe", ComputeCapability: ComputeCapability{9, 0}, SMs: 114, MaxResidentGrids: 128,
 		MaxBlocksPerSM: 32, MaxThreadsPerSM: 2048, SharedMemPerSM: 233472, SharedMemReservedPerBlock: 1024,
-		RegistersPerSM: 65536, HardwareQueues: 8}
+		SharedMemPerBlockOptin: 232448, RegistersPerSM: 65536, HardwareQueues: 8}
 	if err != nil || p != want {
 		t.Fatalf("readProfile = %+v, %v; want %+v", p, err, want)
 	}

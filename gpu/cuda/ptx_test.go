@@ -24,6 +24,7 @@ var ptxFiles = []struct {
 		"rc_max_f32_partial", "rc_max_f64_partial",
 		"rc_matmul_f32", "rc_matmul_f64",
 		"rc_blur_rows_f32", "rc_blur_cols_f32", "rc_blur_rows_f64", "rc_blur_cols_f64",
+		"rc_smem_probe",
 	}},
 }
 

@@ -201,6 +201,13 @@ func (d *Device) KernelParams(entry string) (int, bool) {
 // returns when the kernel has finished. (Persistent ring kernels are
 // programs: see LaunchProgram.)
 func (d *Device) Launch(entry string, grid, block [3]uint32, args []uint64) error {
+	return d.LaunchSmem(entry, grid, block, 0, args)
+}
+
+// LaunchSmem is Launch with smem bytes of dynamic shared memory per block
+// (host_shim.h's launch_smem: a zeroed buffer each block reaches through
+// extern __shared__).
+func (d *Device) LaunchSmem(entry string, grid, block [3]uint32, smem uint32, args []uint64) error {
 	cname := C.CString(entry)
 	defer C.free(unsafe.Pointer(cname))
 	var ap *C.uint64_t
@@ -211,7 +218,7 @@ func (d *Device) Launch(entry string, grid, block [3]uint32, args []uint64) erro
 	d.launches[entry]++
 	d.mu.Unlock()
 	rc := C.rc_hs_launch(cname, C.uint(grid[0]), C.uint(grid[1]), C.uint(grid[2]),
-		C.uint(block[0]), C.uint(block[1]), C.uint(block[2]), ap, C.int(len(args)))
+		C.uint(block[0]), C.uint(block[1]), C.uint(block[2]), C.size_t(smem), ap, C.int(len(args)))
 	switch rc {
 	case C.RC_HS_LAUNCH_OK:
 		return nil

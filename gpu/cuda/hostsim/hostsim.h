@@ -44,8 +44,13 @@ int rc_hs_blur_f32(const float *src, float *dst, const double *w, int h, int wd,
 int rc_hs_blur_f64(const double *src, double *dst, const double *w, int h, int wd, int c, int radius, unsigned grid,
 		   unsigned block);
 
+// rc_hs_smem_probe runs rc_smem_probe over grid blocks of block threads (a
+// power of two up to 1024) with n words of dynamic shared memory each, one
+// result per block in out. It returns 0, or -1 for a bad launch shape.
+int rc_hs_smem_probe(unsigned *out, unsigned grid, unsigned block, unsigned n);
+
 // rc_hs_launch runs the kernel whose extern "C" name is name over grid ×
-// block, unpacking its parameters from args (one 8-byte slot each, as
+// block with smem bytes of dynamic shared memory per block, unpacking its parameters from args (one 8-byte slot each, as
 // cuLaunchKernel's callers pack them: pointers and 64-bit integers whole,
 // float and int in the low 4 bytes). It returns RC_HS_LAUNCH_* codes.
 // One-shot kernels are serialised with each other. (Device ring kernels are
@@ -58,7 +63,7 @@ enum {
 	RC_HS_LAUNCH_BUSY = -4,     // no longer returned
 };
 int rc_hs_launch(const char *name, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
-		 const uint64_t *args, int nargs);
+		 size_t smem, const uint64_t *args, int nargs);
 // rc_hs_kernel_params returns the parameter count of kernel name, or -1.
 int rc_hs_kernel_params(const char *name);
 // rc_hs_copy copies n bytes between addresses given as integers (simulated

@@ -86,6 +86,7 @@ const kernel_entry kernel_table[] = {
 	RC_HS_MM(rc_matmul_f32, float), RC_HS_MM(rc_matmul_f64, double),
 	RC_HS_BLUR(rc_blur_rows_f32, float, double), RC_HS_BLUR(rc_blur_cols_f32, double, float),
 	RC_HS_BLUR(rc_blur_rows_f64, double, double), RC_HS_BLUR(rc_blur_cols_f64, double, double),
+	{"rc_smem_probe", 2, [](const uint64_t *a) { rc_smem_probe(arg_ptr<unsigned *>(a, 0), static_cast<unsigned>(a[1])); }},
 };
 
 const kernel_entry *find_kernel(const char *name) {
@@ -203,8 +204,17 @@ int rc_hs_kernel_params(const char *name) {
 	return e == nullptr ? -1 : e->nargs;
 }
 
+int rc_hs_smem_probe(unsigned *out, unsigned grid, unsigned block, unsigned n) {
+	if (!pow2(block) || block > 1024 || grid == 0) {
+		return -1;
+	}
+	std::lock_guard<std::mutex> lk(oneshot_mu);
+	rc_host::launch_smem(dim3(grid), dim3(block), (size_t)n * sizeof(unsigned), [&] { rc_smem_probe(out, n); });
+	return 0;
+}
+
 int rc_hs_launch(const char *name, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
-		 const uint64_t *args, int nargs) {
+		 size_t smem, const uint64_t *args, int nargs) {
 	const kernel_entry *e = find_kernel(name);
 	if (e == nullptr) {
 		return RC_HS_LAUNCH_UNKNOWN;
@@ -217,7 +227,7 @@ int rc_hs_launch(const char *name, unsigned gx, unsigned gy, unsigned gz, unsign
 	}
 	std::vector<uint64_t> a(args, args + nargs);
 	std::lock_guard<std::mutex> lk(oneshot_mu);
-	rc_host::launch(dim3(gx, gy, gz), dim3(bx, by, bz), [&] { e->call(a.data()); });
+	rc_host::launch_smem(dim3(gx, gy, gz), dim3(bx, by, bz), smem, [&] { e->call(a.data()); });
 	return RC_HS_LAUNCH_OK;
 }
 

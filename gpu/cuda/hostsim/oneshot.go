@@ -143,3 +143,17 @@ func Blur[T float32 | float64](dst, src []T, h, w, c, radius int, sigma float64,
 	}
 	return nil
 }
+
+// SmemProbe runs rc_smem_probe of kernels/oneshot.cu over out's len blocks
+// of block threads (a power of two up to 1024), each with words 32-bit
+// words of dynamic shared memory (host_shim.h's launch_smem): out[b] is
+// block b's sum of the words it stored and read back.
+func SmemProbe(out []uint32, block, words int) error {
+	if len(out) == 0 || words < 0 || words > math.MaxInt32 {
+		return errLaunch
+	}
+	if C.rc_hs_smem_probe((*C.uint)(ptr(out)), C.uint(len(out)), C.uint(block), C.uint(words)) != 0 {
+		return errLaunch
+	}
+	return nil
+}

@@ -1,5 +1,5 @@
 // One-shot kernels for Execute: elementwise, reduce, matmul and blur, for
-// float32 and float64. go generate ./gpu/cuda compiles this file to
+// float32 and float64, and the dynamic shared memory probe. go generate ./gpu/cuda compiles this file to
 // oneshot.ptx; gpu/cuda/hostsim runs the same source on the host through
 // host_shim.h. Entry points are extern "C" so their PTX names are stable.
 //
@@ -16,6 +16,9 @@
 //                block; weights are the 2*radius+1 normalised Gaussian taps
 //                (computed by the host); borders clamp; the intermediate
 //                image is double
+//   smem probe   rc_smem_probe: any 1-D grid, a power-of-two block of at
+//                most 1024 threads, 4*n bytes of dynamic shared memory with
+//                n >= blockDim.x
 // Persistent-loop concerns (KERNEL_EXEC_TIMEOUT) do not apply: these return.
 
 #ifdef __CUDACC__
@@ -199,4 +202,56 @@ extern "C" __global__ void rc_blur_rows_f64(const double *src, double *tmp, cons
 extern "C" __global__ void rc_blur_cols_f64(const double *tmp, double *dst, const double *w, int h, int wd, int c,
 					    int radius) {
 	rc_blur_cols<double>(tmp, dst, w, h, wd, c, radius);
+}
+
+// ---- dynamic shared memory probe ----
+
+// RC_OS_SMEM declares name as the launch's dynamic shared memory, an array
+// of T (host_shim.h: the block's buffer of rc_host::launch_smem).
+#ifdef __CUDACC__
+#define RC_OS_SMEM(T, name) extern __shared__ __align__(16) T name[]
+#else
+#define RC_OS_SMEM(T, name) T *name = reinterpret_cast<T *>(::rc_host::dyn_smem)
+#endif
+
+// rc_smem_word is the word rc_smem_probe stores at index i of block b.
+__host__ __device__ __forceinline__ unsigned rc_smem_word(unsigned b, unsigned i) {
+	return ((i + 1u) * 2654435761u) ^ (b * 0x9E3779B9u + 0x7F4A7C15u);
+}
+
+// rc_smem_probe proves a launch's dynamic shared memory usable: each block
+// fills its n words with rc_smem_word(block, i), each thread then sums the
+// words at the mirrored indices (written by other threads), the block
+// reduces those sums in the same memory and thread 0 writes the total to
+// out[blockIdx.x]: the sum of rc_smem_word(blockIdx.x, i) over i < n,
+// modulo 2^32, when every word held. A launch with n < blockDim.x writes 0.
+extern "C" __global__ void rc_smem_probe(unsigned *out, unsigned n) {
+	RC_OS_SMEM(unsigned, words);
+	const unsigned tid = threadIdx.x, nt = blockDim.x, b = blockIdx.x;
+	if (n < nt) {
+		if (tid == 0) {
+			out[b] = 0u;
+		}
+		return;
+	}
+	for (unsigned i = tid; i < n; i += nt) {
+		words[i] = rc_smem_word(b, i);
+	}
+	__syncthreads();
+	unsigned sum = 0u;
+	for (unsigned i = tid; i < n; i += nt) {
+		sum += words[n - 1u - i];
+	}
+	__syncthreads();
+	words[tid] = sum;
+	__syncthreads();
+	for (unsigned s = nt / 2u; s > 0u; s >>= 1) {
+		if (tid < s) {
+			words[tid] += words[tid + s];
+		}
+		__syncthreads();
+	}
+	if (tid == 0) {
+		out[b] = words[0];
+	}
 }

@@ -40,6 +40,12 @@ type Device struct {
 	asyncAllocs int                // MemAllocFromPoolAsync calls
 	execBlocks  int                // blocks a ring program's launch runs at most (exec.go)
 	execThreads int                // threads of each of its blocks
+
+	funcRegs     map[string]int // registers per thread by entry name (funcattr.go; DefaultRegisters if absent)
+	funcStatic   map[string]int // static shared memory by entry name (none if absent)
+	prioLeast    int            // stream priorities (funcattr.go), when prioSet
+	prioGreatest int
+	prioSet      bool
 }
 
 type fakeModule struct{ image []byte }
@@ -47,6 +53,8 @@ type fakeFunc struct {
 	name string
 	prog *hostsim.Program // a user's ring program (simdevice_program.go); nil for the built-in kernels
 	grid bool             // prog's persistent grid of mailboxes
+	// state is what cuFuncSetAttribute set (funcattr.go), under Device.mu.
+	state funcState
 }
 type fakeEvent struct {
 	s    *fakeStream
@@ -61,6 +69,7 @@ func fakeAttrs() map[cuda.DeviceAttribute]int {
 	return map[cuda.DeviceAttribute]int{
 		cuda.AttrMultiprocessorCount:         2,
 		cuda.AttrMaxThreadsPerBlock:          1024,
+		cuda.AttrMaxSharedMemoryPerBlock:     cuda.DefaultMaxDynamicShared,
 		cuda.AttrMaxThreadsPerMultiprocessor: 512,
 		cuda.AttrMaxGridDimX:                 1<<31 - 1,
 		cuda.AttrMaxGridDimY:                 65535,
@@ -258,7 +267,11 @@ func (f *Device) ModuleUnload(m cuda.Module) error {
 	return nil
 }
 
-// LaunchKernel is cuLaunchKernel: the launch runs on s's goroutine, its grid's residency counted by the hazard model.
+// LaunchKernel is cuLaunchKernel: the launch runs on s's goroutine, its
+// grid's residency (blocks, threads, the function's registers and its
+// static and the launch's dynamic shared memory) counted by the hazard
+// model. Dynamic shared memory above the function's
+// FuncAttrMaxDynamicSharedSizeBytes is CUDA_ERROR_INVALID_VALUE.
 func (f *Device) LaunchKernel(fn cuda.Function, grid, block cuda.Dim3, smem uint32, s cuda.Stream, args ...uint64) error {
 	if fn.IsNil() {
 		return fakeErr("cuLaunchKernel", cuda.ErrInvalidHandle, "CUDA_ERROR_INVALID_HANDLE", "nil function")
@@ -269,11 +282,18 @@ func (f *Device) LaunchKernel(fn cuda.Function, grid, block cuda.Dim3, smem uint
 	if b.X*b.Y*b.Z > 1024 {
 		return fakeErr("cuLaunchKernel", cuda.ErrInvalidValue, "CUDA_ERROR_INVALID_VALUE", "block too large")
 	}
+	f.mu.Lock()
+	regs, static, maxDyn := f.funcFigures((*fakeFunc)(fn.Raw()))
+	f.mu.Unlock()
+	if int(smem) > maxDyn {
+		return fakeErr("cuLaunchKernel", cuda.ErrInvalidValue, "CUDA_ERROR_INVALID_VALUE",
+			fmt.Sprintf("%d bytes of dynamic shared memory, the function allows %d (FuncAttrMaxDynamicSharedSizeBytes)", smem, maxDyn))
+	}
 	if _, err := f.stream(s); err != nil {
 		return err
 	}
 	prog := (*fakeFunc)(fn.Raw()).prog
-	shape := hostsim.Grid{Blocks: int(g.X * g.Y * g.Z), Threads: int(b.X * b.Y * b.Z), SharedMem: int(smem)}
+	shape := hostsim.Grid{Blocks: int(g.X * g.Y * g.Z), Threads: int(b.X * b.Y * b.Z), SharedMem: int(smem) + static, Registers: regs}
 	tr, err := f.hz.BeginGrid(streamID(s), name, shape, a) // in flight until the kernel returns
 	if errors.Is(err, hostsim.ErrOutOfResources) {
 		return fakeErr("cuLaunchKernel", cuda.ErrLaunchOutOfResources, "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES", err.Error())
@@ -282,7 +302,9 @@ func (f *Device) LaunchKernel(fn cuda.Function, grid, block cuda.Dim3, smem uint
 		return err
 	}
 	err = f.submit("cuLaunchKernel", s, tr, func() error {
-		launch := func() error { return f.sim.Launch(name, [3]uint32{g.X, g.Y, g.Z}, [3]uint32{b.X, b.Y, b.Z}, a) }
+		launch := func() error {
+			return f.sim.LaunchSmem(name, [3]uint32{g.X, g.Y, g.Z}, [3]uint32{b.X, b.Y, b.Z}, smem, a)
+		}
 		if prog != nil {
 			g, b := f.execShape(g, b) // residency counts the real shape (above)
 			launch = func() error {
@@ -500,6 +522,7 @@ type fakeStream struct {
 	finished uint64 // ops ever completed (busy cleared)
 	closed   bool
 	done     chan struct{}
+	priority int // cuStreamCreateWithPriority's (funcattr.go); 0 for StreamCreate's
 }
 
 func newFakeStream() *fakeStream {

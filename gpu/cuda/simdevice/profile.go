@@ -14,7 +14,8 @@ import (
 // grid's blocks on far fewer host threads than the profile's SMs hold
 // (its launch attributes stay small: fakeAttrs), but residency is counted
 // with the profile's numbers. Register use of host-compiled kernels is
-// unknown, so registers are not counted.
+// unknown: each function counts DefaultRegisters per thread unless a test
+// set its figure (SetFuncRegisters, funcattr.go).
 
 // limits are the numbers of p the hazard model enforces.
 func limits(p cuda.DeviceProfile) hostsim.Limits {
@@ -29,6 +30,11 @@ func limits(p cuda.DeviceProfile) hostsim.Limits {
 func (f *Device) SetProfile(p cuda.DeviceProfile) {
 	f.mu.Lock()
 	f.profile = p
+	if p.SharedMemPerBlockOptin > 0 {
+		f.attrs[cuda.AttrMaxSharedMemoryPerBlockOptin] = p.SharedMemPerBlockOptin
+	} else {
+		delete(f.attrs, cuda.AttrMaxSharedMemoryPerBlockOptin)
+	}
 	f.mu.Unlock()
 	f.hz.SetLimits(limits(p))
 }

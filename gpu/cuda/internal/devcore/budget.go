@@ -14,7 +14,17 @@ import (
 // zeros when the driver does not say (the budget then counts the most a
 // block may use).
 func FuncResources(api driverapi.DeviceAPI, fn driverapi.Function) (regs, static int) {
-	return 32, 0
+	fa, ok := api.(driverapi.FuncAttributeAPI)
+	if !ok || fn.IsNil() {
+		return 0, 0
+	}
+	if n, err := fa.FuncGetAttribute(fn, driverapi.FuncAttrNumRegs); err == nil && n > 0 {
+		regs = n
+	}
+	if n, err := fa.FuncGetAttribute(fn, driverapi.FuncAttrSharedSizeBytes); err == nil && n > 0 {
+		static = n
+	}
+	return regs, static
 }
 
 // BudgetLimits are the residency limits of one device the Budget holds

@@ -93,14 +93,17 @@ type LoadedModule struct {
 // fallback) allocator, batches, the loaded modules and the device epochs
 // (the embedded Epochs).
 //
-// Everything but Do, Thread, API, Ordinal, Attrs and the Epochs' Pace
-// and Stats is confined to the device's thread: it is used inside Do,
-// which serialises it.
+// Everything but Do, Thread, API, Ordinal, Attrs, Priorities and the
+// Epochs' Pace and Stats is confined to the device's thread: it is used
+// inside Do, which serialises it.
 type Device struct {
 	API     driverapi.DeviceAPI
 	Thread  Runner
 	Ordinal int
 	Attrs   Attrs
+	// Priorities are the stream priorities of the one-shot stream and of
+	// persistent launches (priority.go), set at Open.
+	Priorities StreamPriorities
 
 	// Epochs is the device's registry of live rings and its device
 	// epochs (epoch.go).
@@ -130,7 +133,7 @@ type Device struct {
 }
 
 // Open starts using dev on run's thread: it reads the attributes, creates
-// the backend's stream, sets up the memory pool and reserves the pinned
+// the backend's stream (at the greatest stream priority), sets up the memory pool and reserves the pinned
 // arena (arenaBytes, 0 for DefaultArenaBytes). On failure what it holds
 // is released and the error is returned; the caller closes run.
 func Open(api driverapi.DeviceAPI, run Runner, dev driverapi.Device, ordinal int, arenaBytes uintptr) (*Device, error) {
@@ -141,7 +144,7 @@ func Open(api driverapi.DeviceAPI, run Runner, dev driverapi.Device, ordinal int
 		if d.Attrs, err = QueryAttrs(api, dev); err != nil {
 			return err
 		}
-		if d.Stream, err = api.StreamCreate(driverapi.StreamNonBlocking); err != nil {
+		if err = d.openStream(); err != nil {
 			return err
 		}
 		return d.openMemory(dev, arenaBytes)

@@ -231,7 +231,7 @@ func (rt *Runtime) startGrid(p *Program, threads, limit, first int) (*ringGrid, 
 	if g.tab, err = newGridTable(d, min(first, limit), stride, nil); err != nil {
 		return fail(err)
 	}
-	if k.stream, err = d.API.StreamCreate(driverapi.StreamNonBlocking); err != nil {
+	if k.stream, err = persistentStream(d); err != nil {
 		return fail(err)
 	}
 	k.park.fn, k.park.threads, k.park.blocks, k.park.smem = fn, uint32(threads), uint32(g.blocks), g.smem
@@ -270,6 +270,7 @@ func (rt *Runtime) gridFunction(p *Program) (driverapi.Function, error) {
 	if err != nil {
 		return driverapi.Function{}, err
 	}
+	persistentCarveout(d, f)
 	p.gridFn = f
 	return f, nil
 }

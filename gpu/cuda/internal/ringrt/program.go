@@ -150,6 +150,7 @@ func (rt *Runtime) Load(ctx context.Context, src *ProgramSource) (*Program, erro
 			if err := d.Epoch(ctx, "cuModuleLoadDataEx", func() error { return loader.AttachHostProgram(fn) }); err != nil {
 				return err
 			}
+			persistentCarveout(d, fn)
 			rt.hostProgs[src.Hash], p.fn = fn, fn
 			return nil
 		})
@@ -179,6 +180,7 @@ func (rt *Runtime) Load(ctx context.Context, src *ProgramSource) (*Program, erro
 		if err != nil {
 			return errors.Join(err, d.API.ModuleUnload(mod))
 		}
+		persistentCarveout(d, f)
 		d.Modules[src.Hash] = &devcore.LoadedModule{Mod: mod, Log: log, Fns: map[string]driverapi.Function{src.Entry: f}}
 		p.fn = f
 		return nil
@@ -249,7 +251,7 @@ func (rt *Runtime) Launch(p *Program, cfg Config) (*Kernel, error) {
 		k.cb.Close()
 		k.in = ring.NewSlotRing(unsafe.Add(mem, inOff), cfg.Capacity, cfg.SlotSize)
 		k.out = ring.NewSlotRing(unsafe.Add(mem, outOff), cfg.Capacity, cfg.SlotSize)
-		if k.stream, err = d.API.StreamCreate(driverapi.StreamNonBlocking); err != nil {
+		if k.stream, err = persistentStream(d); err != nil {
 			return err
 		}
 		// The launch is kept for a device epoch's relaunch (epoch.go): the
