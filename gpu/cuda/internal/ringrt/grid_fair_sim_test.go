@@ -120,7 +120,8 @@ func saturate(t testing.TB, blocks, n, depth int, opts ...func(*Options)) *satur
 	for _, o := range opts {
 		o(&b.opt)
 	}
-	b.opt.SimBlocks = blocks
+	b.opt.GridBlocks = blocks
+	fd.SetExecShape(blocks, 4)
 	b.opt.MailboxPinnedMax = 8 << 20 // deep rings: saturated for as long as the blocks run behind
 	s := &saturation{b: b, fd: fd, p: loadProgram(t, b, saxpySpec()), stop: make(chan struct{}), errs: make(chan error, n)}
 	if err := b.StartGrid(s.p, fairThreads); err != nil {
