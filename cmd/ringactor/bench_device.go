@@ -34,11 +34,29 @@ func benchDevice(ctx context.Context, mode string, quick bool, log *slog.Logger)
 		}
 	}
 	defer b.Close()
-	cfg := bench.FullDevice
+	cfg, bcfg := bench.FullDevice, bench.FullBudget
 	if quick {
-		cfg = bench.QuickDevice
+		cfg, bcfg = bench.QuickDevice, bench.QuickBudget
 	}
-	return bench.RunDevice(ctx, b, cfg, log.Info)
+	res, err := bench.RunDevice(ctx, b, cfg, log.Info)
+	if err != nil {
+		return nil, err
+	}
+	open := func(opts ...cuda.BackendOption) (*cuda.Backend, error) {
+		b := cuda.NewBackend(opts...)
+		if err := b.Available(); err != nil {
+			_ = b.Close()
+			return nil, err
+		}
+		return b, nil
+	}
+	if mode == "sim" {
+		open = simulatedH200
+	}
+	if res.BudgetResult, err = bench.RunDeviceBudget(ctx, open, bcfg, log.Info); err != nil {
+		return nil, fmt.Errorf("device budget: %w", err)
+	}
+	return res, nil
 }
 
 // deviceTable formats the device measures.
@@ -53,4 +71,11 @@ func deviceTable(b *strings.Builder, d *bench.DeviceResult) {
 	fmt.Fprintf(b, row, "Go heap per kernel (bytes)", count(d.HostBytesPerBox))
 	fmt.Fprintf(b, row, "pinned per mailbox (bytes)", count(d.PinnedBytesPerBx))
 	fmt.Fprintf(b, row, "State bytes over the host link per message", count(d.StateLinkBytes))
+	if g := d.BudgetResult; g != nil {
+		fmt.Fprintf(b, row, "programs of 256-thread blocks placed", count(float64(g.ProgramsFit256)))
+		fmt.Fprintf(b, row, "quiet round trip p50, alone (ns)", count(float64(g.RTTQuietAlone)))
+		fmt.Fprintf(b, row, fmt.Sprintf("quiet round trip p50, %d saturated (ns)", g.SaturatedMailboxes), count(float64(g.RTTQuietAmongSaturated)))
+		fmt.Fprintf(b, row, "device epoch during saturation (ms)", fmt.Sprintf("%.2f", g.EpochMsSaturated))
+		fmt.Fprintf(b, row, "rings parked to register a program (ms)", fmt.Sprintf("%.2f", g.RegisterMsBesideRings))
+	}
 }

@@ -3,6 +3,7 @@
 package main
 
 import (
+	"github.com/ringactor/ringactor/gpu/cuda"
 	"github.com/ringactor/ringactor/gpu/cuda/simdevice"
 )
 
@@ -17,3 +18,9 @@ func simulatedDevices(n int) ([]closingBackend, error) {
 
 // simulatedBackend is the simulated CUDA device of --device=sim.
 func simulatedBackend() (closingBackend, error) { return simdevice.NewBackend(256 << 20), nil }
+
+// simulatedH200 is a simulated CUDA device of an H200's profile with opts
+// (the device budget's bench measures).
+func simulatedH200(opts ...cuda.BackendOption) (*cuda.Backend, error) {
+	return simdevice.NewBackend(256<<20, append([]cuda.BackendOption{cuda.WithDeviceProfile(cuda.H200Profile())}, opts...)...), nil
+}

@@ -2,7 +2,11 @@
 
 package main
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/ringactor/ringactor/gpu/cuda"
+)
 
 // simulatedDevices: the simulated device needs cgo on Linux.
 func simulatedDevices(int) ([]closingBackend, error) {
@@ -11,5 +15,10 @@ func simulatedDevices(int) ([]closingBackend, error) {
 
 // simulatedBackend: the simulated device needs cgo on Linux.
 func simulatedBackend() (closingBackend, error) {
+	return nil, errors.New("--device=sim: the simulated device needs a Linux build with cgo")
+}
+
+// simulatedH200: the simulated device needs cgo on Linux.
+func simulatedH200(...cuda.BackendOption) (*cuda.Backend, error) {
 	return nil, errors.New("--device=sim: the simulated device needs a Linux build with cgo")
 }

@@ -79,6 +79,8 @@ type DeviceResult struct {
 	// stream-ordered pool; only the request and the reply cross, once each).
 	StateLinkBytes float64 `json:"device_sim_state_link_bytes_per_msg"`
 	Grids          int     `json:"device_sim_grids"`
+	// BudgetResult is the device budget's measures (RunDeviceBudget).
+	*BudgetResult
 }
 
 // RunDevice measures device ring kernels on b (a CUDA backend, e.g. the
