@@ -5,7 +5,9 @@ package cuda
 import (
 	"context"
 	"errors"
+	"fmt"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -273,5 +275,59 @@ func TestSimFalseDependency(t *testing.T) {
 	}
 	if n := len(hz.Raised()); n != 1 {
 		t.Fatalf("%d hazards, want 1: %v", n, hz.Raised())
+	}
+}
+
+// TestOldGridSizingTripsResidency: the grid sizing before the budget —
+// (SMs − SMs/8) × 2 blocks a program, 232 on an H200 — under the
+// simulated device's residency model of an H200. Without the budget the
+// fifth grid of 256-thread blocks cannot become resident (4 × 232 × 256
+// threads fill most of the device's 132 × 2,048) and the model raises the
+// residency hazard naming that launch: on an H200 it would have waited
+// forever, and every Execute behind it. With the budget the same grids are
+// refused at once, the third (two leave the reserve's 1,024 threads an SM
+// free), and no hazard is raised.
+func TestOldGridSizingTripsResidency(t *testing.T) {
+	old := 2 * (132 - 132/8)
+	for _, budget := range []bool{false, true} {
+		t.Run(fmt.Sprintf("budget=%v", budget), func(t *testing.T) {
+			fd := newFakeDevice(256 << 20)
+			fd.SetProfile(H200Profile())
+			b, _ := newSimBackend(t, fd)
+			WithGridBlocks(old)(b)
+			hz := simHazards(b)
+			d, err := b.device()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !budget {
+				d.Budget = nil
+			}
+			p := sumProgram(t, b)
+			started := 0
+			for threads := 256; threads > 200; threads-- { // a grid per block size
+				if err = b.StartRingGrid(p, threads); err != nil {
+					break
+				}
+				started++
+			}
+			if !budget {
+				var he *hostsim.HazardError
+				if started != 4 || !errors.As(err, &he) || !errors.Is(err, hostsim.ErrResidency) || he.Limit != hostsim.LimitThreadsPerSM ||
+					!strings.HasPrefix(he.Launching, "rc_grid_") {
+					t.Fatalf("%d grids, then %v: want 4 and the residency hazard of the fifth", started, err)
+				}
+				t.Logf("without the budget: %v", err)
+				return
+			}
+			var be *BudgetError
+			if started != 2 || !errors.Is(err, gpu.ErrDeviceCapacity) || !errors.As(err, &be) || be.Limit != "threads per SM" {
+				t.Fatalf("%d grids, then %v: want 2 and the budget's refusal", started, err)
+			}
+			if raised := hz.Raised(); len(raised) != 0 {
+				t.Fatalf("hazards %v, want none", raised)
+			}
+			t.Logf("with the budget: %v", err)
+		})
 	}
 }
