@@ -207,7 +207,8 @@ func (p *deviceProgram) load(ctx context.Context, rt *Runtime, cb *cuda.Backend)
 		log.Info("ringactor: compiling a device ring program failed", "duration", time.Since(start).Round(time.Millisecond), "error", err)
 		return nil, err
 	}
-	log.Info("ringactor: compiled a device ring program", "duration", time.Since(start).Round(time.Millisecond))
+	log.Info("ringactor: compiled a device ring program", "duration", time.Since(start).Round(time.Millisecond),
+		"image", prog.Image(), "target", prog.Target().Arch)
 	return prog, nil
 }
 

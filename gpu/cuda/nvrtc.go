@@ -13,7 +13,8 @@ import (
 )
 
 // Kernels from CUDA C source are compiled at run time by NVRTC, NVIDIA's
-// run-time compiler, into PTX that the driver JIT-compiles for the device.
+// run-time compiler, into PTX that the driver JIT-compiles for the device,
+// or, for a real architecture (sm_XY), into a CUBIN the driver loads as is.
 // Like the driver, NVRTC is loaded with dlopen on first use (never linked),
 // once per process: a build needs no CUDA SDK, and NVRTC needs no GPU, so
 // sources can be compiled, and their errors reported, on any machine that
@@ -90,8 +91,9 @@ type Source struct {
 	// Headers maps include names (as written in #include "…") to their
 	// contents.
 	Headers map[string]string
-	// Arch is the virtual architecture to compile for, e.g. "compute_80"
-	// ([DefaultArch] if empty).
+	// Arch is the architecture to compile for: a virtual one, e.g.
+	// "compute_80" ([DefaultArch] if empty), or a real one, e.g. "sm_90",
+	// whose CUBIN [Compiled].CUBIN then holds.
 	Arch string
 	// Options are further NVRTC options, after the defaults (see
 	// [Source.CompileOptions]); e.g. "-DN=4", "--use_fast_math",
@@ -176,7 +178,13 @@ func (s Source) validate() error {
 type Compiled struct {
 	// PTX is the PTX text (no trailing NUL), for the virtual architecture
 	// compiled for; load it with Driver.ModuleLoadData or Backend.RunPTX.
+	// A compilation for a real architecture has it when NVRTC keeps it.
 	PTX []byte
+	// CUBIN is the ELF image of machine code (SASS) of a compilation for a
+	// real architecture (sm_XY) with an NVRTC that has nvrtcGetCUBIN (CUDA
+	// 11.1+); nil otherwise. The driver loads it without a JIT, on a device
+	// of exactly that architecture.
+	CUBIN []byte
 	// Log is NVRTC's program log: warnings, or empty.
 	Log string
 	// LoweredNames maps each of the source's NameExpressions to the
@@ -192,6 +200,7 @@ type NVRTC struct {
 	lib          *nvrtcLib
 	major, minor int
 	archs        []int // nvrtcGetSupportedArchs; nil before CUDA 11.2
+	cubin        bool  // nvrtcGetCUBIN is there (CUDA 11.1+)
 	// sem serialises compilations: one at a time per library, so NVRTC's
 	// thread safety (which differs between releases) does not matter, and
 	// a caller waiting for its turn can give up when its context ends.
@@ -222,7 +231,8 @@ func (l *nvrtcLoader) load() (*NVRTC, error) {
 				reasons = append(reasons, fmt.Sprintf("%s: %v", lib.path, err))
 				continue
 			}
-			l.nv = &NVRTC{lib: lib, major: major, minor: minor, archs: lib.supportedArchs(), sem: make(chan struct{}, 1)}
+			l.nv = &NVRTC{lib: lib, major: major, minor: minor, archs: lib.supportedArchs(), cubin: lib.hasCUBIN(),
+				sem: make(chan struct{}, 1)}
 			return
 		}
 		l.err = &gpu.DeviceError{Kind: gpu.DeviceUnavailable, Backend: BackendName,
@@ -244,6 +254,11 @@ func (n *NVRTC) Path() string { return n.lib.path }
 // Version returns NVRTC's version (nvrtcVersion), e.g. 11, 8.
 func (n *NVRTC) Version() (major, minor int) { return n.major, n.minor }
 
+// HasCUBIN reports whether this NVRTC gives CUBINs (nvrtcGetCUBINSize and
+// nvrtcGetCUBIN, CUDA 11.1+): a compilation for a real architecture then
+// fills [Compiled].CUBIN.
+func (n *NVRTC) HasCUBIN() bool { return n.cubin }
+
 // Compile compiles src to PTX with the process's NVRTC; see
 // [NVRTC.Compile].
 func Compile(ctx context.Context, src Source) (*Compiled, error) {
@@ -256,7 +271,9 @@ func Compile(ctx context.Context, src Source) (*Compiled, error) {
 
 // Compile compiles src to PTX with the options [Source.CompileOptions]
 // gives; a source without Arch is compiled for [DefaultArch], or the
-// lowest architecture this NVRTC supports when that is higher.
+// lowest architecture this NVRTC supports when that is higher. A source
+// compiled for a real architecture (Arch "sm_90", or such an option) gets
+// its CUBIN too when this NVRTC has nvrtcGetCUBIN ([NVRTC.HasCUBIN]).
 //
 // Errors:
 //   - a source that does not compile (syntax or type errors, a bad option,
@@ -288,6 +305,7 @@ func (n *NVRTC) Compile(ctx context.Context, src Source) (*Compiled, error) {
 		src.Arch = n.defaultArch()
 	}
 	opts := src.CompileOptions()
+	cubin := n.cubin && realArch(archOption(opts))
 	select {
 	case n.sem <- struct{}{}:
 	case <-ctx.Done():
@@ -300,7 +318,7 @@ func (n *NVRTC) Compile(ctx context.Context, src Source) (*Compiled, error) {
 	done := make(chan result, 1)
 	go func() {
 		defer func() { <-n.sem }()
-		out, err := n.lib.compile(name, src.Code, src.Headers, opts, src.NameExpressions)
+		out, err := n.lib.compile(name, src.Code, src.Headers, opts, src.NameExpressions, cubin)
 		done <- result{out, err}
 	}()
 	var r result
@@ -315,8 +333,30 @@ func (n *NVRTC) Compile(ctx context.Context, src Source) (*Compiled, error) {
 	if r.err != nil {
 		return nil, n.compileError(name, r.out.log, r.err)
 	}
-	return &Compiled{PTX: r.out.ptx, Log: r.out.log, LoweredNames: r.out.lowered, Options: opts}, nil
+	return &Compiled{PTX: r.out.ptx, CUBIN: r.out.cubin, Log: r.out.log, LoweredNames: r.out.lowered, Options: opts}, nil
 }
+
+// archOption returns the architecture the last -arch or
+// --gpu-architecture option of opts names, as "-arch=sm_90" or as
+// "-arch", "sm_90" ("" if none).
+func archOption(opts []string) string {
+	arch := ""
+	for i, o := range opts {
+		switch {
+		case (o == "-arch" || o == "--gpu-architecture") && i+1 < len(opts):
+			arch = opts[i+1]
+		case strings.HasPrefix(o, "-arch="):
+			arch = strings.TrimPrefix(o, "-arch=")
+		case strings.HasPrefix(o, "--gpu-architecture="):
+			arch = strings.TrimPrefix(o, "--gpu-architecture=")
+		}
+	}
+	return arch
+}
+
+// realArch reports whether arch is a real architecture (sm_90, sm_90a),
+// whose compilation has machine code, not a virtual one (compute_90).
+func realArch(arch string) bool { return strings.HasPrefix(arch, "sm_") }
 
 // compileError classifies a failed NVRTC call.
 func (n *NVRTC) compileError(name, log string, err error) error {

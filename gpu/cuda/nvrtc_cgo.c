@@ -34,6 +34,14 @@ static const rc_nvrtc_symbol rc_nvrtc_symbols[] = {
 
 #define RC_NVRTC_NSYMBOLS ((int)(sizeof(rc_nvrtc_symbols) / sizeof(rc_nvrtc_symbols[0])))
 
+// Entry points a library may lack: left NULL then.
+static const rc_nvrtc_symbol rc_nvrtc_optional[] = {
+	RC_NVRTC_SYM(nvrtcGetCUBINSize),
+	RC_NVRTC_SYM(nvrtcGetCUBIN),
+};
+
+#define RC_NVRTC_NOPTIONAL ((int)(sizeof(rc_nvrtc_optional) / sizeof(rc_nvrtc_optional[0])))
+
 static void rc_nvrtc_copy(char *dst, size_t len, const char *src) {
 	if (dst == NULL || len == 0) {
 		return;
@@ -69,6 +77,11 @@ rc_nvrtc_api *rc_nvrtc_open(const char *path, char *err, size_t errlen, char *li
 		}
 		memcpy((char *)a + rc_nvrtc_symbols[i].offset, &p, sizeof(p));
 	}
+	for (int i = 0; i < RC_NVRTC_NOPTIONAL; i++) {
+		void *p = dlsym(h, rc_nvrtc_optional[i].name);
+		memcpy((char *)a + rc_nvrtc_optional[i].offset, &p, sizeof(p));
+	}
+	dlerror(); // a missing optional entry is not an error
 	Dl_info info;
 	memset(&info, 0, sizeof(info));
 	void *probe;
@@ -112,4 +125,17 @@ nvrtcResult rc_nvrtcAddNameExpression(rc_nvrtc_api *a, nvrtcProgram p, const cha
 }
 nvrtcResult rc_nvrtcGetLoweredName(rc_nvrtc_api *a, nvrtcProgram p, const char *expr, const char **lowered) {
 	return a->nvrtcGetLoweredName(p, expr, lowered);
+}
+int rc_nvrtc_has_cubin(rc_nvrtc_api *a) { return a->nvrtcGetCUBINSize != NULL && a->nvrtcGetCUBIN != NULL; }
+nvrtcResult rc_nvrtcGetCUBINSize(rc_nvrtc_api *a, nvrtcProgram p, size_t *n) {
+	if (a->nvrtcGetCUBINSize == NULL) {
+		return RC_NVRTC_NO_ENTRY;
+	}
+	return a->nvrtcGetCUBINSize(p, n);
+}
+nvrtcResult rc_nvrtcGetCUBIN(rc_nvrtc_api *a, nvrtcProgram p, char *cubin) {
+	if (a->nvrtcGetCUBIN == NULL) {
+		return RC_NVRTC_NO_ENTRY;
+	}
+	return a->nvrtcGetCUBIN(p, cubin);
 }

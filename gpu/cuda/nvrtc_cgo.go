@@ -69,18 +69,25 @@ func cStrings(ss []string) (**C.char, func()) {
 	}
 }
 
+// hasCUBIN reports whether the library has nvrtcGetCUBINSize and
+// nvrtcGetCUBIN (CUDA 11.1+).
+func (l *nvrtcLib) hasCUBIN() bool { return C.rc_nvrtc_has_cubin(l.api) != 0 }
+
 // nvrtcOutput is what one nvrtcCompileProgram gives back.
 type nvrtcOutput struct {
 	ptx     []byte
+	cubin   []byte
 	log     string
 	lowered map[string]string
 }
 
 // compile runs one NVRTC program from creation to destruction: the source
-// with its headers, the name expressions, the options. The log is returned
+// with its headers, the name expressions, the options. With cubin (a
+// compilation for a real architecture, sm_XY) it fetches the CUBIN, and
+// the PTX only when NVRTC keeps one; else the PTX. The log is returned
 // whether or not compilation succeeded; err is the first failing call's
 // *NVRTCError.
-func (l *nvrtcLib) compile(name, code string, headers map[string]string, opts, exprs []string) (out nvrtcOutput, err error) {
+func (l *nvrtcLib) compile(name, code string, headers map[string]string, opts, exprs []string, cubin bool) (out nvrtcOutput, err error) {
 	includeNames := make([]string, 0, len(headers))
 	for k := range headers {
 		includeNames = append(includeNames, k)
@@ -129,14 +136,29 @@ func (l *nvrtcLib) compile(name, code string, headers map[string]string, opts, e
 	if compileErr != nil {
 		return out, compileErr
 	}
-	if err := l.check("nvrtcGetPTXSize", C.rc_nvrtcGetPTXSize(l.api, prog, &n)); err != nil {
-		return out, err
+	if cubin {
+		if err := l.check("nvrtcGetCUBINSize", C.rc_nvrtcGetCUBINSize(l.api, prog, &n)); err != nil {
+			return out, err
+		}
+		if n == 0 {
+			return out, &NVRTCError{Call: "nvrtcGetCUBINSize", Code: nvrtcErrorInternal, Message: "no CUBIN (not a real architecture?)"}
+		}
+		img := make([]byte, int(n))
+		if err := l.check("nvrtcGetCUBIN", C.rc_nvrtcGetCUBIN(l.api, prog, (*C.char)(unsafe.Pointer(&img[0])))); err != nil {
+			return out, err
+		}
+		out.cubin = img
 	}
-	ptx := make([]byte, int(n)+1)
-	if err := l.check("nvrtcGetPTX", C.rc_nvrtcGetPTX(l.api, prog, (*C.char)(unsafe.Pointer(&ptx[0])))); err != nil {
-		return out, err
+	ptxErr := l.check("nvrtcGetPTXSize", C.rc_nvrtcGetPTXSize(l.api, prog, &n))
+	if ptxErr == nil && n > 1 {
+		ptx := make([]byte, int(n)+1)
+		if ptxErr = l.check("nvrtcGetPTX", C.rc_nvrtcGetPTX(l.api, prog, (*C.char)(unsafe.Pointer(&ptx[0])))); ptxErr == nil {
+			out.ptx = trimNUL(ptx)
+		}
 	}
-	out.ptx = trimNUL(ptx)
+	if ptxErr != nil && !cubin {
+		return out, ptxErr
+	}
 	if len(exprs) > 0 {
 		out.lowered = make(map[string]string, len(exprs))
 		for i, e := range exprArr {

@@ -24,9 +24,14 @@ typedef struct rc_nvrtc_api {
 	nvrtcResult (*nvrtcGetProgramLog)(nvrtcProgram, char *);
 	nvrtcResult (*nvrtcAddNameExpression)(nvrtcProgram, const char *);
 	nvrtcResult (*nvrtcGetLoweredName)(nvrtcProgram, const char *, const char **);
+	// Optional entry points, NULL when the library lacks them: the CUBIN
+	// of a compilation for a real architecture (sm_XY; CUDA 11.1+).
+	nvrtcResult (*nvrtcGetCUBINSize)(nvrtcProgram, size_t *);
+	nvrtcResult (*nvrtcGetCUBIN)(nvrtcProgram, char *);
 } rc_nvrtc_api;
 
-// rc_nvrtc_open dlopens path and resolves every entry point. On success it
+// rc_nvrtc_open dlopens path and resolves every entry point (the optional
+// ones to NULL when missing). On success it
 // returns a calloc'd table (never freed: the library stays loaded) and
 // writes the resolved file name of the library into libpath. On failure it
 // returns NULL and writes the reason (dlerror's text, or the missing
@@ -48,5 +53,14 @@ nvrtcResult rc_nvrtcGetProgramLogSize(rc_nvrtc_api *a, nvrtcProgram p, size_t *n
 nvrtcResult rc_nvrtcGetProgramLog(rc_nvrtc_api *a, nvrtcProgram p, char *log);
 nvrtcResult rc_nvrtcAddNameExpression(rc_nvrtc_api *a, nvrtcProgram p, const char *expr);
 nvrtcResult rc_nvrtcGetLoweredName(rc_nvrtc_api *a, nvrtcProgram p, const char *expr, const char **lowered);
+// rc_nvrtc_has_cubin reports whether the library has nvrtcGetCUBINSize and
+// nvrtcGetCUBIN; the two calls return RC_NVRTC_NO_ENTRY when it has not.
+int rc_nvrtc_has_cubin(rc_nvrtc_api *a);
+nvrtcResult rc_nvrtcGetCUBINSize(rc_nvrtc_api *a, nvrtcProgram p, size_t *n);
+nvrtcResult rc_nvrtcGetCUBIN(rc_nvrtc_api *a, nvrtcProgram p, char *cubin);
+
+// RC_NVRTC_NO_ENTRY is the result of a trampoline whose optional entry
+// point the library lacks (NVRTC_ERROR_INTERNAL_ERROR's value).
+#define RC_NVRTC_NO_ENTRY 11
 
 #endif

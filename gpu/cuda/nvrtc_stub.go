@@ -12,14 +12,17 @@ func (l *nvrtcLib) version() (major, minor int, err error) {
 	return 0, 0, &NVRTCError{Call: "nvrtcVersion", Code: nvrtcErrorInternal, Message: errNoCgo}
 }
 
+func (l *nvrtcLib) hasCUBIN() bool { return false }
+
 // nvrtcOutput is what one nvrtcCompileProgram gives back.
 type nvrtcOutput struct {
 	ptx     []byte
+	cubin   []byte
 	log     string
 	lowered map[string]string
 }
 
-func (l *nvrtcLib) compile(name, code string, headers map[string]string, opts, exprs []string) (nvrtcOutput, error) {
+func (l *nvrtcLib) compile(name, code string, headers map[string]string, opts, exprs []string, cubin bool) (nvrtcOutput, error) {
 	return nvrtcOutput{}, &NVRTCError{Call: "nvrtcCreateProgram", Code: nvrtcErrorInternal, Message: errNoCgo}
 }
 

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/ringactor/ringactor/gpu"
+	"github.com/ringactor/ringactor/gpu/cuda/internal/driverapi"
 )
 
 // The NVRTC target: the virtual architecture (compute_XY) a source is
@@ -13,6 +14,12 @@ import (
 // device's own SM version when NVRTC knows it, else the highest one below
 // it that NVRTC knows — never one NVRTC no longer accepts: NVRTC 13 refuses
 // compute_70 (its lowest is compute_75), and an H100 (9.0) gets compute_90.
+//
+// Ring programs go further ([ChooseNVRTCTarget]): when NVRTC knows the
+// device's own version and gives CUBINs, they are compiled for the real
+// architecture (sm_90), and the driver loads the machine code without the
+// PTX JIT — the load in a device epoch then takes milliseconds, not the
+// hundreds a JIT takes with every ring parked.
 
 // ErrNVRTCArch is the cause of the *gpu.DeviceError (gpu.DeviceUnavailable)
 // that says the loaded NVRTC cannot compile for the device: its compute
@@ -93,6 +100,85 @@ func ChooseNVRTCArch(cc ComputeCapability, nvrtcMajor, nvrtcMinor int, supported
 	return fmt.Sprintf("compute_%d", best), nil
 }
 
+// Image kinds of a compiled module (driverapi's).
+const (
+	// ImageCUBIN is machine code for one real architecture (sm_90), an ELF
+	// image the driver loads without a JIT.
+	ImageCUBIN = driverapi.ImageCUBIN
+	// ImagePTX is PTX for a virtual architecture (compute_90), which the
+	// driver JIT-compiles for the device as it loads it.
+	ImagePTX = driverapi.ImagePTX
+)
+
+// NVRTCTarget is what NVRTC compiles a ring program into for one device:
+// Arch, the --gpu-architecture ("sm_90" or "compute_90"), and Image,
+// [ImageCUBIN] or [ImagePTX].
+type NVRTCTarget = driverapi.NVRTCTarget
+
+// ChooseNVRTCTarget returns what to compile a ring program into on a
+// device of compute capability cc with NVRTC nvrtcMajor.nvrtcMinor, whose
+// supported SM versions are supported (as for [ChooseNVRTCArch]) and which
+// gives CUBINs when cubin is true (nvrtcGetCUBIN, CUDA 11.1+).
+//
+// A CUBIN for the device's exact architecture (9.0 → sm_90) when NVRTC
+// gives CUBINs and supports that version; else PTX for [ChooseNVRTCArch]'s
+// virtual architecture: NVRTC without nvrtcGetCUBIN, a device newer than
+// NVRTC knows (its highest version below, JIT-compiled forward), or an
+// unknown capability (0.0, the simulated device: the default target). A
+// device below NVRTC's lowest version is ChooseNVRTCArch's error. It is a
+// pure function.
+func ChooseNVRTCTarget(cc ComputeCapability, nvrtcMajor, nvrtcMinor int, supported []int, cubin bool) (NVRTCTarget, error) {
+	arch, err := ChooseNVRTCArch(cc, nvrtcMajor, nvrtcMinor, supported)
+	if err != nil {
+		return NVRTCTarget{}, err
+	}
+	if sm := cc.Major*10 + cc.Minor; cubin && sm > 0 && arch == fmt.Sprintf("compute_%d", sm) {
+		return NVRTCTarget{Arch: fmt.Sprintf("sm_%d", sm), Image: ImageCUBIN}, nil
+	}
+	return NVRTCTarget{Arch: arch, Image: ImagePTX}, nil
+}
+
+// ErrNVRTCNewerThanDriver is the cause of the *gpu.DeviceError
+// (gpu.DeviceUnavailable) that says the driver cannot load what the
+// loaded NVRTC compiles: NVRTC's CUDA version is newer than the driver's
+// ([CheckNVRTCDriver]). Loading a ring program reports it before any
+// device epoch, instead of a module load failing inside one.
+var ErrNVRTCNewerThanDriver = errors.New("cuda: NVRTC is newer than the driver")
+
+// CheckNVRTCDriver says whether a driver supporting CUDA driverVersion
+// (cuDriverGetVersion: 1000*major + 10*minor) loads an image of kind
+// image ([ImageCUBIN] or [ImagePTX]) compiled by NVRTC
+// nvrtcMajor.nvrtcMinor. An NVRTC no newer than the driver is fine, and so
+// is an unknown driver version (0: the simulated device). PTX of a newer
+// NVRTC is refused (the driver fails it with
+// CUDA_ERROR_UNSUPPORTED_PTX_VERSION); so is a CUBIN of a newer major
+// release. A CUBIN of the driver's major release but a newer minor one is
+// accepted: CUDA's minor version compatibility loads it (a program using a
+// feature of the newer release may still fail to load). A refusal is a
+// *gpu.DeviceError of kind gpu.DeviceUnavailable wrapping
+// [ErrNVRTCNewerThanDriver]. It is a pure function.
+func CheckNVRTCDriver(nvrtcMajor, nvrtcMinor, driverVersion int, image string) error {
+	if driverVersion <= 0 {
+		return nil
+	}
+	dMajor, dMinor := driverVersion/1000, driverVersion%1000/10
+	if nvrtcMajor < dMajor || nvrtcMajor == dMajor && nvrtcMinor <= dMinor {
+		return nil
+	}
+	if image == ImageCUBIN && nvrtcMajor == dMajor {
+		return nil
+	}
+	what := "its PTX (the driver's JIT refuses a newer PTX version)"
+	if image == ImageCUBIN {
+		what = "its CUBINs (machine code of a newer major release)"
+	}
+	return &gpu.DeviceError{Kind: gpu.DeviceUnavailable, Backend: BackendName,
+		Reason: fmt.Sprintf("NVRTC %d.%d is newer than the driver (CUDA %d.%d), which cannot load %s: "+
+			"install a driver for CUDA %d.%d or later, or point %s at an NVRTC of CUDA %d.%d or earlier",
+			nvrtcMajor, nvrtcMinor, dMajor, dMinor, what, nvrtcMajor, nvrtcMinor, NVRTCLibraryEnv, dMajor, dMinor),
+		Err: ErrNVRTCNewerThanDriver}
+}
+
 // SupportedArchs returns the SM versions the loaded NVRTC compiles for
 // (nvrtcGetSupportedArchs, ascending, e.g. 75 … 120), or nil when the
 // library predates that entry point (before CUDA 11.2).
@@ -102,6 +188,12 @@ func (n *NVRTC) SupportedArchs() []int { return slices.Clone(n.archs) }
 // capability cc; see [ChooseNVRTCArch].
 func (n *NVRTC) ArchFor(cc ComputeCapability) (string, error) {
 	return ChooseNVRTCArch(cc, n.major, n.minor, n.archs)
+}
+
+// TargetFor returns what this NVRTC compiles a ring program into on a
+// device of capability cc; see [ChooseNVRTCTarget].
+func (n *NVRTC) TargetFor(cc ComputeCapability) (NVRTCTarget, error) {
+	return ChooseNVRTCTarget(cc, n.major, n.minor, n.archs, n.cubin)
 }
 
 // defaultArch is the target of a source that names none: compute_70, or
@@ -123,6 +215,26 @@ func (b *Backend) NVRTCArch() (string, error) {
 		return "", err
 	}
 	return nv.ArchFor(b.computeCapability())
+}
+
+// RingProgramTarget returns what ring programs are compiled into for this
+// backend's device ([NVRTC.TargetFor] of device 0's compute capability: a
+// CUBIN for sm_90 on an H100 with a current NVRTC; PTX on the simulated
+// device, which has no capability), checked against the driver's version
+// ([CheckNVRTCDriver]). Errors: no NVRTC ([LoadNVRTC]'s
+// *gpu.DeviceError), a device NVRTC cannot target ([ErrNVRTCArch]), an
+// NVRTC whose image the driver cannot load ([ErrNVRTCNewerThanDriver]; the
+// target is returned with it).
+func (b *Backend) RingProgramTarget() (NVRTCTarget, error) {
+	nv, err := LoadNVRTC()
+	if err != nil {
+		return NVRTCTarget{}, err
+	}
+	t, err := nv.TargetFor(b.computeCapability())
+	if err != nil {
+		return NVRTCTarget{}, err
+	}
+	return t, CheckNVRTCDriver(nv.major, nv.minor, b.probe().DriverVersion, t.Image)
 }
 
 // computeCapability is device 0's compute capability as probed (0.0 when

@@ -146,7 +146,7 @@ func WithMailboxPinnedTotal(n int) BackendOption {
 
 // ringOptions are the backend's settings of its ring runtime.
 func (b *Backend) ringOptions(d *device) ringrt.Options {
-	o := ringrt.Options{Name: b.name, Arch: b.NVRTCArch, Compile: compileRingProgram,
+	o := ringrt.Options{Name: b.name, Target: b.RingProgramTarget, Compile: compileRingProgram,
 		Mailboxes: b.mailboxes, MailboxInit: b.mailboxInit, MailboxPinnedMax: b.mailboxPin, MailboxPinnedTotal: b.mailboxTotal,
 		GridLimit: b.gridLimit, MaxResidentGrids: d.profile.MaxResidentGrids, GridBlocks: b.gridBlocks}
 	if h, ok := d.API.(HostDevice); ok {
@@ -156,11 +156,19 @@ func (b *Backend) ringOptions(d *device) ringrt.Options {
 }
 
 // compileRingProgram compiles a ring program's device source with NVRTC
-// and RingProgramOptions (ringrt's Options.Compile).
-func compileRingProgram(ctx context.Context, name, code, arch string) ([]byte, error) {
-	c, err := Compile(ctx, Source{Name: name, Code: code, Arch: arch, Options: RingProgramOptions})
+// and RingProgramOptions for target (ringrt's Options.Compile), returning
+// the CUBIN or the PTX, as target.Image says.
+func compileRingProgram(ctx context.Context, name, code string, target NVRTCTarget) ([]byte, error) {
+	c, err := Compile(ctx, Source{Name: name, Code: code, Arch: target.Arch, Options: RingProgramOptions})
 	if err != nil {
 		return nil, err
+	}
+	if target.Image == ImageCUBIN {
+		if len(c.CUBIN) == 0 {
+			return nil, &gpu.DeviceError{Kind: gpu.DeviceUnavailable, Backend: BackendName,
+				Reason: fmt.Sprintf("NVRTC gave no CUBIN for %s (%s)", name, target.Arch), Err: ErrNoNVRTC}
+		}
+		return c.CUBIN, nil
 	}
 	return c.PTX, nil
 }
@@ -190,8 +198,8 @@ func (b *Backend) persistentRings(p *RingProgram) (*ringrt.Runtime, error) {
 // RingProgramCache says where b keeps the program built from src and
 // whether LoadRingProgram would find it built: on the simulated device the
 // host build's library in hostsim's cache (hostsim.CachedProgram); on a
-// GPU, NVRTC's PTX, kept in memory once per process (cache is then
-// "memory"). When built is false, loading src compiles it first, which
+// GPU, NVRTC's CUBIN or PTX ([Backend.RingProgramTarget]), kept in memory
+// once per process (cache is then "memory"). When built is false, loading src compiles it first, which
 // takes seconds: a caller may say so.
 func (b *Backend) RingProgramCache(src *RingProgramSource) (cache string, built bool) {
 	if src == nil {
@@ -200,24 +208,31 @@ func (b *Backend) RingProgramCache(src *RingProgramSource) (cache string, built 
 	if b.sim != nil {
 		return b.sim.ProgramCache(src)
 	}
-	arch, err := b.NVRTCArch()
+	target, err := b.RingProgramTarget()
 	if err != nil {
 		return "memory", false
 	}
-	return "memory", ringrt.Compiled(src, arch)
+	return "memory", ringrt.Compiled(src, target)
 }
 
 // LoadRingProgram compiles src with NVRTC (RingProgramOptions, for the
-// device's compute capability: [Backend.NVRTCArch]; once per process and
-// target) and loads it on the backend's device: module loaded and entry
-// resolved, so a later LaunchRingProgram makes no module call beside the
-// running rings. On the simulated device the program is also built for the
-// host (package hostsim) and NVRTC is optional (it only checks the source
-// compiles for the device).
+// device's compute capability: [Backend.RingProgramTarget], a CUBIN for
+// the device's exact architecture when NVRTC can, else PTX; once per
+// process and target) and loads it on the backend's device: module loaded
+// and entry resolved, so a later LaunchRingProgram makes no module call
+// beside the running rings. The compilation runs before any device epoch;
+// beside running rings the epoch holds the module load only (a CUBIN's
+// takes milliseconds; PTX is JIT-compiled there). [RingProgram.Image] says
+// which was loaded. On the simulated device the program is also built for
+// the host (package hostsim) and NVRTC is optional (it only checks the
+// source compiles for the device).
 //
-// Errors: a source that does not compile is a *gpu.CompilationError with
-// NVRTC's (or the host compiler's) log, the same every time; no NVRTC on a
-// real device, or no host compiler on the simulated one, is a
+// Errors: an NVRTC newer than the driver ([ErrNVRTCNewerThanDriver]) or
+// one that cannot target the device ([ErrNVRTCArch]) is a
+// *gpu.DeviceError (gpu.DeviceUnavailable), before anything is compiled
+// or loaded; a source that does not compile is a *gpu.CompilationError
+// with NVRTC's (or the host compiler's) log, the same every time; no NVRTC
+// on a real device, or no host compiler on the simulated one, is a
 // *gpu.DeviceError (gpu.DeviceUnavailable); a backend that is not
 // available returns its Available error.
 func (b *Backend) LoadRingProgram(ctx context.Context, src *RingProgramSource) (*RingProgram, error) {

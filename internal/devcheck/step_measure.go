@@ -33,7 +33,7 @@ var executeBesideStep = Step{
 
 var epochStep = Step{
 	Name:    "epoch",
-	Checks:  "device epoch cost (park every ring, relaunch) with 1, 4 and 16 live rings; every ring answers after",
+	Checks:  "device epoch cost (park every ring, relaunch) with 1, 4 and 16 live rings, and of loading a ring program (its image: CUBIN or PTX) beside 16; every ring answers after",
 	Timeout: 60 * time.Second,
 	run:     runEpoch,
 }
@@ -212,6 +212,8 @@ func runEpoch(ctx context.Context, e *Env) error {
 	if err != nil {
 		return err
 	}
+	e.Set("ring_image", p.Image())
+	e.Set("ring_target", p.Target().Arch)
 	var rings []*cuda.RingKernel
 	defer func() {
 		for _, k := range rings {
@@ -243,6 +245,27 @@ func runEpoch(ctx context.Context, e *Env) error {
 			if err := exchangeAll(ctx, k, []devkernels.SaxpyReq{fullSaxpy(i)}, func(int, ring.SlotHeader, []byte) error { return nil }); err != nil {
 				return fmt.Errorf("ring %d after the epochs: %w", i, err)
 			}
+		}
+	}
+	// A program registered beside the 16 rings: compiled before its epoch,
+	// which holds only the module load (a CUBIN's: no JIT).
+	e.Progress("loading a ring program beside %d rings", len(rings))
+	src2, err := saxpyVariant("saxpy_beside", saxpyCUDA+"\n// loaded beside running rings\n")
+	if err != nil {
+		return err
+	}
+	before := b.EpochStats()
+	start := time.Now()
+	if _, err := b.LoadRingProgram(ctx, src2); err != nil {
+		return fmt.Errorf("loading a program beside %d rings: %w", len(rings), err)
+	}
+	e.Set("load_beside_rings_ms", float64(time.Since(start).Microseconds())/1e3)
+	if after := b.EpochStats(); after.Count > before.Count {
+		e.Set("load_epoch_ms", float64(after.Last.Microseconds())/1e3)
+	}
+	for i, k := range rings {
+		if err := exchangeAll(ctx, k, []devkernels.SaxpyReq{fullSaxpy(i)}, func(int, ring.SlotHeader, []byte) error { return nil }); err != nil {
+			return fmt.Errorf("ring %d after the load: %w", i, err)
 		}
 	}
 	return nil

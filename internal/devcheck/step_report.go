@@ -21,7 +21,7 @@ const MaxConnectionsEnv = "CUDA_DEVICE_MAX_CONNECTIONS"
 // need of them.
 var reportStep = Step{
 	Name:    "report",
-	Checks:  "device and driver: name, compute capability, SMs, memory, no kernel exec timeout, host memory mappable, stream-ordered allocator, module loading EAGER, NVRTC version and target, one ring program loads, MIG, MPS and the compute mode",
+	Checks:  "device and driver: name, compute capability, SMs, memory, no kernel exec timeout, host memory mappable, stream-ordered allocator, module loading EAGER, NVRTC version and target, ring programs' image (CUBIN or PTX) loadable by the driver, one ring program loads, MIG, MPS and the compute mode",
 	Timeout: 30 * time.Second,
 	run:     runReport,
 }
@@ -92,6 +92,16 @@ func runReport(ctx context.Context, e *Env) error {
 			problems = append(problems, "NVRTC target: "+err.Error())
 		}
 		e.Set("nvrtc_target", arch)
+		e.Set("nvrtc_cubin", nv.HasCUBIN())
+		// What ring programs are compiled into (a CUBIN for sm_90 on an
+		// H100 with a current NVRTC: no JIT in the device epoch), checked
+		// against the driver's version.
+		target, err := b.RingProgramTarget()
+		if err != nil {
+			problems = append(problems, "ring program target: "+err.Error())
+		}
+		e.Set("ring_program_target", target.Arch)
+		e.Set("ring_program_image", target.Image)
 	}
 	if log := strings.TrimSpace(b.JITLog().Info); log != "" {
 		e.Set("oneshot_jit_log", clip(log, 4000))

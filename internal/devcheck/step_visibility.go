@@ -27,8 +27,13 @@ var visibilityStep = Step{
 }
 
 // saxpyProgram is SAXPY as a ring program source.
-func saxpyProgram() (*cuda.RingProgramSource, error) {
-	return cuda.NewRingProgramSource(cuda.RingProgramSpec{Name: "saxpy", Code: saxpyCUDA, Handler: "saxpy",
+func saxpyProgram() (*cuda.RingProgramSource, error) { return saxpyVariant("saxpy", saxpyCUDA) }
+
+// saxpyVariant is SAXPY's program under name with code as its handler
+// source: a comment added to saxpyCUDA makes another source, compiled and
+// loaded on its own.
+func saxpyVariant(name, code string) (*cuda.RingProgramSource, error) {
+	return cuda.NewRingProgramSource(cuda.RingProgramSpec{Name: name, Code: code, Handler: "saxpy",
 		Req: reflect.TypeFor[devkernels.SaxpyReq](), Resp: reflect.TypeFor[devkernels.SaxpyResp]()})
 }
 

@@ -32,3 +32,24 @@ func (e *ModuleLoadError) Unwrap() error { return e.Err }
 func (e *ModuleLoadError) Is(target error) bool {
 	return target == gpu.ErrCompilation || target == gpu.ErrCompute
 }
+
+// Image kinds of a module image compiled by NVRTC (gpu/cuda re-exports
+// them).
+const (
+	// ImageCUBIN is machine code (SASS) for one real architecture (sm_90),
+	// an ELF image the driver loads without a JIT.
+	ImageCUBIN = "cubin"
+	// ImagePTX is PTX text for a virtual architecture (compute_90), which
+	// the driver JIT-compiles for the device as it loads it.
+	ImagePTX = "ptx"
+)
+
+// NVRTCTarget is what NVRTC compiles device code into for one device: the
+// architecture option and the kind of image (gpu/cuda's NVRTCTarget).
+type NVRTCTarget struct {
+	// Arch is NVRTC's --gpu-architecture: "sm_90" for a CUBIN,
+	// "compute_90" for PTX ("" for NVRTC's default).
+	Arch string
+	// Image is ImageCUBIN or ImagePTX.
+	Image string
+}

@@ -1,8 +1,6 @@
 package ringrt
 
 import (
-	"context"
-
 	"github.com/ringactor/ringactor/gpu/cuda/internal/driverapi"
 )
 
@@ -15,4 +13,4 @@ var NewSimDeviceForTest func(mem uint64) driverapi.DeviceAPI
 
 // CompileForTest is gpu/cuda's NVRTC compilation of a ring program, with
 // its RingProgramOptions (set by sim_hook_test.go).
-var CompileForTest func(ctx context.Context, name, code, arch string) ([]byte, error)
+var CompileForTest Compiler

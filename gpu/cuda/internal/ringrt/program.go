@@ -18,7 +18,8 @@ import (
 // built for the host and loaded), ready for Launch and Open.
 type Program struct {
 	src    *ProgramSource
-	ptx    []byte
+	target driverapi.NVRTCTarget // what NVRTC compiled it for; zero without NVRTC (simulated device)
+	image  []byte                // NVRTC's output: a CUBIN or PTX, as target.Image says
 	fn     driverapi.Function
 	gridFn driverapi.Function // the persistent grid's entry, resolved at its first start (on the device's thread)
 	rt     *Runtime
@@ -28,20 +29,60 @@ type Program struct {
 // Source returns the program's generated source.
 func (p *Program) Source() *ProgramSource { return p.src }
 
-// PTX returns NVRTC's output (nil on the simulated device when NVRTC is
-// not installed).
-func (p *Program) PTX() []byte { return p.ptx }
+// Image returns the kind of image NVRTC compiled the program into:
+// driverapi.ImageCUBIN ("cubin": machine code for the device's exact
+// architecture, loaded without a JIT) or driverapi.ImagePTX ("ptx":
+// JIT-compiled by the driver as it loads); "" on the simulated device when
+// NVRTC is not installed.
+func (p *Program) Image() string {
+	if p.image == nil {
+		return ""
+	}
+	return p.target.Image
+}
+
+// Target returns the NVRTC target the program was compiled for ("sm_90"
+// and a CUBIN, or "compute_90" and PTX); zero when it was not compiled
+// (the simulated device without NVRTC).
+func (p *Program) Target() driverapi.NVRTCTarget {
+	if p.image == nil {
+		return driverapi.NVRTCTarget{}
+	}
+	return p.target
+}
+
+// PTX returns NVRTC's PTX when the program's image is PTX, else nil (a
+// CUBIN, or the simulated device without NVRTC).
+func (p *Program) PTX() []byte {
+	if p.Image() != driverapi.ImagePTX {
+		return nil
+	}
+	return p.image
+}
+
+// CUBIN returns NVRTC's CUBIN (an ELF image) when the program's image is
+// one, else nil.
+func (p *Program) CUBIN() []byte {
+	if p.Image() != driverapi.ImageCUBIN {
+		return nil
+	}
+	return p.image
+}
+
+// Compiler compiles a program's device source with NVRTC for target,
+// returning the image target.Image names (a CUBIN or PTX).
+type Compiler func(ctx context.Context, name, code string, target driverapi.NVRTCTarget) ([]byte, error)
 
 type compileResult struct {
-	done chan struct{}
-	ptx  []byte
-	err  error
+	done  chan struct{}
+	image []byte
+	err   error
 }
 
 // compileKey names one compilation: a program's source for one target.
 type compileKey struct {
-	hash [32]byte
-	arch string
+	hash   [32]byte
+	target driverapi.NVRTCTarget
 }
 
 var (
@@ -49,12 +90,12 @@ var (
 	compiles   = map[compileKey]*compileResult{}
 )
 
-// Compiled reports whether src's PTX for arch is in the process's
+// Compiled reports whether src's image for target is in the process's
 // compilation cache (a compilation that succeeded; gpu/cuda's
 // RingProgramCache on a GPU).
-func Compiled(src *ProgramSource, arch string) bool {
+func Compiled(src *ProgramSource, target driverapi.NVRTCTarget) bool {
 	compilesMu.Lock()
-	r, ok := compiles[compileKey{src.Hash, arch}]
+	r, ok := compiles[compileKey{src.Hash, target}]
 	compilesMu.Unlock()
 	if ok {
 		select {
@@ -66,20 +107,20 @@ func Compiled(src *ProgramSource, arch string) bool {
 	return false
 }
 
-// compileProgram compiles src with compile (NVRTC) for arch ("" for NVRTC's
-// default target) once per process: a compilation error is remembered and
-// returned again, never retried (a cancelled wait or a missing NVRTC is
-// not remembered).
-func compileProgram(ctx context.Context, compile func(ctx context.Context, name, code, arch string) ([]byte, error), src *ProgramSource, arch string) ([]byte, error) {
-	key := compileKey{src.Hash, arch}
+// compileProgram compiles src with compile (NVRTC) for target (zero for
+// NVRTC's default target, PTX) once per process and target: a compilation
+// error is remembered and returned again, never retried (a cancelled wait
+// or a missing NVRTC is not remembered).
+func compileProgram(ctx context.Context, compile Compiler, src *ProgramSource, target driverapi.NVRTCTarget) ([]byte, error) {
+	key := compileKey{src.Hash, target}
 	compilesMu.Lock()
 	r, ok := compiles[key]
 	if !ok {
 		r = &compileResult{done: make(chan struct{})}
 		compiles[key] = r
 		go func() {
-			ptx, err := compile(context.Background(), src.Name+".cu", src.Device, arch)
-			r.ptx, r.err = ptx, err
+			image, err := compile(context.Background(), src.Name+".cu", src.Device, target)
+			r.image, r.err = image, err
 			if err != nil && !errors.Is(err, gpu.ErrCompilation) {
 				compilesMu.Lock()
 				delete(compiles, key)
@@ -91,42 +132,52 @@ func compileProgram(ctx context.Context, compile func(ctx context.Context, name,
 	compilesMu.Unlock()
 	select {
 	case <-r.done:
-		return r.ptx, r.err
+		return r.image, r.err
 	case <-ctx.Done():
 		return nil, fmt.Errorf("cuda: compiling %s: %w", src.Name, ctx.Err())
 	}
 }
 
-// Load compiles src with NVRTC (Options.Compile, for the device's compute
-// capability: Options.Arch; once per process and target) and loads it on
-// the device: module loaded and entry resolved, so a later Launch makes
-// no module call beside the running rings. On the simulated device the program is also built for the
-// host (package hostsim) and NVRTC is optional (it only checks the source
-// compiles for the device). A source is loaded once per device (the module
-// load, in a device epoch when rings run): loading it again returns the
-// same function without a driver call beside the running rings.
+// Load compiles src with NVRTC (Options.Compile, for Options.Target: a
+// CUBIN for the device's exact architecture when NVRTC can, else PTX;
+// once per process and target) and loads it on the device: module loaded
+// and entry resolved, so a later Launch makes no module call beside the
+// running rings. The compilation happens before any device epoch; the
+// epoch (when rings run) holds only the module load, the entry's lookup
+// and, when the lookup fails, the unload — a CUBIN's load takes
+// milliseconds, PTX's the JIT's hundreds. On the simulated device the
+// program is also built for the host (package hostsim) and NVRTC is
+// optional (it only checks the source compiles for the device). A source
+// is loaded once per device: loading it again returns the same function
+// without a driver call beside the running rings.
 //
-// Errors: a source that does not compile is a *gpu.CompilationError with
-// NVRTC's (or the host compiler's) log, the same every time; no NVRTC on a
-// real device, or no host compiler on the simulated one, is a
-// *gpu.DeviceError (gpu.DeviceUnavailable).
+// Errors: Options.Target's (an NVRTC newer than the driver, a device NVRTC
+// cannot target), before anything is compiled or loaded; a source that
+// does not compile is a *gpu.CompilationError with NVRTC's (or the host
+// compiler's) log, the same every time; no NVRTC on a real device, or no
+// host compiler on the simulated one, is a *gpu.DeviceError
+// (gpu.DeviceUnavailable).
 func (rt *Runtime) Load(ctx context.Context, src *ProgramSource) (*Program, error) {
 	if src == nil {
 		return nil, fmt.Errorf("cuda: no ring program: %w", gpu.ErrArgument)
 	}
 	d := rt.d
 	loader, sim := rt.opt.Host, rt.sim()
-	// The device's own target (compute_90 on an H100); "" when NVRTC is
-	// missing, which the compilation then reports.
-	arch, err := rt.opt.Arch()
+	// The device's own target (sm_90 and a CUBIN on an H100), checked
+	// against the driver's version; zero when NVRTC is missing, which the
+	// compilation then reports.
+	target, err := rt.opt.Target()
 	if err != nil && !errors.Is(err, driverapi.ErrNoNVRTC) {
 		return nil, err
 	}
-	ptx, err := compileProgram(ctx, rt.opt.Compile, src, arch)
+	if target.Image == "" {
+		target.Image = driverapi.ImagePTX // NVRTC's default target is virtual
+	}
+	image, err := compileProgram(ctx, rt.opt.Compile, src, target)
 	if err != nil && !(sim && errors.Is(err, driverapi.ErrNoNVRTC)) {
 		return nil, err
 	}
-	p := &Program{src: src, ptx: ptx, rt: rt, sim: sim}
+	p := &Program{src: src, target: target, image: image, rt: rt, sim: sim}
 	if sim {
 		// Loaded on this device before: no module load, as on a GPU (its
 		// modules are kept by source below).
@@ -164,26 +215,31 @@ func (rt *Runtime) Load(ctx context.Context, src *ProgramSource) (*Program, erro
 			p.fn = m.Fns[src.Entry]
 			return nil
 		}
-		// cuModuleLoadDataEx synchronises the device: beside live rings it
-		// runs in a device epoch (epoch.go), which parks and relaunches them.
-		var mod driverapi.Module
-		var log driverapi.JITLog
+		// cuModuleLoadDataEx and cuModuleUnload synchronise the device:
+		// beside live rings they run in a device epoch (epoch.go), which
+		// parks and relaunches them, and so does the entry's lookup between
+		// them, so that a failed lookup unloads the module in that epoch.
+		var m *devcore.LoadedModule
 		err := d.Epoch(ctx, "cuModuleLoadDataEx", func() error {
-			var err error
-			mod, log, err = d.API.ModuleLoadData(ptx, true)
-			return err
+			mod, log, err := d.API.ModuleLoadData(image, true)
+			if err != nil {
+				return &driverapi.ModuleLoadError{Image: fmt.Sprintf("ring program %s (%s %s)", src.Name, target.Image, target.Arch), Log: log, Err: err}
+			}
+			f, err := d.API.ModuleGetFunction(mod, src.Entry)
+			if err != nil {
+				return errors.Join(fmt.Errorf("cuda: entry %s of ring program %s: %w", src.Entry, src.Name, err), d.API.ModuleUnload(mod))
+			}
+			persistentCarveout(d, f)
+			m = &devcore.LoadedModule{Mod: mod, Log: log, Fns: map[string]driverapi.Function{src.Entry: f}}
+			return nil
 		})
-		if err != nil {
-			return &driverapi.ModuleLoadError{Image: "ring program " + src.Name, Log: log, Err: err}
+		if m != nil {
+			// Loaded, even if relaunching a parked ring failed after: kept,
+			// so that the device's close unloads it.
+			d.Modules[src.Hash] = m
+			p.fn = m.Fns[src.Entry]
 		}
-		f, err := d.API.ModuleGetFunction(mod, src.Entry)
-		if err != nil {
-			return errors.Join(err, d.API.ModuleUnload(mod))
-		}
-		persistentCarveout(d, f)
-		d.Modules[src.Hash] = &devcore.LoadedModule{Mod: mod, Log: log, Fns: map[string]driverapi.Function{src.Entry: f}}
-		p.fn = f
-		return nil
+		return err
 	})
 	if err != nil {
 		return nil, devcore.DeviceErr(d.Ordinal, err)

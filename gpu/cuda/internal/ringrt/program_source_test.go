@@ -67,7 +67,7 @@ func TestRingProgramSourceCompiles(t *testing.T) {
 		t.Fatalf("entry %q, shared %d", src.Entry, src.SharedBytes)
 	}
 	t.Run("nvrtc+ptxas", func(t *testing.T) {
-		ptx, err := CompileForTest(context.Background(), "saxpy.cu", src.Device, "") // --fmad=false
+		ptx, err := CompileForTest(context.Background(), "saxpy.cu", src.Device, driverapi.NVRTCTarget{}) // --fmad=false
 		if errors.Is(err, driverapi.ErrNoNVRTC) {
 			t.Skip("NVRTC not available:", err)
 		}
@@ -155,7 +155,7 @@ func TestBuiltinRingProgramsAssemble(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ptx, err := compileProgram(context.Background(), CompileForTest, src, "")
+		ptx, err := compileProgram(context.Background(), CompileForTest, src, driverapi.NVRTCTarget{})
 		if errors.Is(err, driverapi.ErrNoNVRTC) {
 			t.Skip("NVRTC not available:", err)
 		}

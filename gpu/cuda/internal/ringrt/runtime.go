@@ -34,12 +34,15 @@ type Options struct {
 	Name string
 	// Host is the simulated device's program loader, nil on the driver.
 	Host HostPrograms
-	// Arch returns the NVRTC target of the device ("compute_90"); an
-	// error wrapping ErrNoNVRTC when there is no NVRTC.
-	Arch func() (string, error)
-	// Compile compiles a program's device source with NVRTC for arch,
-	// returning PTX (gpu/cuda's Compile with its RingProgramOptions).
-	Compile func(ctx context.Context, name, code, arch string) ([]byte, error)
+	// Target returns what ring programs are compiled into for the device
+	// (sm_90 and a CUBIN, or compute_90 and PTX: gpu/cuda's
+	// RingProgramTarget), or why none can be loaded (an NVRTC newer than
+	// the driver; an error wrapping ErrNoNVRTC when there is no NVRTC).
+	Target func() (driverapi.NVRTCTarget, error)
+	// Compile compiles a program's device source with NVRTC for a target,
+	// returning the image it names (gpu/cuda's Compile with its
+	// RingProgramOptions).
+	Compile Compiler
 	// Mailboxes bounds each program grid's mailbox table (0:
 	// DefaultMailboxes); MailboxInit is its first size (0: 1024; tests
 	// lower it); MailboxPinnedMax bounds what a mailbox pins (0:

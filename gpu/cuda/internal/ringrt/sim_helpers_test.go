@@ -22,6 +22,7 @@ type simDevice interface {
 	driverapi.DeviceAPI
 	HostPrograms
 	Leaks() string
+	ModuleLoads() int
 	SetAttribute(driverapi.DeviceAttribute, int)
 	Sim() *hostsim.Device
 	Hazards() *hostsim.Hazards
@@ -53,7 +54,7 @@ func newSimulated(t testing.TB, fd simDevice) *Runtime {
 	d.Epochs.Spacing = time.Millisecond // gpu/cuda's DefaultEpochSpacing
 	d.Budget = devcore.NewBudget(budgetLimits(fd.Hazards().Limits()), devcore.DefaultReserve)
 	return New(d, Options{Name: "cuda:sim", Host: fd, Compile: CompileForTest,
-		Arch: func() (string, error) { return "", nil }})
+		Target: func() (driverapi.NVRTCTarget, error) { return driverapi.NVRTCTarget{}, nil }})
 }
 
 // newSimBackend is newSimulated on fd (a fresh simulated device of 256 MiB
