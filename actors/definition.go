@@ -105,8 +105,10 @@ type kernelOptions struct {
 }
 
 // WithCapacity sets the input ring's capacity, a power of two (default
-// 1024). A device ring kernel's mailbox on the device gets rings of that
-// capacity too (without it: 16 slots, fewer for large messages).
+// 1024). A device ring kernel's mailbox on the device gets rings of up to
+// that capacity too: fewer slots when that many of its messages would pin
+// more than the backend's per-mailbox bound (cuda.WithMailboxPinnedMax);
+// without it, 16 slots, fewer for large messages.
 func WithCapacity(n int) KernelOption {
 	return func(o *kernelOptions) { o.capacity, o.capacitySet = n, true }
 }

@@ -4,11 +4,8 @@ package actors
 
 import (
 	"context"
-	"errors"
 	"testing"
 
-	"github.com/ringactor/ringactor/gpu"
-	"github.com/ringactor/ringactor/gpu/cuda"
 	"github.com/ringactor/ringactor/gpu/cuda/simdevice"
 	"github.com/ringactor/ringactor/messages"
 )
@@ -58,10 +55,10 @@ func wideFallback() Handler[wideReq, wideResp] {
 
 // TestDeviceKernelLargeMessages: a device ring kernel of 24 KiB messages
 // runs on the device with the backend's defaults (its mailbox pins about
-// 100 KiB, under the 128 KiB bound); WithCapacity reaches its mailbox (8
-// slots a ring pin about four times as much, over the bound: refused,
-// and with WithOnDeviceCapacity(CapacityError) Launch says so), and a
-// small capacity is the mailbox's.
+// 100 KiB, 2 slots a ring, under the 128 KiB bound); WithCapacity reaches
+// its mailbox as the most slots a ring gets (8 slots of 24 KiB would pin
+// four times the bound: it gets 2, and runs), and for small messages
+// WithCapacity(4) gives a mailbox smaller than the default's 16 slots.
 func TestDeviceKernelLargeMessages(t *testing.T) {
 	if n := len(messages.FixedBytes(&wideReq{})); n < 24<<10 {
 		t.Fatalf("wideReq is %d bytes", n)
@@ -97,18 +94,7 @@ func TestDeviceKernelLargeMessages(t *testing.T) {
 	}
 	pinned := b.MailboxStats().PinnedBytes
 
-	big, err := NewDeviceRingKernel("wide-8", src, wideFallback, WithCapacity(8), WithOnDeviceCapacity(CapacityError))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := PrepareDevice(rt, big); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := Launch(testCtx(t), rt, big); !errors.Is(err, gpu.ErrDeviceCapacity) || !errors.Is(err, cuda.ErrMailboxTooLarge) {
-		t.Fatalf("8 slots of 24 KiB under the bound: %v", err)
-	}
-
-	small, err := NewDeviceRingKernel("wide-2", src, wideFallback, WithCapacity(2))
+	small, err := NewDeviceRingKernel("wide-8", src, wideFallback, WithCapacity(8), WithOnDeviceCapacity(CapacityError))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,13 +103,13 @@ func TestDeviceKernelLargeMessages(t *testing.T) {
 	}
 	ks := mustLaunch(t, rt, small, true)
 	if ks.Placement() != b.Name() {
-		t.Fatalf("WithCapacity(2) placed on %q (%v)", ks.Placement(), ks.PlacementReason())
+		t.Fatalf("WithCapacity(8) placed on %q (%v)", ks.Placement(), ks.PlacementReason())
 	}
 	if got, err := ks.Request(testCtx(t), q); err != nil || got.Sum != want {
 		t.Fatalf("sum = %v, %v: want %v", got.Sum, err, want)
 	}
 	if all := b.MailboxStats().PinnedBytes; all-pinned != pinned {
-		t.Fatalf("a 2-slot mailbox pins %d bytes beside the default's (2 slots) %d", all-pinned, pinned)
+		t.Fatalf("WithCapacity(8) of 24 KiB messages pins %d bytes beside the default's (2 slots) %d", all-pinned, pinned)
 	}
 
 	// Small messages: the default is 16 slots a ring, WithCapacity(4) four.

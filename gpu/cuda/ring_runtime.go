@@ -290,9 +290,9 @@ func (b *Backend) StartRingGrid(p *RingProgram, threads int) error {
 // beside the running grids (but an arena growth, in a device epoch). The
 // returned RingKernel is driven as one from LaunchRingProgram.
 //
-// cfg.Capacity defaults to 16 slots (fewer for large messages, so that
-// an idle mailbox pins at most MailboxPinnedMax), cfg.SlotSize to the
-// smallest slot that holds the program's messages, cfg.Threads to the
+// cfg.Capacity (default 16 slots) is the most slots a ring gets: fewer
+// when its messages are so large that the mailbox would pin more than
+// MailboxPinnedMax. cfg.SlotSize defaults to the smallest slot that holds the program's messages, cfg.Threads to the
 // grid's default block size. A full mailbox table, or no grid left to
 // start, is a *gpu.DeviceError matching gpu.ErrDeviceCapacity, at once.
 func (b *Backend) OpenMailbox(p *RingProgram, cfg RingConfig) (*RingKernel, error) {

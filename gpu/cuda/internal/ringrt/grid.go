@@ -472,10 +472,9 @@ func (g *ringGrid) close() error {
 }
 
 // mailboxGeometry returns a mailbox's ring capacity and slot size: the
-// smallest slot that holds p's messages, and cfg's capacity or the
-// largest power of two up to mailboxCapacity whose rings and control
-// block fit bound (at least 2: OpenMailbox refuses a mailbox still over
-// it).
+// smallest slot that holds p's messages, and the largest power of two up
+// to cfg's capacity (mailboxCapacity when 0) whose rings and control block
+// fit bound (at least 2: OpenMailbox refuses a mailbox still over it).
 func mailboxGeometry(src *ProgramSource, cfg Config, bound int) (capacity, slot int) {
 	slot = cfg.SlotSize
 	if slot == 0 {
@@ -484,13 +483,12 @@ func mailboxGeometry(src *ProgramSource, cfg Config, bound int) (capacity, slot 
 	capacity = cfg.Capacity
 	if capacity == 0 {
 		capacity = mailboxCapacity
-		for capacity > 2 {
-			_, _, size := ringLayout(capacity, slot)
-			if size <= uintptr(bound) {
-				break
-			}
-			capacity /= 2
+	}
+	for capacity > 2 && ring.ValidCapacity(capacity) {
+		if _, _, size := ringLayout(capacity, slot); size <= uintptr(bound) {
+			break
 		}
+		capacity /= 2
 	}
 	return capacity, slot
 }
@@ -503,9 +501,9 @@ func mailboxGeometry(src *ProgramSource, cfg Config, bound int) (capacity, slot 
 // beside the running grids (but an arena growth, in a device epoch). The
 // returned Kernel is driven as one from LaunchRingProgram.
 //
-// cfg.Capacity defaults to 16 slots (fewer for large messages, so that
-// an idle mailbox pins at most MailboxPinnedMax), cfg.SlotSize to the
-// smallest slot that holds the program's messages, cfg.Threads to the
+// cfg.Capacity (default 16 slots) is the most slots a ring gets: fewer
+// when its messages are so large that the mailbox would pin more than
+// MailboxPinnedMax. cfg.SlotSize defaults to the smallest slot that holds the program's messages, cfg.Threads to the
 // grid's default block size. A full mailbox table, or no grid left to
 // start, is a *gpu.DeviceError matching gpu.ErrDeviceCapacity, at once.
 func (rt *Runtime) Open(p *Program, cfg Config) (*Kernel, error) {
