@@ -107,11 +107,11 @@ func scaleGrids(ctx context.Context, e *Env) error {
 	defer in.Free()
 	start := time.Now()
 	if err := b.Execute(bctx, relu(), []*gpu.UnifiedBuffer{in}, in, nil); err != nil {
-		return fmt.Errorf("Execute beside %d persistent grids: %w", grids, err)
+		return fmt.Errorf("an Execute beside %d persistent grids: %w", grids, err)
 	}
 	got, err := gpu.ToSlice[float32](bctx, in)
 	if err != nil || got[0] != 0 || got[3] != 1 {
-		return fmt.Errorf("Execute beside the grids: wrong result (%v)", err)
+		return fmt.Errorf("an Execute beside the grids: wrong result (%v)", err)
 	}
 	e.Set("execute_beside_ms", float64(time.Since(start).Microseconds())/1e3)
 	e.Progress("one-shot kernel with 100 KiB of dynamic shared memory beside %d grids", grids)
