@@ -81,8 +81,8 @@ func (p DeviceProfile) budgetLimits() devcore.BudgetLimits {
 // block that does not fit is a *gpu.DeviceError (gpu.DeviceCapacity)
 // wrapping the *BudgetError, before any driver call.
 func (d *device) launchOneShot(f Function, grid, block Dim3, smem uint32, s Stream, args ...uint64) error {
-	if d.Budget != nil {
-		regs, static := devcore.FuncResources(d.API, f)
+	if d.Budget != nil && d.Budget.Holds() {
+		regs, static := d.FuncResources(f)
 		b := block.Norm()
 		shape := devcore.Shape{Blocks: int(grid.Norm().X * grid.Norm().Y * grid.Norm().Z), Threads: int(b.X * b.Y * b.Z),
 			Registers: regs, SharedMem: int(smem) + static}

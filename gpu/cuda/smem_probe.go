@@ -90,7 +90,7 @@ func (b *Backend) SharedMemoryProbe(ctx context.Context, bytes int) error {
 			if err != nil {
 				return err
 			}
-			if err := d.API.LaunchKernel(f, Dim3{X: blocks}, Dim3{X: smemProbeThreads}, uint32(bytes), d.Stream,
+			if err := d.launchOneShot(f, Dim3{X: blocks}, Dim3{X: smemProbeThreads}, uint32(bytes), d.Stream,
 				ArgPtr(out), ArgU32(words)); err != nil {
 				return err
 			}

@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/ringactor/ringactor/gpu"
-	"github.com/ringactor/ringactor/gpu/cuda/hostsim"
 )
 
 // attrSim is what these tests use of the simulated device beyond
@@ -94,9 +93,10 @@ func TestSharedMemoryProbe(t *testing.T) {
 // TestSharedMemoryProbeBesideRings: beside a ring kernel and a program's
 // persistent grid the probe's ~100 KiB one-shot kernel still runs, with no
 // hazard. On a profile of one SM of 128 KiB of shared memory the residency
-// model counts the persistent block's shared memory (and the 1 KiB
-// reserved per block): 127 KiB, which fits alone, cannot become resident
-// beside the ring (a residency hazard naming shared memory), 100 KiB can.
+// budget counts the persistent block's shared memory (and the 1 KiB
+// reserved per block): 127 KiB, which fits alone, could not become
+// resident beside the ring, and the budget refuses it at once (no hazard
+// left for the model to catch); 100 KiB runs.
 func TestSharedMemoryProbeBesideRings(t *testing.T) {
 	ctx := context.Background()
 	t.Run("h100", func(t *testing.T) {
@@ -122,13 +122,16 @@ func TestSharedMemoryProbeBesideRings(t *testing.T) {
 			t.Fatalf("127 KiB alone: %v", err)
 		}
 		launchRing(t, b)
-		var he *hostsim.HazardError
-		if err := b.SharedMemoryProbe(ctx, 127<<10); !errors.As(err, &he) || !errors.Is(err, hostsim.ErrResidency) ||
-			he.Limit != hostsim.LimitSharedMemPerSM || he.Launching != smemProbeEntry || he.Holders != 1 {
+		var be *BudgetError
+		if err := b.SharedMemoryProbe(ctx, 127<<10); !errors.Is(err, gpu.ErrDeviceCapacity) || !errors.As(err, &be) ||
+			be.Limit != "shared memory per SM" || be.Grids != 1 {
 			t.Fatalf("127 KiB beside the ring: %v", err)
 		}
 		if err := b.SharedMemoryProbe(ctx, 100<<10); err != nil {
 			t.Fatalf("100 KiB beside the ring: %v", err)
+		}
+		if raised := simHazards(b).Raised(); len(raised) != 0 {
+			t.Fatalf("hazards: %v", raised)
 		}
 	})
 }

@@ -12,8 +12,23 @@ import (
 // FuncResources returns the registers per thread and the static shared
 // memory of fn (cuFuncGetAttribute NUM_REGS and SHARED_SIZE_BYTES), or
 // zeros when the driver does not say (the budget then counts the most a
-// block may use).
-func FuncResources(api driverapi.DeviceAPI, fn driverapi.Function) (regs, static int) {
+// block may use). Asked once per function (inside Do): the answers are
+// kept.
+func (d *Device) FuncResources(fn driverapi.Function) (regs, static int) {
+	if r, ok := d.funcRes[fn]; ok {
+		return r[0], r[1]
+	}
+	regs, static = funcResources(d.API, fn)
+	if d.funcRes == nil {
+		d.funcRes = map[driverapi.Function][2]int{}
+	}
+	d.funcRes[fn] = [2]int{regs, static}
+	return regs, static
+}
+
+// funcResources asks the driver for fn's registers and static shared
+// memory.
+func funcResources(api driverapi.DeviceAPI, fn driverapi.Function) (regs, static int) {
 	fa, ok := api.(driverapi.FuncAttributeAPI)
 	if !ok || fn.IsNil() {
 		return 0, 0
@@ -288,6 +303,13 @@ func (c *Claim) Release() {
 	}
 	delete(b.claims, c)
 	b.unplace(b.lim.use(c.Shape), c.sms)
+}
+
+// Holds reports whether the budget holds any persistent launch.
+func (b *Budget) Holds() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return len(b.claims) > 0
 }
 
 // CheckOneShot reports whether a block of the one-shot launch s can

@@ -125,8 +125,9 @@ type Device struct {
 	// releases its own memory (inside Do): the one-shot module's unload.
 	OnRelease func() []error
 
-	staging map[int][]unsafe.Pointer // free pinned buffers by size class
-	held    int                      // bytes in staging
+	staging map[int][]unsafe.Pointer      // free pinned buffers by size class
+	funcRes map[driverapi.Function][2]int // registers and static shared memory by function (FuncResources)
+	held    int                           // bytes in staging
 	batch   *batch
 	closed  bool
 	mem     memState

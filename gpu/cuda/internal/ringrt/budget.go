@@ -19,7 +19,7 @@ import (
 
 // shape is the budget's shape of a persistent launch of fn (inside Do).
 func (rt *Runtime) shape(fn driverapi.Function, blocks, threads int, smem uint32) devcore.Shape {
-	regs, static := devcore.FuncResources(rt.d.API, fn)
+	regs, static := rt.d.FuncResources(fn)
 	return devcore.Shape{Blocks: blocks, Threads: threads, Registers: regs, SharedMem: int(smem) + static}
 }
 
