@@ -63,19 +63,7 @@ func TestSim129PersistentGridsWithoutBudget(t *testing.T) {
 	}
 	d.Budget = nil
 	prog := sumProgram(t, b)
-	launch := func() (*RingKernel, error) {
-		k, err := b.LaunchRingProgram(prog, RingConfig{Capacity: 16, Threads: 1})
-		if err == nil {
-			t.Cleanup(func() {
-				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-				defer cancel()
-				if err := k.Close(ctx); err != nil {
-					t.Errorf("closing ring: %v", err)
-				}
-			})
-		}
-		return k, err
-	}
+	launch := ringLauncher(t, b, prog)
 	var rings []*RingKernel
 	for i := range 128 {
 		k, err := launch()
@@ -128,19 +116,7 @@ func TestSimBudgetResidentGrids(t *testing.T) {
 	b, _ := newSimBackend(t, nil)
 	hz := simHazards(b)
 	prog := sumProgram(t, b)
-	launch := func() (*RingKernel, error) {
-		k, err := b.LaunchRingProgram(prog, RingConfig{Capacity: 16, Threads: 1})
-		if err == nil {
-			t.Cleanup(func() {
-				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-				defer cancel()
-				if err := k.Close(ctx); err != nil {
-					t.Errorf("closing ring: %v", err)
-				}
-			})
-		}
-		return k, err
-	}
+	launch := ringLauncher(t, b, prog)
 	var rings []*RingKernel
 	for i := range 120 {
 		k, err := launch()
@@ -329,5 +305,23 @@ func TestOldGridSizingTripsResidency(t *testing.T) {
 			}
 			t.Logf("with the budget: %v", err)
 		})
+	}
+}
+
+// ringLauncher returns a launch of one-thread rings of prog on b, each
+// closed when the test ends.
+func ringLauncher(t *testing.T, b *Backend, prog *RingProgram) func() (*RingKernel, error) {
+	return func() (*RingKernel, error) {
+		k, err := b.LaunchRingProgram(prog, RingConfig{Capacity: 16, Threads: 1})
+		if err == nil {
+			t.Cleanup(func() {
+				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+				defer cancel()
+				if err := k.Close(ctx); err != nil {
+					t.Errorf("closing ring: %v", err)
+				}
+			})
+		}
+		return k, err
 	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/ringactor/ringactor/gpu"
 	"github.com/ringactor/ringactor/gpu/cuda"
+	"github.com/ringactor/ringactor/internal/devcheck"
 	"github.com/ringactor/ringactor/messages"
 )
 
@@ -139,11 +140,13 @@ func saturation(ctx context.Context, open BackendFactory, cfg BudgetConfig, res 
 	var served atomic.Int64
 	var wg sync.WaitGroup
 	var failed atomic.Value
+	feedReq := Tally{Add: 1}
+	payload := messages.FixedBytes(&feedReq)
 	for _, k := range boxes {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := saturate(ctx, k, &stop, &served); err != nil {
+			if err := devcheck.Feed(ctx, k, payload, &stop, &served); err != nil {
 				failed.Store(err)
 			}
 		}()
@@ -229,48 +232,4 @@ func quietRTT(ctx context.Context, k *cuda.RingKernel, n int) (int64, error) {
 	}
 	slices.Sort(d)
 	return d[len(d)/2], nil
-}
-
-// saturate keeps k's input ring full until stop, checking the replies'
-// order.
-func saturate(ctx context.Context, k *cuda.RingKernel, stop *atomic.Bool, served *atomic.Int64) error {
-	req := Tally{Add: 1}
-	payload := messages.FixedBytes(&req)
-	buf := make([]byte, k.PayloadMax())
-	var sent, recv uint64
-	for {
-		progress := false
-		for !stop.Load() {
-			ok, err := k.TrySubmit(1, sent, payload)
-			if err != nil {
-				return err
-			}
-			if !ok {
-				break
-			}
-			sent++
-			progress = true
-		}
-		for {
-			h, _, ok := k.TryPollInto(buf)
-			if !ok {
-				break
-			}
-			if h.CorrelationID != recv {
-				return fmt.Errorf("reply %d, want %d", h.CorrelationID, recv)
-			}
-			recv++
-			served.Add(1)
-			progress = true
-		}
-		if stop.Load() && recv == sent {
-			return nil
-		}
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		if !progress {
-			runtime.Gosched()
-		}
-	}
 }

@@ -178,11 +178,12 @@ func scaleMailboxes(ctx context.Context, e *Env) error {
 	var wg sync.WaitGroup
 	errs := make(chan error, saturated+1)
 	var served atomic.Int64
+	feedReq := fullSaxpy(3)
 	for _, k := range boxes[:saturated] {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := feed(ctx, k, &stop, &served); err != nil {
+			if err := Feed(ctx, k, messages.FixedBytes(&feedReq), &stop, &served); err != nil {
 				errs <- err
 			}
 		}()
@@ -249,11 +250,11 @@ func checkSaxpy(req devkernels.SaxpyReq) func(int, ring.SlotHeader, []byte) erro
 	}
 }
 
-// feed keeps k's input ring full until stop, checking that the replies
-// come back in order, each once.
-func feed(ctx context.Context, k *cuda.RingKernel, stop *atomic.Bool, served *atomic.Int64) error {
-	req := fullSaxpy(3)
-	payload := messages.FixedBytes(&req)
+// Feed keeps k's input ring full of payload until stop is set, then
+// drains it, checking that the replies come back in order, each once, and
+// counting them in served. The saturated mailboxes of the scale step and
+// of the device bench.
+func Feed(ctx context.Context, k *cuda.RingKernel, payload []byte, stop *atomic.Bool, served *atomic.Int64) error {
 	buf := make([]byte, k.PayloadMax())
 	var sent, recv uint64
 	for {
