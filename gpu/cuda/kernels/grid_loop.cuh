@@ -124,10 +124,10 @@
 // first (at least one message), before it hands the mailbox over to the
 // ready queue while another mailbox waits.
 #ifndef RC_GRID_QUANTUM
-#define RC_GRID_QUANTUM 32u
+#define RC_GRID_QUANTUM 8u
 #endif
 #ifndef RC_GRID_QUANTUM_NS
-#define RC_GRID_QUANTUM_NS 100000u
+#define RC_GRID_QUANTUM_NS 5000u
 #endif
 
 // Device-scope atomics on device memory.
