@@ -22,6 +22,9 @@ import (
 // what an epoch costs during saturation, and how long rings stay parked
 // while a new program registers.
 
+// saturatedDepth is the ring capacity of a saturated mailbox.
+const saturatedDepth = 2048
+
 // BackendFactory opens a fresh CUDA backend with opts (the simulated
 // device, or device 0).
 type BackendFactory func(opts ...cuda.BackendOption) (*cuda.Backend, error)
@@ -106,7 +109,8 @@ func programsFit(ctx context.Context, open BackendFactory, most int) (int, error
 // cfg.Saturated mailboxes whose rings the feeders keep full, epochs during
 // the saturation, and a program registered beside the running rings.
 func saturation(ctx context.Context, open BackendFactory, cfg BudgetConfig, res *BudgetResult) error {
-	b, err := open(cuda.WithGridBlocks(cfg.GridBlocks))
+	// Deep rings (2,048 slots) stay saturated between the feeders' visits.
+	b, err := open(cuda.WithGridBlocks(cfg.GridBlocks), cuda.WithMailboxPinnedMax(16<<20))
 	if err != nil {
 		return err
 	}
@@ -130,7 +134,7 @@ func saturation(ctx context.Context, open BackendFactory, cfg BudgetConfig, res 
 	}
 	boxes := make([]*cuda.RingKernel, cfg.Saturated)
 	for i := range boxes {
-		if boxes[i], err = b.OpenMailbox(p, cuda.RingConfig{}); err != nil {
+		if boxes[i], err = b.OpenMailbox(p, cuda.RingConfig{Capacity: saturatedDepth}); err != nil {
 			return err
 		}
 		defer boxes[i].Close(ctx)

@@ -253,10 +253,13 @@ func checkSaxpy(req devkernels.SaxpyReq) func(int, ring.SlotHeader, []byte) erro
 // Feed keeps k's input ring full of payload until stop is set, then
 // drains it, checking that the replies come back in order, each once, and
 // counting them in served. The saturated mailboxes of the scale step and
-// of the device bench.
+// of the device bench. When the rings neither take nor give it backs off
+// (up to 100 µs), so that with deep rings the feeders' own use of the
+// host's cores stays small beside the device's.
 func Feed(ctx context.Context, k *cuda.RingKernel, payload []byte, stop *atomic.Bool, served *atomic.Int64) error {
 	buf := make([]byte, k.PayloadMax())
 	var sent, recv uint64
+	w := ring.Waiter{Strategy: ring.WaitStrategy{Spins: 16, Yields: 16, SleepMin: time.Microsecond, SleepMax: 100 * time.Microsecond}, Done: ctx.Done()}
 	for {
 		progress := false
 		for !stop.Load() {
@@ -288,8 +291,10 @@ func Feed(ctx context.Context, k *cuda.RingKernel, payload []byte, stop *atomic.
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("%d of %d replies: %w", recv, sent, err)
 		}
-		if !progress {
-			runtime.Gosched()
+		if progress {
+			w.Reset()
+		} else {
+			w.Wait(nil, nil)
 		}
 	}
 }
