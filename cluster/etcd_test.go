@@ -56,7 +56,7 @@ func waitNoGoroutine(t *testing.T, fn string, within time.Duration) {
 func TestEtcdProvider(t *testing.T) {
 	endpoint := startEtcd(t)
 	// Registered before the members' cleanups, so it runs after them.
-	t.Cleanup(func() { waitNoGoroutine(t, "clusterproviders/etcd.(*Provider)", 5*time.Second) })
+	t.Cleanup(func() { waitNoGoroutine(t, "cluster.(*etcdProvider)", 5*time.Second) })
 
 	newProvider := func() *cluster.Member {
 		p, err := cluster.Etcd([]string{endpoint}, cluster.WithEtcdBaseKey("/ringactor-test"))
@@ -159,7 +159,7 @@ func (v *etcdClientRecordsView) WithGroup(string) slog.Handler { return v }
 // logger. The client's endpoint auto-sync logs a debug record at each sync.
 func TestEtcdClientLogs(t *testing.T) {
 	endpoint := startEtcd(t)
-	t.Cleanup(func() { waitNoGoroutine(t, "clusterproviders/etcd.(*Provider)", 5*time.Second) })
+	t.Cleanup(func() { waitNoGoroutine(t, "cluster.(*etcdProvider)", 5*time.Second) })
 	autoSync := cluster.WithEtcdClientConfig(func(c *clientv3.Config) { c.AutoSyncInterval = 50 * time.Millisecond })
 
 	var fixed, memberA, memberB etcdClientRecords

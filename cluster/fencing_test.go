@@ -311,8 +311,10 @@ func TestFalseSuspicion(t *testing.T) {
 // TestEtcdLeaseFence: a member whose etcd lease is gone (revoked here, as
 // when its keep-alives stop reaching etcd in time: the others drop it)
 // fences itself and passivates its activations, whose identities then
-// answer from the other member; it stays fenced (the others never take
-// its member id back). No identity has two live activations at once.
+// answer from the other member. Without a restart it then rejoins as a new
+// incarnation (a new member id: the others never take a dropped one
+// back), which the other member sees, and its identities answer from it
+// again. No identity has two live activations at once.
 func TestEtcdLeaseFence(t *testing.T) {
 	if !testproc.HaveEtcd() {
 		t.Skip("etcd not found in PATH (Debian: apt-get install etcd-server)")
@@ -337,24 +339,72 @@ func TestEtcdLeaseFence(t *testing.T) {
 	if a.isFenced() {
 		t.Fatal("a registered member is fenced")
 	}
+	oldID := pa.memberID()
 	ids := activateOwned(ctx, t, a, b, "e", 8)
 	cl, err := clientv3.New(clientv3.Config{Endpoints: []string{endpoint}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer cl.Close()
-	if _, err := cl.Revoke(ctx, pa.fence.lease()); err != nil {
+	// The activations that answer before the lapse; A's fence, when it
+	// passivates them, reports whether A was fenced then.
+	before := map[string]int64{}
+	for _, id := range ids {
+		r, err := Request[fenceReply](ctx, a, "fenced", id, fenceBump{})
+		if err != nil {
+			t.Fatalf("%s: %v", id, err)
+		}
+		before[id] = r.Activation
+	}
+	var removed, fencedThen atomic.Bool
+	pa.mu.Lock()
+	hook := pa.onRemoved
+	pa.onRemoved = func(reason string) {
+		fencedThen.Store(a.isFenced())
+		removed.Store(true)
+		hook(reason)
+	}
+	pa.mu.Unlock()
+	if _, err := cl.Revoke(ctx, pa.leaseID()); err != nil {
 		t.Fatal(err)
 	}
-	waitUntil(t, ctx, "A fencing itself", a.isFenced)
-	waitUntil(t, ctx, "A passivating its activations", func() bool { return a.Activations() == 0 })
-	waitUntil(t, ctx, "B dropping A", func() bool { return b.Members() == 1 })
-	bumpUntilOK(ctx, t, b, ids, "A fenced")
-	// Proto.Actor registers A again under a new lease; A stays fenced.
-	waitUntil(t, ctx, "A registered again", func() bool { id := pa.fence.lease(); return id > 0 && int64(id) != pa.fence.confirmed.Load() })
-	pa.fence.check()
-	if !a.isFenced() {
-		t.Error("A is not fenced after its registration lapsed")
+	// B drops A's old member id, then sees A's new incarnation.
+	bHas := func(id string) bool {
+		for _, m := range b.Cluster().MemberList.Members().Members() {
+			if m.Id == id {
+				return true
+			}
+		}
+		return false
+	}
+	waitUntil(t, ctx, "A rejoining under a new member id", func() bool { return pa.memberID() != oldID && !a.isFenced() })
+	if !removed.Load() || !fencedThen.Load() {
+		t.Errorf("A's registration lapsed: passivated %v, fenced then %v; want both", removed.Load(), fencedThen.Load())
+	}
+	newID := pa.memberID()
+	if !strings.HasPrefix(newID, oldID+".") {
+		t.Errorf("A rejoined as %q, want %q.N", newID, oldID)
+	}
+	waitUntil(t, ctx, "B seeing A's new incarnation", func() bool { return bHas(newID) && !bHas(oldID) && b.Members() == 2 })
+	waitUntil(t, ctx, "A seeing B and itself", func() bool { return a.Members() == 2 })
+	// A's identities answer again, through either member, from A.
+	bumpUntilOK(ctx, t, b, ids, "after A rejoined (through B)")
+	bumpUntilOK(ctx, t, a, ids, "after A rejoined (through A)")
+	waitUntil(t, ctx, "A holding its identities again", func() bool { return a.Activations() == len(ids) })
+	for _, id := range ids {
+		r, err := Request[fenceReply](ctx, a, "fenced", id, fenceBump{})
+		if err != nil {
+			t.Fatalf("%s after the rejoin: %v", id, err)
+		}
+		if r.Activation == before[id] {
+			t.Errorf("%s answered from the activation it had before the lapse (%d): it was never passivated", id, r.Activation)
+		}
+		if owner := a.currentView().owner("fenced", id); owner != a.Address() {
+			t.Errorf("%s is owned by %s after the rejoin, want A (%s)", id, owner, a.Address())
+		}
+	}
+	if a.isFenced() {
+		t.Error("A fenced again after it rejoined")
 	}
 }
 

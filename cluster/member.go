@@ -307,6 +307,9 @@ func (m *Member) useProvider(provider pcluster.ClusterProvider) {
 	if p, ok := provider.(interface{ setOnRemoved(func(string)) }); ok && !m.client {
 		p.setOnRemoved(m.fenceAll)
 	}
+	if p, ok := provider.(interface{ setActivations(func() int) }); ok && !m.client {
+		p.setActivations(m.Activations)
+	}
 }
 
 // fenceAll passivates every activation of the member at once, which the

@@ -191,11 +191,9 @@ func runMember() int {
 }
 
 // protoActorLeaks are goroutines Proto.Actor leaves behind by design (its
-// throttlers' tickers are never stopped; the etcd provider's keep-alive
-// loop sleeps before it sees the shutdown) and the goroutine that drains
+// throttlers' tickers are never stopped) and the goroutine that drains
 // this child's stdin.
 var protoActorLeaks = append(testproc.ProtoActorThrottles(),
-	goleak.IgnoreAnyFunction("github.com/asynkron/protoactor-go/cluster/clusterproviders/etcd.(*Provider).keepAliveForever"),
 	goleak.IgnoreAnyFunction("github.com/ringactor/ringactor/cluster/multiproc.runMember.func1"))
 
 // faults reads the test's lines from in until it ends: "fault NAME" (a
