@@ -122,6 +122,9 @@ func (k *kernel[Req, Resp]) startDeviceLoop(c actor.Context, ring *cuda.RingKern
 	k.setPlacement(backend.Name(), nil)
 	ring.Activate() // the Go side's gate is the kernel's gate
 	p := &devicePump[Req, Resp]{k: k, ring: ring, backend: backend, pending: map[uint64]*slot[Req, Resp]{}, buf: make([]byte, ring.PayloadMax())}
+	if k.hist != nil {
+		p.timing = map[uint64]deviceTiming{}
+	}
 	k.spawnLoop(c, p.run)
 }
 
@@ -131,12 +134,62 @@ type devicePump[Req, Resp any] struct {
 	ring    *cuda.RingKernel
 	backend *cuda.Backend
 	pending map[uint64]*slot[Req, Resp] // on the device, by message id
+	timing  map[uint64]deviceTiming     // the timed messages of pending (nil with telemetry off)
 	free    []*slot[Req, Resp]          // slots of answered messages, for reuse (no allocation per message)
 	buf     []byte                      // a reply's payload, copied out of the output ring
 	faulted error                       // this kernel's own device fault, once seen
 	wait    *slot[Req, Resp]            // taken but not submitted (the device's input ring was full); older than k.devHeld
 	rounds  uint32                      // poll rounds, for the rate of fault queries
 	active  bool                        // the last round moved or answered messages
+}
+
+// deviceTiming is what the pump keeps of a timed message on the device:
+// when it went into the device's input ring and its weight (itself and the
+// untimed messages submitted since the previous timed one).
+type deviceTiming struct {
+	submitted int64
+	weight    uint64
+}
+
+// submitted starts a message's device time: the pump has just put it into
+// the device's input ring. A timed message's queueing delay is its
+// admission → now, and its handler time now → its reply's hand-off (the
+// device's input ring, its handler, its output ring and the pump's look at
+// it); both are recorded with its latency when it is answered (done). An
+// untimed message adds to the next timed one's weight, as a CPU handler's
+// does.
+func (p *devicePump[Req, Resp]) submitted(s *slot[Req, Resp]) {
+	t := p.k.hist
+	if t == nil {
+		return
+	}
+	if s.enq <= 0 {
+		t.skipped++
+		return
+	}
+	p.timing[s.id] = deviceTiming{submitted: monoNow(), weight: t.skipped + 1}
+	t.skipped = 0
+}
+
+// unsubmit undoes the timing of submitted messages handed back to the
+// kernel (abandon), which their next incarnation counts again: newest
+// first, an untimed one leaves the count of untimed messages, and a timed
+// one gives back the weight it took. The count is then what it was before
+// the oldest of them was submitted.
+func (p *devicePump[Req, Resp]) unsubmit(back []*slot[Req, Resp]) {
+	t := p.k.hist
+	if t == nil {
+		return
+	}
+	for i := len(back) - 1; i >= 0; i-- {
+		s := back[i]
+		if tm, ok := p.timing[s.id]; ok {
+			delete(p.timing, s.id)
+			t.skipped += tm.weight - 1
+		} else if s.enq <= 0 && t.skipped > 0 {
+			t.skipped--
+		}
+	}
 }
 
 // faultQueryEvery is how often (in poll rounds) the pump asks the device
@@ -219,8 +272,17 @@ func (p *devicePump[Req, Resp]) take(s *slot[Req, Resp]) *slot[Req, Resp] {
 	return t
 }
 
-// done finishes an answered message and keeps its slot for reuse.
+// done finishes an answered message and keeps its slot for reuse. A timed
+// message that went to the device gets its queueing delay here, and its
+// handler time and latency in finish, as invokeTimed and finish give a CPU
+// handler's.
 func (p *devicePump[Req, Resp]) done(s *slot[Req, Resp], resp Resp, err error, failed bool) {
+	if tm, ok := p.timing[s.id]; ok {
+		delete(p.timing, s.id)
+		t := p.k.hist
+		t.queue.ObserveN(time.Duration(tm.submitted-s.enq), tm.weight)
+		t.start, t.weight = tm.submitted, tm.weight
+	}
 	p.k.finish(s, resp, err, failed)
 	*s = slot[Req, Resp]{}
 	p.free = append(p.free, s)
@@ -301,6 +363,7 @@ func (p *devicePump[Req, Resp]) forward(draining bool) (bool, error) {
 			return moved, nil
 		}
 		p.pending[s.id] = s
+		p.submitted(s)
 		moved = true
 	}
 }
@@ -396,6 +459,7 @@ func (p *devicePump[Req, Resp]) abandon() {
 		}
 		requeue = append(requeue, s)
 	}
+	p.unsubmit(requeue)
 	p.k.devHeld = append(requeue, p.k.devHeld...)
 	p.k.endBatch()
 }

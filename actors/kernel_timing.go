@@ -119,8 +119,9 @@ func (k *kernel[Req, Resp]) invokeTimed(h Handler[Req, Resp], s *slot[Req, Resp]
 }
 
 // end ends the handler duration and latency of the timed message in hand,
-// admitted at enq, at now. A message whose handler did not run (screened
-// out, or answered by a device) has none.
+// admitted at enq, at now: a CPU handler's (invokeTimed) or a device ring
+// kernel's (its pump's done). A message whose handler did not run
+// (screened out, or refused by the device) has none.
 func (t *kernelHistograms) end(now, enq int64) {
 	if t == nil || t.start == 0 {
 		return

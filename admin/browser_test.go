@@ -142,6 +142,14 @@ func TestDashboardInBrowser(t *testing.T) {
 	// Cluster and devices.
 	waitFor(ctx, t, "cluster members", fmt.Sprintf(`[...document.querySelectorAll("#members tbody tr")].some(r => r.textContent.includes(%q) && r.textContent.includes("echo: 3"))`, f.m.Address()))
 	waitFor(ctx, t, "devices", `(() => { const c = document.querySelector('#devices .card[data-device="cpu"]'); return c && c.textContent.includes("kernels"); })()`)
+	// The member's row: its own kinds only (not Proto.Actor's "prototopic"),
+	// its usable devices only; the backend without a device is on the
+	// devices panel, unavailable, with its reason.
+	waitFor(ctx, t, "the member's kinds and devices", fmt.Sprintf(`(() => { const r = [...document.querySelectorAll("#members tbody tr")].find(r => r.textContent.includes(%q));
+		if (!r) return false; const td = r.querySelectorAll("td");
+		return td[2].textContent === "echo" && td[3].textContent.split(", ").includes("cpu") && !td[3].textContent.includes(%q); })()`, f.m.Address(), noDeviceName))
+	waitFor(ctx, t, "the unusable device", fmt.Sprintf(`(() => { const c = document.querySelector('#devices .card[data-device=%q]');
+		const bad = c && c.querySelector("dd.bad"); return !!bad && bad.textContent.startsWith("unavailable: ") && bad.textContent.includes(%q); })()`, noDeviceName, noDeviceReason))
 
 	// Sorting by processed, descending: the busiest kernel first.
 	busiest := slices.MaxFunc(after.Kernels, func(a, b admin.Kernel) int { return int(a.Processed) - int(b.Processed) })

@@ -13,6 +13,7 @@ import (
 	"github.com/ringactor/ringactor/actors"
 	"github.com/ringactor/ringactor/admin"
 	"github.com/ringactor/ringactor/cluster"
+	"github.com/ringactor/ringactor/gpu"
 	"github.com/ringactor/ringactor/messages"
 	"github.com/ringactor/ringactor/stream"
 )
@@ -29,7 +30,8 @@ func init() {
 // fixture is a real member under traffic for the dashboard: a cluster kind
 // "echo" (its activations are kernels), a plain ring kernel "square" and a
 // stream graph source → enrich (2 instances) → store, all in the member's
-// runtime, served by the admin endpoint at base.
+// runtime, served by the admin endpoint at base. Its runtime has a backend
+// without a device (noDevice) beside the CPU.
 type fixture struct {
 	m    *cluster.Member
 	g    *stream.Graph
@@ -39,6 +41,30 @@ type fixture struct {
 	srv  *admin.Server
 	base string
 }
+
+// noDevice is a compute backend of the fixture's runtime that has no
+// device: Available says why, whatever machine the test runs on.
+type noDevice struct{}
+
+// noDeviceName and noDeviceReason are its name and its Available's reason.
+const (
+	noDeviceName   = "cuda:9"
+	noDeviceReason = "no device 9 on this machine"
+)
+
+func (noDevice) Name() string          { return noDeviceName }
+func (noDevice) Kind() gpu.BackendKind { return gpu.KindCUDA }
+func (noDevice) Available() error {
+	return &gpu.DeviceError{Kind: gpu.DeviceUnavailable, Backend: noDeviceName, Reason: noDeviceReason}
+}
+func (noDevice) Supports(*gpu.KernelSpec, gpu.DType) bool { return false }
+func (noDevice) Execute(context.Context, *gpu.KernelSpec, []*gpu.UnifiedBuffer, *gpu.UnifiedBuffer, []float64) error {
+	return gpu.ErrDeviceNotAvailable
+}
+func (noDevice) ExecuteBatch(context.Context, *gpu.KernelSpec, [][]*gpu.UnifiedBuffer, []*gpu.UnifiedBuffer, []float64) error {
+	return gpu.ErrDeviceNotAvailable
+}
+func (noDevice) Allocator() gpu.Allocator { return nil }
 
 // identities the fixture's traffic reaches.
 var identities = []string{"alice", "bob", "carol"}
@@ -53,7 +79,7 @@ func startFixture(t testing.TB) *fixture {
 		return func(_ context.Context, p ping) (pong, error) { return pong(p), nil }
 	})
 	m, err := cluster.Start(ctx, fmt.Sprintf("admin-test-%d", time.Now().UnixNano()), cluster.Peers(nil), []*cluster.Kind{echo},
-		cluster.WithLogger(actors.DiscardLogger()))
+		cluster.WithLogger(actors.DiscardLogger()), cluster.WithRuntimeOptions(actors.WithBackends(noDevice{})))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,8 @@ package admin_test
 import (
 	"encoding/json"
 	"net/http"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/ringactor/ringactor/admin"
@@ -78,5 +80,34 @@ func TestMemberEndpoints(t *testing.T) {
 	getJSON(t, f.base+"/api/cluster", &st)
 	if !st.Member || st.Address != f.m.Address() || len(st.Members) != 1 || len(st.Members[0].Identities["echo"]) != len(identities) || len(st.Moves) != len(identities) {
 		t.Errorf("cluster %+v", st)
+	}
+	self := st.Members[0]
+	// The member's kinds are its own: not Proto.Actor's pubsub topic kind.
+	if !slices.Equal(self.Kinds, []string{"echo"}) {
+		t.Errorf("self kinds %q, want [echo]", self.Kinds)
+	}
+	// Its devices are the usable ones; the backend without a device is on
+	// /api/devices only, unavailable, with its reason.
+	var devs struct{ Devices []admin.Device }
+	getJSON(t, f.base+"/api/devices", &devs)
+	var usable []string
+	seen := false
+	for _, d := range devs.Devices {
+		if d.Available {
+			usable = append(usable, d.Name)
+		}
+		if d.Name == noDeviceName {
+			seen = true
+			if d.Available || !strings.Contains(d.Reason, noDeviceReason) {
+				t.Errorf("/api/devices: %s %+v, want unavailable: %s", noDeviceName, d, noDeviceReason)
+			}
+		}
+	}
+	if !seen {
+		t.Errorf("/api/devices %+v lists no %s", devs.Devices, noDeviceName)
+	}
+	slices.Sort(usable)
+	if got := slices.Sorted(slices.Values(self.Devices)); !slices.Equal(got, usable) {
+		t.Errorf("self devices %q, want the usable backends of /api/devices %q", self.Devices, usable)
 	}
 }

@@ -155,11 +155,21 @@ func parseNodeAd(kinds []string) (a nodeAd, ok bool) {
 // isNodeAd reports whether a kind name is an advertisement.
 func isNodeAd(kind string) bool { return strings.HasPrefix(kind, nodeAdPrefix) }
 
-// userKinds returns kinds without the advertisement.
+// protoInternalKinds are the kinds Proto.Actor's cluster registers by
+// itself on every member, whatever its configuration lists: its pubsub
+// topic kind (Cluster.initKinds → ensureTopicKindRegistered), the only
+// one in the version this module uses. They are in every member's
+// topology entry (GetClusterKinds) but are no user's kinds. TestStatus
+// checks that a member's entry holds nothing else beside its own kinds and
+// the advertisement, so a Proto.Actor that registers more is noticed.
+var protoInternalKinds = map[string]bool{pcluster.TopicActorKind: true}
+
+// userKinds returns a member's topology kinds without the advertisement
+// and Proto.Actor's internal kinds: the kinds its configuration gave.
 func userKinds(kinds []string) []string {
 	out := make([]string, 0, len(kinds))
 	for _, k := range kinds {
-		if !isNodeAd(k) {
+		if !isNodeAd(k) && !protoInternalKinds[k] {
 			out = append(out, k)
 		}
 	}

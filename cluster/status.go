@@ -42,13 +42,18 @@ type Status struct {
 
 // MemberStatus is one member in a Status.
 type MemberStatus struct {
-	Address string   `json:"address"`
-	ID      string   `json:"id,omitempty"`
-	State   string   `json:"state"`
-	Self    bool     `json:"self,omitempty"`
-	Kinds   []string `json:"kinds"`
-	// Devices are the compute backends of its runtime (this member only:
-	// another member's are on its own dashboard).
+	Address string `json:"address"`
+	ID      string `json:"id,omitempty"`
+	State   string `json:"state"`
+	Self    bool   `json:"self,omitempty"`
+	// Kinds are the kinds it hosts, as its configuration gave them: not
+	// Proto.Actor's internal kinds (its pubsub topic kind) nor ringactor's
+	// advertisement, which its topology entry carries too.
+	Kinds []string `json:"kinds"`
+	// Devices are the usable compute backends of its runtime, those whose
+	// Available is nil (this member only: another member's are on its own
+	// dashboard). A backend without a device, or one that faulted, is left
+	// out; the admin endpoint's /api/devices lists it with its reason.
 	Devices []string `json:"devices,omitempty"`
 	// AdvertisedDevices is how many usable CUDA devices the member
 	// advertises (its placement weight for device kinds), as this
@@ -183,7 +188,9 @@ func (m *Member) Status() Status {
 	var devices []string
 	if m.rt != nil {
 		for _, b := range m.rt.Backends() {
-			devices = append(devices, b.Name())
+			if b.Available() == nil {
+				devices = append(devices, b.Name())
+			}
 		}
 	}
 	self := false

@@ -11,8 +11,28 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ringactor/ringactor/actors"
 	"github.com/ringactor/ringactor/cluster"
+	"github.com/ringactor/ringactor/gpu"
 )
+
+// unusableBackend is a compute backend without a device: Available says
+// why, and it runs nothing.
+type unusableBackend struct{}
+
+func (unusableBackend) Name() string          { return "cuda:7" }
+func (unusableBackend) Kind() gpu.BackendKind { return gpu.KindCUDA }
+func (unusableBackend) Available() error {
+	return &gpu.DeviceError{Kind: gpu.DeviceUnavailable, Backend: "cuda:7", Reason: "no device"}
+}
+func (unusableBackend) Supports(*gpu.KernelSpec, gpu.DType) bool { return false }
+func (unusableBackend) Execute(context.Context, *gpu.KernelSpec, []*gpu.UnifiedBuffer, *gpu.UnifiedBuffer, []float64) error {
+	return gpu.ErrDeviceNotAvailable
+}
+func (unusableBackend) ExecuteBatch(context.Context, *gpu.KernelSpec, [][]*gpu.UnifiedBuffer, []*gpu.UnifiedBuffer, []float64) error {
+	return gpu.ErrDeviceNotAvailable
+}
+func (unusableBackend) Allocator() gpu.Allocator { return nil }
 
 // TestStatus: a member's Status lists the topology's members with their
 // kinds, the identities active on itself by kind and its devices; the
@@ -25,15 +45,30 @@ func TestStatus(t *testing.T) {
 	for i := range ids {
 		ids[i] = fmt.Sprintf("s%02d", i)
 	}
-	a := tallyMember(t, "status", nil)
+	a := tallyMember(t, "status", nil, cluster.WithRuntimeOptions(actors.WithBackends(unusableBackend{})))
 	bumpAll(t, ctx, a, ids)
 	st := a.Status()
 	if st.State != cluster.MemberReady || st.Address != a.Address() || len(st.Members) != 1 {
 		t.Fatalf("status of one member: %+v", st)
 	}
 	self := st.Members[0]
-	if !self.Self || !slices.Contains(self.Kinds, "tally") || !slices.Contains(self.Devices, "cpu") || len(self.Identities["tally"]) != len(ids) {
+	if !self.Self || !slices.Contains(self.Devices, "cpu") || len(self.Identities["tally"]) != len(ids) {
 		t.Fatalf("self %+v", self)
+	}
+	// Its kinds are its own only: not Proto.Actor's pubsub topic kind (nor
+	// any other it registers by itself), nor the advertisement.
+	if !slices.Equal(self.Kinds, []string{"tally"}) {
+		t.Errorf("self kinds %q, want [tally]", self.Kinds)
+	}
+	// Its devices are the usable ones: not the backend without a device,
+	// nor any other whose Available says it cannot run kernels.
+	if slices.Contains(self.Devices, unusableBackend{}.Name()) {
+		t.Errorf("self devices %q list the unusable %s", self.Devices, unusableBackend{}.Name())
+	}
+	for _, b := range a.Runtime().Backends() {
+		if usable := b.Available() == nil; slices.Contains(self.Devices, b.Name()) != usable {
+			t.Errorf("self devices %q; %s usable: %v", self.Devices, b.Name(), usable)
+		}
 	}
 	if len(st.Moves) != len(ids) || st.Moves[0].Event != cluster.MoveActivated || st.Moves[0].Identity != ids[0] {
 		t.Fatalf("moves %+v", st.Moves)

@@ -48,10 +48,12 @@ type KernelStats struct {
 	// Count still counts handled messages, up to the last timed one.
 	Latency HistogramSnapshot
 	// QueueDelay is the histogram of the time messages waited before their
-	// handler started.
+	// handler started (a device ring kernel's: until its pump put them
+	// into the device's input ring).
 	QueueDelay HistogramSnapshot
 	// HandlerTime is the histogram of each message's handling: its handler
-	// and its reply's hand-off.
+	// and its reply's hand-off (a device ring kernel's: the device's time,
+	// from its input ring to the reply's hand-off).
 	HandlerTime HistogramSnapshot
 }
 
