@@ -21,9 +21,9 @@ var jsonKinds sync.Map // kind name → jsonCaller
 // Resp.
 func RegisterJSON[Req, Resp any](kind string) {
 	jsonKinds.Store(kind, jsonCaller(func(ctx context.Context, m *Member, kind, identity string, raw []byte) ([]byte, error) {
-		var req Req
-		if err := json.Unmarshal(raw, &req); err != nil {
-			return nil, fmt.Errorf("ringactor/cluster: %w: request for kind %q: %w", messages.ErrDecode, kind, err)
+		req, err := decodeJSON[Req](kind, raw)
+		if err != nil {
+			return nil, err
 		}
 		resp, err := Request[Resp](ctx, m, kind, identity, req)
 		if err != nil {
@@ -31,6 +31,25 @@ func RegisterJSON[Req, Resp any](kind string) {
 		}
 		return json.Marshal(resp)
 	}))
+}
+
+// decodeJSON decodes the JSON request raw for kind into a Req; malformed
+// JSON, JSON of another shape, or a request the receiving member could not
+// decode from the wire (JSON nested deeper than the msgpack codec takes)
+// is messages.ErrDecode, found here rather than on the member.
+func decodeJSON[Req any](kind string, raw []byte) (Req, error) {
+	var req, zero Req
+	if err := json.Unmarshal(raw, &req); err != nil {
+		return zero, fmt.Errorf("ringactor/cluster: %w: request for kind %q: %w", messages.ErrDecode, kind, err)
+	}
+	b, err := messages.AppendPayload(nil, req)
+	if err == nil {
+		err = messages.UnmarshalInto(b, new(Req))
+	}
+	if err != nil {
+		return zero, fmt.Errorf("ringactor/cluster: %w: request for kind %q cannot be sent: %w", messages.ErrDecode, kind, err)
+	}
+	return req, nil
 }
 
 // RequestJSON sends the JSON request req to the identity of kind, whose

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 
@@ -192,7 +194,10 @@ func (c *setupConfig) metricReaders(ctx context.Context, prod *Producer) ([]sdkm
 	if !c.exporting("OTEL_METRICS_EXPORTER", "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT") {
 		return nil, nil
 	}
-	names := strings.Split(c.getenv("OTEL_METRICS_EXPORTER"), ",")
+	names, err := metricExporters(c.getenv("OTEL_METRICS_EXPORTER"))
+	if err != nil {
+		return nil, err
+	}
 	var readers []sdkmetric.Reader
 	fail := func(err error) ([]sdkmetric.Reader, error) {
 		for _, r := range readers {
@@ -203,15 +208,10 @@ func (c *setupConfig) metricReaders(ctx context.Context, prod *Producer) ([]sdkm
 	for _, n := range names {
 		var exp sdkmetric.Exporter
 		var err error
-		switch strings.TrimSpace(n) {
-		case "", "otlp":
+		if n == "otlp" {
 			exp, err = c.otlpMetricExporter(ctx)
-		case "console":
+		} else {
 			exp, err = stdoutmetric.New()
-		case "none":
-			continue
-		default:
-			return fail(fmt.Errorf("%w: OTEL_METRICS_EXPORTER=%q (want otlp, console or none; Prometheus is served by the admin endpoint)", ErrBadExporter, n))
 		}
 		if err != nil {
 			return fail(fmt.Errorf("ringactor/telemetry: metric exporter %q: %w", n, err))
@@ -221,20 +221,58 @@ func (c *setupConfig) metricReaders(ctx context.Context, prod *Producer) ([]sdkm
 	return readers, nil
 }
 
-// otlpMetricExporter builds the OTLP metric exporter of the configured
-// protocol.
-func (c *setupConfig) otlpMetricExporter(ctx context.Context) (sdkmetric.Exporter, error) {
-	proto := c.getenv("OTEL_EXPORTER_OTLP_METRICS_PROTOCOL")
-	if proto == "" {
-		proto = c.getenv("OTEL_EXPORTER_OTLP_PROTOCOL")
+// metricExporters parses OTEL_METRICS_EXPORTER's value v, a comma-separated
+// list: the exporters to build, "otlp" or "console", each once, in the
+// order named. "none" and blank entries name none; a blank v is "otlp" (the
+// caller has found that metrics are exported). Another name is
+// ErrBadExporter.
+func metricExporters(v string) ([]string, error) {
+	if strings.TrimSpace(v) == "" {
+		return []string{"otlp"}, nil
+	}
+	var names []string
+	for _, n := range strings.Split(v, ",") {
+		switch n = strings.TrimSpace(n); n {
+		case "", "none":
+		case "otlp", "console":
+			if !slices.Contains(names, n) {
+				names = append(names, n)
+			}
+		default:
+			return nil, fmt.Errorf("%w: OTEL_METRICS_EXPORTER=%q (want otlp, console or none; Prometheus is served by the admin endpoint)", ErrBadExporter, n)
+		}
+	}
+	return names, nil
+}
+
+// otlpProtocol returns the OTLP metric protocol that the values of
+// OTEL_EXPORTER_OTLP_METRICS_PROTOCOL and OTEL_EXPORTER_OTLP_PROTOCOL (the
+// first set wins) name: "http/protobuf" (the default) or "grpc"; another is
+// ErrBadExporter.
+func otlpProtocol(metricsProto, proto string) (string, error) {
+	if metricsProto != "" {
+		proto = metricsProto
 	}
 	switch proto {
 	case "", "http/protobuf":
-		return otlpmetrichttp.New(ctx)
+		return "http/protobuf", nil
 	case "grpc":
+		return proto, nil
+	}
+	return "", fmt.Errorf("%w: OTLP protocol %q (want http/protobuf or grpc)", ErrBadExporter, proto)
+}
+
+// otlpMetricExporter builds the OTLP metric exporter of the configured
+// protocol.
+func (c *setupConfig) otlpMetricExporter(ctx context.Context) (sdkmetric.Exporter, error) {
+	proto, err := otlpProtocol(c.getenv("OTEL_EXPORTER_OTLP_METRICS_PROTOCOL"), c.getenv("OTEL_EXPORTER_OTLP_PROTOCOL"))
+	if err != nil {
+		return nil, err
+	}
+	if proto == "grpc" {
 		return otlpmetricgrpc.New(ctx)
 	}
-	return nil, fmt.Errorf("%w: OTLP protocol %q (want http/protobuf or grpc)", ErrBadExporter, proto)
+	return otlpmetrichttp.New(ctx)
 }
 
 // resource builds the resource: service name, SDK, host and process, then
@@ -256,18 +294,24 @@ func (c *setupConfig) resource(ctx context.Context) (*resource.Resource, error) 
 }
 
 // envDetector reads OTEL_RESOURCE_ATTRIBUTES and OTEL_SERVICE_NAME through
-// getenv, as resource.WithFromEnv does through os.Getenv.
+// getenv, as resource.WithFromEnv does through os.Getenv: key=value pairs
+// separated by commas, each value percent-decoded (the specification's
+// form, so that a value may hold a comma), kept as written where it does
+// not decode; a pair without '=' or with an empty key is skipped.
 type envDetector struct{ getenv func(string) string }
 
 // Detect implements resource.Detector.
 func (d envDetector) Detect(context.Context) (*resource.Resource, error) {
 	var kv []attribute.KeyValue
-	for _, pair := range strings.Split(d.getenv("OTEL_RESOURCE_ATTRIBUTES"), ",") {
+	for _, pair := range strings.Split(strings.TrimSpace(d.getenv("OTEL_RESOURCE_ATTRIBUTES")), ",") {
 		k, v, ok := strings.Cut(pair, "=")
 		if k = strings.TrimSpace(k); !ok || k == "" {
 			continue
 		}
-		kv = append(kv, attribute.String(k, strings.TrimSpace(v)))
+		if dec, err := url.PathUnescape(strings.TrimSpace(v)); err == nil {
+			v = dec
+		}
+		kv = append(kv, attribute.String(k, v))
 	}
 	if s := strings.TrimSpace(d.getenv("OTEL_SERVICE_NAME")); s != "" {
 		kv = append(kv, attribute.String("service.name", s))

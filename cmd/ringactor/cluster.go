@@ -222,38 +222,61 @@ func splitList(s string) []string {
 	return out
 }
 
+// serveFlags are the serve command's parsed flags.
+type serveFlags struct {
+	fs                  *flagSet
+	disc                *discoveryFlags
+	adm                 *adminFlags
+	bind, adv           *string
+	verbose, benchKinds *bool
+	simDevs             *int
+}
+
+// parseServe parses the serve command's flags, from args and then from the
+// RINGACTOR_ variables that lookup reads (os.LookupEnv when nil), and checks
+// them. When ok is false the command must not run and code is its exit
+// status (the mistake already reported on stderr).
+func parseServe(args []string, stderr io.Writer, lookup func(string) (string, bool)) (s serveFlags, code int, ok bool) {
+	fs := newFlagSet("serve", serveSynopsis, serveDescription, stderr)
+	fs.env, fs.lookupEnv = envName, lookup
+	s = serveFlags{fs: fs, disc: addDiscoveryFlags(fs),
+		bind:       fs.String("bind", cluster.DefaultAddress, "HOST:PORT the member's remote binds to"),
+		adv:        fs.String("advertise", "", "HOST:PORT other nodes reach this member at (default: the bind address; never a wildcard)"),
+		verbose:    fs.Bool("v", false, "log at debug level"),
+		benchKinds: fs.Bool("bench-kinds", false, "also host the plain Proto.Actor echo kind that ringactor bench --cluster compares with"),
+		simDevs:    fs.Int("sim-devices", 0, "give the member N simulated CUDA devices (cuda:sim0, cuda:sim1, ...; for tests and demos without a GPU; a Linux build with cgo)"),
+		adm:        addAdminFlags(fs)}
+	if code, ok := parseFlags(fs, args); !ok {
+		return s, code, false
+	}
+	if err := s.adm.check(); err != nil {
+		return s, usageError(fs, "%v", err), false
+	}
+	if err := s.disc.check(fs); err != nil {
+		return s, usageError(fs, "%v", err), false
+	}
+	if err := checkHostPort(*s.bind); err != nil {
+		return s, usageError(fs, "--bind: %v", err), false
+	}
+	if *s.simDevs < 0 {
+		return s, usageError(fs, "--sim-devices %d: want 0 or more", *s.simDevs), false
+	}
+	if *s.adv != "" {
+		if err := checkAdvertise(*s.adv); err != nil {
+			return s, usageError(fs, "--advertise: %v", err), false
+		}
+	}
+	return s, exitOK, true
+}
+
 // runServeCommand parses the serve command's flags and runs a member until
 // ctx ends.
 func runServeCommand(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("serve", serveSynopsis, serveDescription, stderr)
-	fs.env = envName
-	disc := addDiscoveryFlags(fs)
-	bind := fs.String("bind", cluster.DefaultAddress, "HOST:PORT the member's remote binds to")
-	adv := fs.String("advertise", "", "HOST:PORT other nodes reach this member at (default: the bind address; never a wildcard)")
-	verbose := fs.Bool("v", false, "log at debug level")
-	benchKinds := fs.Bool("bench-kinds", false, "also host the plain Proto.Actor echo kind that ringactor bench --cluster compares with")
-	simDevs := fs.Int("sim-devices", 0, "give the member N simulated CUDA devices (cuda:sim0, cuda:sim1, ...; for tests and demos without a GPU; a Linux build with cgo)")
-	adm := addAdminFlags(fs)
-	if code, ok := parseFlags(fs, args); !ok {
+	s, code, ok := parseServe(args, stderr, nil)
+	if !ok {
 		return code
 	}
-	if err := adm.check(); err != nil {
-		return usageError(fs, "%v", err)
-	}
-	if err := disc.check(fs); err != nil {
-		return usageError(fs, "%v", err)
-	}
-	if err := checkHostPort(*bind); err != nil {
-		return usageError(fs, "--bind: %v", err)
-	}
-	if *simDevs < 0 {
-		return usageError(fs, "--sim-devices %d: want 0 or more", *simDevs)
-	}
-	if *adv != "" {
-		if err := checkAdvertise(*adv); err != nil {
-			return usageError(fs, "--advertise: %v", err)
-		}
-	}
+	fs, disc, adm, bind, adv, verbose, benchKinds, simDevs := s.fs, s.disc, s.adm, s.bind, s.adv, s.verbose, s.benchKinds, s.simDevs
 	tlsOpts, err := disc.tlsOptions()
 	if err != nil {
 		return failure(stderr, "serve", err)

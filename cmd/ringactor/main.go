@@ -252,6 +252,8 @@ type flagSet struct {
 	// the value of the environment variable env(flag name) where it is set
 	// (fromEnv).
 	env func(name string) string
+	// lookupEnv reads a variable for fromEnv: os.LookupEnv when nil.
+	lookupEnv func(key string) (string, bool)
 }
 
 // newFlagSet returns the flag set of the command called name. Parsing it
@@ -290,6 +292,10 @@ func envName(name string) string {
 // A variable set to a value the flag refuses is a usage error naming the
 // variable.
 func (fs *flagSet) fromEnv() error {
+	lookup := fs.lookupEnv
+	if lookup == nil {
+		lookup = os.LookupEnv
+	}
 	given := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
 	var err error
@@ -297,7 +303,7 @@ func (fs *flagSet) fromEnv() error {
 		if err != nil || given[f.Name] {
 			return
 		}
-		v, ok := os.LookupEnv(fs.env(f.Name))
+		v, ok := lookup(fs.env(f.Name))
 		if !ok {
 			return
 		}

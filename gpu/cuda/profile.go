@@ -1,6 +1,7 @@
 package cuda
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -115,10 +116,15 @@ const (
 
 // HardwareQueues returns the hardware work queues a CUDA_DEVICE_MAX_CONNECTIONS
 // value gives: DefaultHardwareQueues when it is empty or not a number,
-// else the number clamped to 1..MaxHardwareQueues.
+// else the number clamped to 1..MaxHardwareQueues (however many digits it
+// has).
 func HardwareQueues(env string) int {
-	n, err := strconv.Atoi(strings.TrimSpace(env))
-	if err != nil {
+	s := strings.TrimSpace(env)
+	n, err := strconv.Atoi(s)
+	// Out of range, n is the int nearest the number; but Atoi stops at the
+	// overflow, before it has seen that the rest (after s[0], a sign or a
+	// digit) is digits.
+	if err != nil && (!errors.Is(err, strconv.ErrRange) || strings.TrimLeft(s[1:], "0123456789") != "") {
 		return DefaultHardwareQueues
 	}
 	return min(max(n, 1), MaxHardwareQueues)

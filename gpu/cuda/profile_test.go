@@ -26,7 +26,7 @@ func TestMaxResidentGrids(t *testing.T) {
 // 8 when unset or not a number, else clamped to 1..32.
 func TestHardwareQueues(t *testing.T) {
 	for env, want := range map[string]int{"": 8, "8": 8, "1": 1, "32": 32, "33": 32, "1000": 32, "0": 1, "-4": 1,
-		" 16 ": 16, "four": 8, "4.5": 8} {
+		" 16 ": 16, "four": 8, "4.5": 8, "99999999999999999999": 32, "-99999999999999999999": 1, "20000000000000000000A": 8} {
 		if got := HardwareQueues(env); got != want {
 			t.Errorf("HardwareQueues(%q) = %d, want %d", env, got, want)
 		}
