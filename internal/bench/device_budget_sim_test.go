@@ -22,10 +22,10 @@ func TestRunDeviceBudgetSim(t *testing.T) {
 	}
 	cfg := BudgetConfig{Programs: 6, GridBlocks: 2, Saturated: 8, RTTSamples: 10, Epochs: 2}
 	res, err := RunDeviceBudget(hangguard.Context(t), open, cfg, func(msg string, args ...any) { t.Log(append([]any{msg}, args...)...) })
-	t.Logf("%+v", *res)
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Logf("%+v", *res)
 	if res.ProgramsFit256 != 4 {
 		t.Fatalf("%d programs of 256-thread blocks placed, want 4", res.ProgramsFit256)
 	}

@@ -183,7 +183,7 @@ func scaleMailboxes(ctx context.Context, e *Env) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := Feed(ctx, k, messages.FixedBytes(&feedReq), &stop, &served); err != nil {
+			if err := Feed(ctx, k, messages.FixedBytes(&feedReq), 0, &stop, &served); err != nil {
 				errs <- err
 			}
 		}()
@@ -251,14 +251,15 @@ func checkSaxpy(req devkernels.SaxpyReq) func(int, ring.SlotHeader, []byte) erro
 }
 
 // Feed keeps k's input ring full of payload until stop is set, then
-// drains it, checking that the replies come back in order, each once, and
+// drains it (queued, the requests 0 to queued-1 the caller submitted
+// already), checking that the replies come back in order, each once, and
 // counting them in served. The saturated mailboxes of the scale step and
 // of the device bench. When the rings neither take nor give it backs off
 // (up to 100 µs), so that with deep rings the feeders' own use of the
 // host's cores stays small beside the device's.
-func Feed(ctx context.Context, k *cuda.RingKernel, payload []byte, stop *atomic.Bool, served *atomic.Int64) error {
+func Feed(ctx context.Context, k *cuda.RingKernel, payload []byte, queued uint64, stop *atomic.Bool, served *atomic.Int64) error {
 	buf := make([]byte, k.PayloadMax())
-	var sent, recv uint64
+	sent, recv := queued, uint64(0)
 	w := ring.Waiter{Strategy: ring.WaitStrategy{Spins: 16, Yields: 16, SleepMin: time.Microsecond, SleepMax: 100 * time.Microsecond}, Done: ctx.Done()}
 	for {
 		progress := false
