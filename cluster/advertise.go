@@ -1,7 +1,7 @@
 package cluster
 
 import (
-	"fmt"
+	"errors"
 	"net"
 	"strconv"
 
@@ -23,23 +23,20 @@ func advertise(cfg memberConfig, host string, port int) (string, int, error) {
 	}
 	ahost, aport := "", 0
 	if cfg.advertise != "" {
-		h, p, err := net.SplitHostPort(cfg.advertise)
+		h, n, err := splitAddress("advertise", cfg.advertise)
 		if err != nil {
-			return "", 0, fmt.Errorf("ringactor/cluster: advertised address %q: %w", cfg.advertise, err)
-		}
-		n, err := strconv.Atoi(p)
-		if err != nil || n < 0 || n > 65535 {
-			return "", 0, fmt.Errorf("ringactor/cluster: advertised address %q: bad port", cfg.advertise)
+			return "", 0, err
 		}
 		if isWildcard(h) {
-			return "", 0, fmt.Errorf("ringactor/cluster: advertised address %q is a wildcard, which no other node can reach", cfg.advertise)
+			return "", 0, &AddressError{Which: "advertise", Address: cfg.advertise, Malformed: true,
+				Reason: errors.New("a wildcard, which no other node can reach")}
 		}
 		ahost, aport = h, n
 	}
 	if port == 0 {
 		l, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
 		if err != nil {
-			return "", 0, fmt.Errorf("ringactor/cluster: finding a free port on %q: %w", host, err)
+			return "", 0, &AddressError{Which: "bind", Address: net.JoinHostPort(host, "0"), Reason: bindReason(err)}
 		}
 		port = l.Addr().(*net.TCPAddr).Port
 		_ = l.Close()

@@ -8,6 +8,7 @@ import (
 	"net"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -53,6 +54,9 @@ type memberConfig struct {
 	systemOptions  []actor.ConfigOption
 	runtimeOptions []actors.Option
 	providers      *telemetry.Providers
+	// noBindCheck skips Start's check that the bind port is free (tests:
+	// the remote's own listen then fails).
+	noBindCheck bool
 }
 
 // WithRuntimeOptions adds options to the member's ringactor runtime, e.g.
@@ -211,6 +215,9 @@ func Start(ctx context.Context, name string, provider pcluster.ClusterProvider, 
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	if err := checkAddresses(ctx, cfg, host, port); err != nil {
+		return nil, err
+	}
 	advertised, port, err := advertise(cfg, host, port)
 	if err != nil {
 		return nil, err
@@ -245,15 +252,24 @@ func Start(ctx context.Context, name string, provider pcluster.ClusterProvider, 
 	}
 	defer func() {
 		if r := recover(); r != nil { // Proto.Actor panics when a member cannot start
-			if e, ok := r.(error); ok { // the provider's error, kept matchable
+			// Proto.Actor's remote sets the actor system's address once it
+			// listens: before that its gRPC server does not exist, and its
+			// Shutdown would dereference it.
+			listening := sys.Address() != notListening
+			switch e, ok := r.(error); {
+			case !listening && ok:
+				// The listen failed (the address was free a moment ago).
+				err = &AddressError{Which: "bind", Address: net.JoinHostPort(host, strconv.Itoa(port)),
+					Reason: bindReason(errors.New(strings.TrimPrefix(e.Error(), "failed to listen: ")))}
+			case ok: // the provider's error, kept matchable
 				err = fmt.Errorf("ringactor/cluster: starting member: %w", e)
-			} else {
+			default:
 				err = fmt.Errorf("ringactor/cluster: starting member: %v", r)
 			}
 			sys.EventStream.Unsubscribe(m.sub)
 			m.removeReplies()
 			_ = m.rt.Close(context.Background())
-			if m.cluster.Remote != nil { // started before the provider failed
+			if m.cluster.Remote != nil && listening { // started before the provider failed
 				m.cluster.Remote.Shutdown(false)
 			}
 			sys.Shutdown()
@@ -269,6 +285,29 @@ func Start(ctx context.Context, name string, provider pcluster.ClusterProvider, 
 	m.useProvider(provider)
 	m.startReadvertising(kinds)
 	return m, nil
+}
+
+// notListening is the address of an actor system whose remote has not
+// started listening (Proto.Actor's actor.localAddress).
+const notListening = "nonhost"
+
+// checkAddresses checks the member's bind and advertised addresses before
+// anything starts: hosts that are IP addresses or resolve (CheckHost), no
+// wildcard advertised, and a bind port (other than 0) no other process
+// holds. Its errors are *AddressError.
+func checkAddresses(ctx context.Context, cfg memberConfig, host string, port int) error {
+	if _, _, err := checkAddress(ctx, "bind", cfg.address, true); err != nil {
+		return err
+	}
+	if cfg.advertise != "" {
+		if _, _, err := checkAddress(ctx, "advertise", cfg.advertise, false); err != nil {
+			return err
+		}
+	}
+	if port != 0 && !cfg.noBindCheck {
+		return checkBindable(net.JoinHostPort(host, strconv.Itoa(port)))
+	}
+	return nil
 }
 
 // useProvider takes what the provider says of joining: when it has joined
@@ -442,13 +481,9 @@ func configure(kinds []*Kind, opts []Option) (cfg memberConfig, host string, por
 	if cfg.maxPayload <= 0 || cfg.maxPayload > messages.MaxPayloadSize {
 		cfg.maxPayload = messages.MaxPayloadSize
 	}
-	host, portStr, err := net.SplitHostPort(cfg.address)
+	host, port, err = splitAddress("bind", cfg.address)
 	if err != nil {
-		return cfg, "", 0, fmt.Errorf("ringactor/cluster: address %q: %w", cfg.address, err)
-	}
-	port, err = strconv.Atoi(portStr)
-	if err != nil || port < 0 || port > 65535 {
-		return cfg, "", 0, fmt.Errorf("ringactor/cluster: address %q: bad port", cfg.address)
+		return cfg, "", 0, err
 	}
 	seen := make(map[string]bool, len(kinds))
 	for _, k := range kinds {
