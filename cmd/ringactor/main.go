@@ -89,6 +89,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/ringactor/ringactor/cluster"
 	"io"
 	"log/slog"
 	"os"
@@ -374,6 +375,12 @@ func (fs *flagSet) newLogger(verbose bool) *slog.Logger {
 // plain line on stderr, "ringactor CMD: what went wrong", and returns
 // exitFailure.
 func failure(stderr io.Writer, cmd string, err error) int {
+	var ae *cluster.AddressError
+	if errors.As(err, &ae) && ae.Malformed {
+		// An address that can never work is a usage mistake: exit 2.
+		fmt.Fprintf(stderr, "ringactor %s: %s\nRun 'ringactor %s -h' for usage.\n", cmd, oneLine(err.Error()), cmd)
+		return exitUsage
+	}
 	if errors.Is(err, context.Canceled) {
 		fmt.Fprintf(stderr, "ringactor %s: interrupted\n", cmd)
 	} else {
