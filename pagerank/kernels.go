@@ -119,7 +119,7 @@ type problem struct {
 	// own range, then tells the partitions that read it (a share message).
 	allShares []float64
 	alpha     float64
-	tol       float64
+	limit     float64 // the iteration has converged once its L1 change is below this
 	maxIter   int
 	parts     []*partitionKernel // filled by Run before any kernel is activated
 }
@@ -358,7 +358,7 @@ func (c *coordinator) report(m coordMsg) (update, error) {
 	c.lastDelta = delta
 	var err error
 	switch {
-	case delta < float64(c.g.NumNodes())*c.tol:
+	case delta < c.limit:
 		c.converged = true
 		err = c.broadcast(partMsg{Kind: partCollect})
 	case k >= c.maxIter:

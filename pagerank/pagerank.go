@@ -11,6 +11,15 @@
 // starts from the uniform vector and stops once the L1 change of an
 // iteration is below N·tol, and the ranks sum to 1.
 //
+// That stopping rule, networkx's and the default, loosens with the size of
+// the graph: at tol 1e-6 a graph of 2 million nodes stops once the L1 change
+// is below 2, which the first iteration meets. Options.TolAbs stops instead
+// once the L1 change is below an absolute bound, whatever the number of
+// nodes; since each iteration shrinks the distance to the fixed point by the
+// damping factor α, the last iterate is then within α/(1−α)·TolAbs of it in
+// L1 (5.67·TolAbs at α 0.85). Result.Iterations and Result.Limit say how many
+// iterations were made and which bound stopped them.
+//
 // Read a graph with Parse or ParseFile (an edge list, "src dst" a line),
 // compute with Run, list the best nodes with Top.
 package pagerank
@@ -42,10 +51,16 @@ type Options struct {
 	// Damping is the probability of following a link, in (0, 1]; 0 means
 	// DefaultDamping.
 	Damping float64
-	// Tol is the convergence tolerance per node: the iteration stops once
-	// the L1 change of the rank vector is below NumNodes × Tol. 0 means
-	// DefaultTol.
+	// Tol is the convergence tolerance per node, networkx's rule: the
+	// iteration stops once the L1 change of the rank vector is below
+	// NumNodes × Tol. 0 means DefaultTol, unless TolAbs is set.
 	Tol float64
+	// TolAbs, when positive, is an absolute tolerance used instead of Tol:
+	// the iteration stops once the L1 change of the rank vector is below
+	// TolAbs, whatever the number of nodes, leaving the ranks within
+	// Damping/(1−Damping) × TolAbs of the exact PageRank in L1. Set Tol or
+	// TolAbs, not both. 0 means networkx's rule (Tol).
+	TolAbs float64
 	// MaxIter is the most iterations made before Run gives up with a
 	// *ConvergenceError; 0 means DefaultMaxIter.
 	MaxIter int
@@ -74,10 +89,13 @@ type Result struct {
 	// Iterations is the number of iterations made.
 	Iterations int
 	// Converged reports whether the last iteration's L1 change was below
-	// NumNodes × Tol.
+	// Limit.
 	Converged bool
 	// Delta is the L1 change of the last iteration.
 	Delta float64
+	// Limit is the L1 change the iteration had to go below: NumNodes × Tol
+	// (networkx's rule), or TolAbs when it was set.
+	Limit float64
 	// Partitions is the number of partition kernels used.
 	Partitions int
 	// Duration is the time from Run's start to the result: the start of a
@@ -97,7 +115,7 @@ var ErrNotConverged = errors.New("pagerank: power iteration failed to converge")
 type ConvergenceError struct {
 	Iterations int
 	Delta      float64 // the last iteration's L1 change
-	Limit      float64 // NumNodes × Tol
+	Limit      float64 // NumNodes × Tol, or TolAbs when it was set
 }
 
 // Error implements error.
@@ -109,12 +127,34 @@ func (e *ConvergenceError) Error() string {
 // Is matches ErrNotConverged.
 func (e *ConvergenceError) Is(target error) bool { return target == ErrNotConverged }
 
+// ErrInvalidOptions is matched (errors.Is) by an *OptionError.
+var ErrInvalidOptions = errors.New("pagerank: invalid options")
+
+// OptionError reports an Options field that Run cannot use; Run computes
+// nothing.
+type OptionError struct {
+	Field string // the Options field: "Damping", "Tol", "TolAbs", "MaxIter" or "Partitions"
+	Value any    // its value
+	Want  string // what it must be
+}
+
+// Error implements error.
+func (e *OptionError) Error() string {
+	return fmt.Sprintf("pagerank: option %s = %v, want %s", e.Field, e.Value, e.Want)
+}
+
+// Is matches ErrInvalidOptions.
+func (e *OptionError) Is(target error) bool { return target == ErrInvalidOptions }
+
+// positive reports whether v is a positive finite number.
+func positive(v float64) bool { return v > 0 && !math.IsInf(v, 1) }
+
 // withDefaults fills in the defaults and checks the ranges.
 func (o Options) withDefaults() (Options, error) {
 	if o.Damping == 0 {
 		o.Damping = DefaultDamping
 	}
-	if o.Tol == 0 {
+	if o.Tol == 0 && o.TolAbs == 0 {
 		o.Tol = DefaultTol
 	}
 	if o.MaxIter == 0 {
@@ -125,15 +165,27 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	switch {
 	case !(o.Damping > 0 && o.Damping <= 1):
-		return o, fmt.Errorf("pagerank: damping %v, want it in (0, 1]", o.Damping)
-	case !(o.Tol > 0) || math.IsInf(o.Tol, 1):
-		return o, fmt.Errorf("pagerank: tolerance %v, want a positive number", o.Tol)
+		return o, &OptionError{Field: "Damping", Value: o.Damping, Want: "a number in (0, 1]"}
+	case o.TolAbs != 0 && !positive(o.TolAbs):
+		return o, &OptionError{Field: "TolAbs", Value: o.TolAbs, Want: "a positive finite number, or 0 for networkx's rule (Tol)"}
+	case o.TolAbs != 0 && o.Tol != 0:
+		return o, &OptionError{Field: "TolAbs", Value: o.TolAbs, Want: fmt.Sprintf("Tol (%v) or TolAbs, not both", o.Tol)}
+	case o.TolAbs == 0 && !positive(o.Tol):
+		return o, &OptionError{Field: "Tol", Value: o.Tol, Want: "a positive finite number"}
 	case o.MaxIter < 0:
-		return o, fmt.Errorf("pagerank: max iterations %d, want at least 1", o.MaxIter)
+		return o, &OptionError{Field: "MaxIter", Value: o.MaxIter, Want: "at least 1"}
 	case o.Partitions < 0:
-		return o, fmt.Errorf("pagerank: %d partitions, want at least 1", o.Partitions)
+		return o, &OptionError{Field: "Partitions", Value: o.Partitions, Want: "at least 1 (0: one per core)"}
 	}
 	return o, nil
+}
+
+// limit is the L1 change below which an iteration on n nodes has converged.
+func (o Options) limit(n int) float64 {
+	if o.TolAbs > 0 {
+		return o.TolAbs
+	}
+	return float64(n) * o.Tol
 }
 
 // runs numbers the Runs of the process, so that kernel ids never collide in
@@ -160,7 +212,7 @@ func Run(ctx context.Context, g *Graph, opts Options) (res Result, err error) {
 	}
 	n := g.NumNodes()
 	if n == 0 {
-		return Result{Ranks: []float64{}, Converged: true, Duration: time.Since(start)}, nil
+		return Result{Ranks: []float64{}, Converged: true, Limit: o.limit(0), Duration: time.Since(start)}, nil
 	}
 	p := min(o.Partitions, n)
 
@@ -181,7 +233,7 @@ func Run(ctx context.Context, g *Graph, opts Options) (res Result, err error) {
 
 	bounds := splitRanges(g, p)
 	pr := &problem{ctx: runCtx, g: g, bounds: bounds, need: links(g, bounds), allShares: make([]float64, n),
-		alpha: o.Damping, tol: o.Tol, maxIter: o.MaxIter, parts: make([]*partitionKernel, p)}
+		alpha: o.Damping, limit: o.limit(n), maxIter: o.MaxIter, parts: make([]*partitionKernel, p)}
 	coord, err := k.launch(ctx, pr, fmt.Sprintf("pagerank-%d", runs.Add(1)))
 	if err != nil {
 		return Result{}, err
@@ -203,10 +255,10 @@ func Run(ctx context.Context, g *Graph, opts Options) (res Result, err error) {
 				o.Progress(Progress{Iteration: u.Iter, Delta: u.Delta, Elapsed: time.Since(start)})
 			}
 		case updateDone:
-			res = Result{Ranks: u.Ranks, Iterations: u.Iter, Converged: u.Converged, Delta: u.Delta,
+			res = Result{Ranks: u.Ranks, Iterations: u.Iter, Converged: u.Converged, Delta: u.Delta, Limit: o.limit(n),
 				Partitions: p, Duration: time.Since(start), Iterating: u.Iterating}
 			if !u.Converged {
-				return res, &ConvergenceError{Iterations: u.Iter, Delta: u.Delta, Limit: float64(n) * o.Tol}
+				return res, &ConvergenceError{Iterations: u.Iter, Delta: u.Delta, Limit: res.Limit}
 			}
 			return res, nil
 		}

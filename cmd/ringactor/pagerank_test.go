@@ -126,6 +126,8 @@ func TestPagerankUsage(t *testing.T) {
 		{"--damping", "0"}, {"--damping", "1.5"}, {"--tol", "0"}, {"--tol", "-1"}, {"--max-iter", "0"},
 		{"--partitions", "-1"}, {"--top", "-3"}, {"--nope"}, {"a", "b"}, {"--damping", "x"},
 		{"--edges", "a", "b"}, {""},
+		{"--tol-abs", "0"}, {"--tol-abs", "-1e-10"}, {"--tol-abs", "NaN"}, {"--tol-abs", "inf"},
+		{"--tol", "1e-6", "--tol-abs", "1e-10"}, {"--tol-abs", "1e-10", "--tol", "1e-6"},
 	} {
 		code, out, errOut := runPagerankCLI(t, args...)
 		if code != exitUsage || out != "" {
@@ -200,5 +202,33 @@ func TestPagerankTimings(t *testing.T) {
 	}
 	if _, _, errOut := runPagerankCLI(t, path); strings.Contains(errOut, "timings") {
 		t.Errorf("timings without --timings: %q", errOut)
+	}
+}
+
+// TestPagerankTolAbs: --tol-abs stops on an absolute L1 change, whatever
+// the number of nodes, after more iterations than networkx's rule on the
+// karate club (21); the summary names the rule and the bound, and the flag
+// may follow FILE.
+func TestPagerankTolAbs(t *testing.T) {
+	code, _, errOut := runPagerankCLI(t)
+	if code != exitOK || !strings.Contains(errOut, "converged after 21 iterations") ||
+		!strings.Contains(errOut, " < 3.4e-05 (N x tol, tol 1e-06)") {
+		t.Fatalf("defaults: exit %d, summary %q", code, errOut)
+	}
+	path := writeEdges(t, "a b\nb c\nc a\nc d\n")
+	code, out, errOut := runPagerankCLI(t, path, "--tol-abs", "1e-12", "--max-iter", "1000")
+	if code != exitOK || strings.Count(out, "\n") != 4 {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	_, after, ok := strings.Cut(errOut, "converged after ")
+	n, err := strconv.Atoi(strings.Fields(after + " x")[0])
+	if !ok || err != nil || n <= 21 || !strings.Contains(errOut, " < 1e-12 (--tol-abs)") {
+		t.Errorf("--tol-abs 1e-12: summary %q", errOut)
+	}
+	// The same bound through networkx's rule (N x tol = 4 x 2.5e-13) makes
+	// the same iterations.
+	code, _, errOut2 := runPagerankCLI(t, path, "--tol", "2.5e-13", "--max-iter", "1000")
+	if code != exitOK || !strings.Contains(errOut2, "converged after "+strconv.Itoa(n)+" iterations") {
+		t.Errorf("--tol 2.5e-13: exit %d, summary %q, want %d iterations", code, errOut2, n)
 	}
 }
