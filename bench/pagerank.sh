@@ -33,12 +33,13 @@
 #
 # Environment: RUNS (alternated runs per size, default 5), SIZES (default
 # "200k 2m"), TOL_ABS (default 1e-14), TOP (default 100), RINGACTOR_BIN (a
-# prebuilt binary; default: built into a temporary directory), GRAPH_DIR
+# prebuilt binary; default: built into a temporary directory), PY (a python
+# with igraph, default /usr/bin/python3), GRAPH_DIR
 # (where the graphs are kept, default /tmp).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-PY=/usr/bin/python3 # Debian's python, with Debian's igraph 0.10, networkx 2.8, numpy
+PY=${PY:-/usr/bin/python3} # Debian's python, with Debian's igraph 0.10, networkx 2.8, numpy
 RUNS=${RUNS:-5}
 SIZES=${SIZES:-200k 2m}
 TOL_ABS=${TOL_ABS:-1e-14}
