@@ -11,8 +11,8 @@
 #   2m    2,000,000 nodes, 10,000,000 edge lines, heavy-tailed in-degrees
 #         (bench/pagerank_biggraph.py, numpy, ~15 s)
 #
-# Same accuracy: PRPACK solves to a fixed residual whatever the size (its
-# ranks measured here within some 1e-13 to 1e-12 in L1 of the reference),
+# Same accuracy: PRPACK solves to its own tolerance (its ranks measured
+# here within some 1e-13 to 1e-12 in L1 of the reference),
 # where ringactor's default (networkx's rule, the L1 change below N x tol)
 # loosens with N: 4 iterations on the 200k graph, 1 on the 2m one. So
 # ringactor runs with an absolute L1 tolerance, `--tol-abs $TOL_ABS
