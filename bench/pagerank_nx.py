@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Time networkx's pagerank call alone on an edge list, for bench/pagerank.sh.
+"""Time networkx's pagerank call alone on an edge list (a networkx baseline by hand).
 
     /usr/bin/python3 bench/pagerank_nx.py [--runs 3] [--top 10] [--all OUT] FILE
 
@@ -8,7 +8,7 @@ reading as ringactor's parser, a duplicate edge counting once), then times
 nx.pagerank(G) with the defaults --runs times with time.perf_counter. Prints
 "networkx VERSION", one "seconds S" line per run, then the top nodes as
 node<TAB>rank, highest first. With --all, every node's rank goes to OUT as
-node<TAB>rank (for the L1 comparison in bench/pagerank.sh).
+node<TAB>rank (for bench/pagerank_compare.py).
 """
 import argparse
 import time
