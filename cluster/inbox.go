@@ -80,7 +80,9 @@ const minDirectLimit = 64
 const minQueued = 64
 
 // newInbox returns the inbox of an activation not yet spawned.
-func newInbox(sys *actor.ActorSystem) *inbox { return &inbox{sys: sys, maxQueued: actors.DefaultCapacity} }
+func newInbox(sys *actor.ActorSystem) *inbox {
+	return &inbox{sys: sys, maxQueued: actors.DefaultCapacity}
+}
 
 // register gives the inbox the grain actor's PID and registers it as a
 // process of the actor system under id.
