@@ -153,8 +153,8 @@ type OverloadResult struct {
 	VmHWMMB        float64 `json:"vm_hwm_mb"`
 	RecoveryS      float64 `json:"recovery_s"` // from the overload's end to a window at ≥ 90% of the capacity
 	Recovered      bool    `json:"recovered"`
-	RecoveredPS    float64 `json:"recovered_per_s"`    // the rate of that window
-	AfterwardsOK   bool    `json:"afterwards_ok"`      // a request to every identity answered after the recovery run
+	RecoveredPS    float64 `json:"recovered_per_s"` // the rate of that window
+	AfterwardsOK   bool    `json:"afterwards_ok"`   // a request to every identity answered after the recovery run
 	GoMaxProcs     int     `json:"gomaxprocs"`
 	LoadAvg        string  `json:"loadavg,omitempty"` // /proc/loadavg at the start
 	MemberInThisOS string  `json:"member"`            // where the hosting member runs
