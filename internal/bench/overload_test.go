@@ -30,6 +30,8 @@ func tinyOverload(kind string) OverloadConfig {
 // checkOverload asserts what an overload run must show whatever the
 // machine's speed: every request has exactly one outcome, a reply or a
 // typed refusal or timeout, none later than its deadline and the margin;
+// accepted requests' p99 within the documented bound (relative to the
+// capacity measured in the same run);
 // requests in flight and the heap stay within what the members' bounds
 // allow (not what was offered); and the member serves normally afterwards.
 func checkOverload(t *testing.T, r OverloadResult) {
@@ -49,6 +51,9 @@ func checkOverload(t *testing.T, r OverloadResult) {
 	}
 	if r.Late != 0 {
 		t.Errorf("%d outcomes came later than the deadline and margin (longest wait %.0f ms)", r.Late, r.MaxWaitMS)
+	}
+	if r.AcceptedP99MS > r.P99BoundMS {
+		t.Errorf("accepted requests' p99 %.0f ms, above the documented bound %.0f ms", r.AcceptedP99MS, r.P99BoundMS)
 	}
 	if r.MaxInFlight > r.InFlightBound {
 		t.Errorf("%d requests in flight at once, the bounds allow %d (%d sent)", r.MaxInFlight, r.InFlightBound, r.Sent)
