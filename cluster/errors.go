@@ -22,6 +22,12 @@ var (
 	ErrMemberUnavailable = errors.New("ringactor/cluster: member unavailable")
 	// ErrClosed: the local member is closed.
 	ErrClosed = errors.New("ringactor/cluster: member closed")
+	// ErrOverloaded: the activation refused the request without handling
+	// it, at once, because it already holds as many requests as it may
+	// (its inbox's queue and its kernel's ring are full). The request may
+	// be sent again after a pause (with jitter); unlike ErrTimeout, it
+	// says that the request was not handled.
+	ErrOverloaded = errors.New("ringactor/cluster: overloaded")
 )
 
 // RemoteError is a failure reported by the member that hosts the identity:
@@ -30,8 +36,8 @@ var (
 // Is method names rather than by Kind.
 type RemoteError struct {
 	// Kind names what failed: "execution", "decode", "unregistered",
-	// "too_large", "unknown_kind", "unavailable" or "timeout" (the kinds of
-	// the cluster's wire protocol).
+	// "too_large", "unknown_kind", "unavailable", "timeout" or
+	// "overloaded" (the kinds of the cluster's wire protocol).
 	Kind      string
 	Message   string // the remote error's text
 	MessageID uint64 // the id of the request that failed; 0 = unknown
@@ -44,7 +50,8 @@ func (e *RemoteError) Error() string {
 
 // Is matches the sentinel of the error's kind: gpu.ErrExecution for
 // execution errors, ErrTimeout and context.DeadlineExceeded when the
-// request's deadline passed remotely, messages.ErrDecode, messages.ErrUnregistered,
+// request's deadline passed remotely, ErrOverloaded when the activation
+// refused it for being full, messages.ErrDecode, messages.ErrUnregistered,
 // ErrUnknownKind and ErrMemberUnavailable for the others.
 func (e *RemoteError) Is(target error) bool {
 	switch e.Kind {
@@ -60,6 +67,8 @@ func (e *RemoteError) Is(target error) bool {
 		return target == ErrMemberUnavailable
 	case wire.KindTimeout:
 		return target == ErrTimeout || target == context.DeadlineExceeded
+	case wireKindOverloaded:
+		return target == ErrOverloaded
 	}
 	return false
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/asynkron/protoactor-go/actor"
 
+	"github.com/ringactor/ringactor/actors"
 	"github.com/ringactor/ringactor/internal/wire"
 )
 
@@ -41,6 +42,13 @@ import (
 // empty), every admission below that limit found a free slot; a request
 // the grain admits at or above it may have gone to the overflow, so direct
 // admission stops (tainted) until outstanding is 0 again.
+//
+// Bounded: the requests given to the grain and not yet handled (queued)
+// are at most maxQueued (the kernel's ring capacity once it is open,
+// DefaultCapacity before). A request that finds the queue full is not
+// queued: refuse answers it at once with a WireError of kind overloaded
+// (ErrOverloaded to the client), so an overloaded activation holds a
+// bounded number of requests and every request has an outcome soon.
 type inbox struct {
 	sys   *actor.ActorSystem
 	self  *actor.PID // the inbox's PID
@@ -55,6 +63,11 @@ type inbox struct {
 	tainted     bool
 	trackIdle   bool
 	last        time.Time // when the last request came in directly (with trackIdle)
+	// refuse answers a request that finds the queue full (nil: the queue
+	// is unbounded, for tests of the inbox alone); maxQueued bounds it.
+	refuse    func(w *wire.WireEnvelope, sender *actor.PID, queued int)
+	maxQueued int
+	refused   uint64 // requests refused so far
 }
 
 // minDirectLimit is the smallest limit of direct admissions: a kernel whose
@@ -62,8 +75,14 @@ type inbox struct {
 // the grain.
 const minDirectLimit = 64
 
+// minQueued is the smallest bound of the requests an inbox queues for its
+// grain.
+const minQueued = 64
+
 // newInbox returns the inbox of an activation not yet spawned.
-func newInbox(sys *actor.ActorSystem) *inbox { return &inbox{sys: sys} }
+func newInbox(sys *actor.ActorSystem) *inbox {
+	return &inbox{sys: sys, maxQueued: actors.DefaultCapacity}
+}
 
 // register gives the inbox the grain actor's PID and registers it as a
 // process of the actor system under id.
@@ -91,6 +110,7 @@ func (in *inbox) open(serve func(*wire.WireEnvelope, *actor.PID), capacity int, 
 		return
 	}
 	in.serve, in.limit, in.trackIdle = serve, capacity/2, trackIdle
+	in.maxQueued = max(capacity, minQueued)
 	if in.limit < minDirectLimit {
 		in.limit = 0
 	}
@@ -141,6 +161,13 @@ func (in *inbox) SendUserMessage(pid *actor.PID, message any) {
 	}
 	if !isRequest || in.serve == nil || len(in.queued) > 0 || in.tainted || in.outstanding >= in.limit {
 		if isRequest {
+			if in.refuse != nil && len(in.queued) >= in.maxQueued {
+				in.refused++
+				n, refuse := len(in.queued), in.refuse
+				in.mu.Unlock()
+				refuse(w, sender, n)
+				return
+			}
 			in.queued = append(in.queued, queuedRequest{w: w, sender: sender})
 		}
 		grain := in.grain

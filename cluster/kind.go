@@ -333,7 +333,7 @@ func (g *grain[Req, Resp]) serve(k *actors.Kernel[Req, Resp], w *wire.WireEnvelo
 				return
 			}
 		}
-		g.answer(sender, wire.NewError(err, id))
+		g.answer(sender, admissionError(err, id, r.remote))
 	}
 }
 

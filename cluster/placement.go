@@ -257,6 +257,7 @@ func (p *placement) onHandoffDone(c actor.Context, d *handoffDone) {
 	}
 	k := p.m.kinds[e.kind]
 	in := newInbox(p.m.sys)
+	in.refuse = p.m.refuseOverloaded
 	props := actor.PropsFromProducer(k.producer(p.m, e.identity, parked.state, in))
 	pid, err := c.SpawnNamed(props, fmt.Sprintf("ringactor$%s$%d", d.key, e.seq))
 	if err != nil {

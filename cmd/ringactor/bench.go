@@ -12,7 +12,7 @@ import (
 
 // Help text of the bench command.
 const (
-	benchSynopsis    = "[-json] [-quick] [-cluster] [--device[=sim]] [-v]"
+	benchSynopsis    = "[-json] [-quick] [-cluster] [--device[=sim]] [-v] | overload [flags]"
 	benchDescription = `Measure ringactor's message paths in one process, against baselines taken in
 the same run:
 
@@ -92,6 +92,8 @@ device_sim_rtt_p50_one_of_many_ns, device_sim_pipelined_msgs_per_s_1,
 device_sim_pipelined_msgs_per_s_16, device_sim_pipelined_msgs_per_s_1024,
 device_sim_host_bytes_per_mailbox (Go heap), device_sim_pinned_bytes_per_mailbox,
 device_sim_state_link_bytes_per_msg (0: the State is in device memory).
+
+"ringactor bench overload" overloads a member instead (its own -h).
 `
 )
 
@@ -104,6 +106,9 @@ var benchCommand = command{
 
 // runBenchCommand parses the bench's flags and runs it.
 func runBenchCommand(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == "overload" {
+		return runBenchOverload(ctx, args[1:], stdout, stderr)
+	}
 	fs := newFlagSet("bench", benchSynopsis, benchDescription, stderr)
 	asJSON := fs.Bool("json", false, "print the result as one JSON object on stdout instead of a table")
 	quick := fs.Bool("quick", false, "run the quick configuration (under a minute on two cores) instead of the full one")
