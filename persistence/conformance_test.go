@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"sync"
 	"testing"
 	"time"
@@ -389,4 +390,16 @@ func wrapsCause(err error) bool {
 		err = errors.Unwrap(err)
 	}
 	return false
+}
+
+// closedPort returns a loopback port nobody listens on (it was free a
+// moment ago).
+func closedPort(t *testing.T) int {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	return port
 }
