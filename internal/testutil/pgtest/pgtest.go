@@ -47,11 +47,11 @@ type Server struct {
 	// Dir is the temporary directory holding the data directory and log.
 	Dir string
 
-	cmd    *exec.Cmd
-	exited chan struct{}
+	cmd     *exec.Cmd
+	exited  chan struct{}
 	waitErr error
-	dbs    atomic.Int64
-	stop   sync.Once
+	dbs     atomic.Int64
+	stop    sync.Once
 }
 
 // StartTimeout bounds initdb plus the server's start (generous: a busy CI
