@@ -99,6 +99,9 @@ func (b *Bolt) Load(ctx context.Context, key Key) (Record, error) {
 		if raw == nil {
 			return notFound(key)
 		}
+		if err := checkStoredSize(enc, raw, b.cfg.maxRecord); err != nil {
+			return err
+		}
 		var err error
 		rec, err = decodeRecord(key, enc, raw, true)
 		return err

@@ -136,6 +136,9 @@ func (m *Memory) Load(ctx context.Context, key Key) (Record, error) {
 	if !ok {
 		return Record{}, notFound(key)
 	}
+	if err := checkStoredSize(enc, raw, m.cfg.maxRecord); err != nil {
+		return Record{}, err
+	}
 	return decodeRecord(key, enc, raw, true)
 }
 

@@ -9,8 +9,10 @@ import (
 	"hash/fnv"
 	"regexp"
 	"sync"
+	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
@@ -39,7 +41,7 @@ type Postgres struct {
 	mu     sync.RWMutex // held for reading by each call, for writing by Close
 	closed bool
 
-	sqlLoad, sqlInsert, sqlUpdate, sqlDelete, sqlVersion string
+	sqlLoad, sqlInsert, sqlUpdate, sqlDelete, sqlLock string
 }
 
 var identRE = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`)
@@ -60,6 +62,17 @@ func OpenPostgres(ctx context.Context, dsn string, opts ...Option) (*Postgres, e
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidURL, err)
 	}
+	if pc.ConnConfig.ConnectTimeout == 0 {
+		// Without connect_timeout pgx waits on a server that accepts and
+		// never answers (or a dropped SYN) for as long as ctx allows.
+		pc.ConnConfig.ConnectTimeout = DefaultConnectTimeout
+	}
+	if pc.ConnConfig.MaxProtocolMessageBodyLen == 0 {
+		// A bound on what one message from the server may make pgx
+		// allocate: a row holds at most one value (Load refuses larger
+		// ones on the server's side), in hex when sent as text.
+		pc.ConnConfig.MaxProtocolMessageBodyLen = 2*cfg.maxRecord + 1<<16
+	}
 	safe := fmt.Sprintf("postgres://%s@%s:%d/%s", pc.ConnConfig.User, pc.ConnConfig.Host, pc.ConnConfig.Port, pc.ConnConfig.Database)
 	pool, err := pgxpool.NewWithConfig(ctx, pc)
 	if err != nil {
@@ -67,11 +80,16 @@ func OpenPostgres(ctx context.Context, dsn string, opts ...Option) (*Postgres, e
 	}
 	p := &Postgres{cfg: cfg, table: cfg.table, pool: pool, dsn: safe}
 	t := cfg.table
-	p.sqlLoad = `SELECT version, schema_version, value, checksum, updated_at FROM ` + t + ` WHERE cluster = $1 AND kind = $2 AND identity = $3`
-	p.sqlInsert = `INSERT INTO ` + t + ` (cluster, kind, identity, version, schema_version, value, checksum, updated_at) VALUES ($1, $2, $3, 1, $4, $5, $6, now()) ON CONFLICT DO NOTHING RETURNING version`
+	// The value only if it is within the maximum record size: a larger
+	// one (written with a larger limit, or by hand) is not fetched.
+	p.sqlLoad = `SELECT version, schema_version, CASE WHEN octet_length(value) <= $4 THEN value END, octet_length(value), checksum, updated_at FROM ` + t + ` WHERE cluster = $1 AND kind = $2 AND identity = $3`
+	// ON CONFLICT … DO UPDATE … WHERE false: an existing row is locked
+	// (as FOR UPDATE would) but left as it is, and no row is returned.
+	p.sqlInsert = `INSERT INTO ` + t + ` AS r (cluster, kind, identity, version, schema_version, value, checksum, updated_at) VALUES ($1, $2, $3, 1, $4, $5, $6, now()) ` +
+		`ON CONFLICT (cluster, kind, identity) DO UPDATE SET version = r.version WHERE false RETURNING version`
 	p.sqlUpdate = `UPDATE ` + t + ` SET version = version + 1, schema_version = $5, value = $6, checksum = $7, updated_at = now() WHERE cluster = $1 AND kind = $2 AND identity = $3 AND version = $4 RETURNING version`
 	p.sqlDelete = `DELETE FROM ` + t + ` WHERE cluster = $1 AND kind = $2 AND identity = $3 AND version = $4 RETURNING version`
-	p.sqlVersion = `SELECT version FROM ` + t + ` WHERE cluster = $1 AND kind = $2 AND identity = $3`
+	p.sqlLock = `SELECT version FROM ` + t + ` WHERE cluster = $1 AND kind = $2 AND identity = $3 FOR UPDATE`
 	if err := p.createTable(ctx); err != nil {
 		pool.Close()
 		return nil, err
@@ -79,6 +97,12 @@ func OpenPostgres(ctx context.Context, dsn string, opts ...Option) (*Postgres, e
 	cfg.logger.Debug("persistence: opened PostgreSQL store", "dsn", safe, "table", t)
 	return p, nil
 }
+
+// DefaultConnectTimeout bounds each connection attempt of a PostgreSQL
+// store (DNS, TCP, TLS, authentication) when its DSN sets no
+// connect_timeout, so that an unreachable server is ErrStoreUnavailable
+// rather than a call that waits as long as its context allows.
+const DefaultConnectTimeout = 10 * time.Second
 
 // createTable creates the table if missing, under an advisory lock so that
 // members starting together do not race on the catalog.
@@ -153,10 +177,10 @@ func (p *Postgres) Load(ctx context.Context, key Key) (Record, error) {
 		return Record{}, ErrClosed
 	}
 	var (
-		version, schema, sum int64
-		rec                  = Record{Key: key}
+		version, schema, size, sum int64
+		rec                        = Record{Key: key}
 	)
-	err := p.pool.QueryRow(ctx, p.sqlLoad, key.Cluster, key.Kind, key.Identity).Scan(&version, &schema, &rec.Value, &sum, &rec.Updated)
+	err := p.pool.QueryRow(ctx, p.sqlLoad, key.Cluster, key.Kind, key.Identity, p.cfg.maxRecord).Scan(&version, &schema, &rec.Value, &size, &sum, &rec.Updated)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Record{}, notFound(key)
 	}
@@ -164,6 +188,12 @@ func (p *Postgres) Load(ctx context.Context, key Key) (Record, error) {
 		return Record{}, p.fail(ctx, "load "+key.String(), err)
 	}
 	enc := key.String()
+	if size > int64(p.cfg.maxRecord) {
+		return Record{}, tooLargeStored(enc, size, p.cfg.maxRecord)
+	}
+	if rec.Value == nil {
+		rec.Value = []byte{}
+	}
 	if version <= 0 || schema < 0 || schema > 1<<32-1 {
 		return Record{}, p.corrupt(enc, fmt.Sprintf("version %d, schema %d", version, schema))
 	}
@@ -191,9 +221,18 @@ func (p *Postgres) Delete(ctx context.Context, key Key, expected uint64) error {
 	return err
 }
 
-// Batch applies ops in one transaction (see Store.Batch): the statements
-// go in one pipelined round trip, conflicts are looked up (their actual
-// versions) in a second one only when there are any, then one commit.
+// Batch applies ops in one transaction (see Store.Batch), its statements
+// pipelined in one round trip, then one commit.
+//
+// Each op's statements lock its row, so that a conflict's actual version is
+// the row's version when the op ran, not after later ops of the batch (or
+// another writer) moved it: a save or delete against version n first reads
+// the row with SELECT … FOR UPDATE, then writes WHERE version = n (the row
+// cannot move in between); a save against 0 is an INSERT whose ON CONFLICT
+// clause locks an existing row without changing it, then the same SELECT
+// reads the version it found. A deadlock with another transaction (rows
+// locked in another order) rolls back with nothing applied; Batch then runs
+// the whole transaction again, up to pgDeadlockRetries times.
 func (p *Postgres) Batch(ctx context.Context, ops []Op) ([]Result, error) {
 	if err := ctxErr(ctx); err != nil {
 		return nil, err
@@ -205,7 +244,7 @@ func (p *Postgres) Batch(ctx context.Context, ops []Op) ([]Result, error) {
 	}
 	res := make([]Result, len(ops))
 	b := &pgx.Batch{}
-	sent := make([]int, 0, len(ops)) // index in ops of each queued statement
+	sent := make([]int, 0, len(ops)) // index in ops of each op that has statements queued
 	for i, op := range ops {
 		if err := p.cfg.checkOp(op); err != nil {
 			res[i].Err = err
@@ -219,14 +258,17 @@ func (p *Postgres) Batch(ctx context.Context, ops []Op) ([]Result, error) {
 		enc := k.String()
 		switch {
 		case op.Delete && op.Expected == 0:
-			b.Queue(p.sqlVersion, k.Cluster, k.Kind, k.Identity)
+			b.Queue(p.sqlLock, k.Cluster, k.Kind, k.Identity)
 		case op.Delete:
+			b.Queue(p.sqlLock, k.Cluster, k.Kind, k.Identity)
 			b.Queue(p.sqlDelete, k.Cluster, k.Kind, k.Identity, int64(op.Expected))
 		case op.Expected == 0:
 			value := nonNil(op.Value)
 			b.Queue(p.sqlInsert, k.Cluster, k.Kind, k.Identity, int64(op.Schema), value, pgChecksum(enc, 1, op.Schema, value))
+			b.Queue(p.sqlLock, k.Cluster, k.Kind, k.Identity)
 		default:
 			value := nonNil(op.Value)
+			b.Queue(p.sqlLock, k.Cluster, k.Kind, k.Identity)
 			b.Queue(p.sqlUpdate, k.Cluster, k.Kind, k.Identity, int64(op.Expected), int64(op.Schema), value,
 				pgChecksum(enc, op.Expected+1, op.Schema, value))
 		}
@@ -235,59 +277,95 @@ func (p *Postgres) Batch(ctx context.Context, ops []Op) ([]Result, error) {
 	if len(sent) == 0 {
 		return res, nil
 	}
+	for attempt := 0; ; attempt++ {
+		out, err := p.runBatch(ctx, ops, sent, b, res)
+		var pgErr *pgconn.PgError
+		if err != nil && attempt < pgDeadlockRetries && errors.As(err, &pgErr) &&
+			(pgErr.Code == pgDeadlockDetected || pgErr.Code == pgSerializationFailure) && ctx.Err() == nil {
+			p.cfg.logger.Debug("persistence: batch rolled back by a deadlock, running it again", "store", p.String(), "attempt", attempt+1)
+			continue
+		}
+		return out, err
+	}
+}
+
+const (
+	// pgDeadlockRetries is how many times Batch runs a transaction again
+	// that PostgreSQL rolled back to break a deadlock.
+	pgDeadlockRetries      = 5
+	pgDeadlockDetected     = "40P01"
+	pgSerializationFailure = "40001"
+)
+
+// scanVersion reads a statement's one-column result: the version, or
+// found false for no row.
+func scanVersion(br pgx.BatchResults) (v int64, found bool, err error) {
+	err = br.QueryRow().Scan(&v)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return 0, false, nil
+	}
+	return v, err == nil, err
+}
+
+// runBatch runs b (the statements of ops[sent]) in one transaction and
+// fills a copy of pre (the results of the ops refused before sending).
+func (p *Postgres) runBatch(ctx context.Context, ops []Op, sent []int, b *pgx.Batch, pre []Result) ([]Result, error) {
+	res := append([]Result(nil), pre...)
 	tx, err := p.pool.Begin(ctx)
 	if err != nil {
 		return nil, p.fail(ctx, "begin", err)
 	}
 	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
-	var conflicts []int
 	br := tx.SendBatch(ctx, b)
-	for _, i := range sent {
-		op := ops[i]
-		var v int64
-		err := br.QueryRow().Scan(&v)
-		switch {
-		case op.Delete && op.Expected == 0:
-			if err == nil {
-				res[i].Err = &ConflictError{Key: op.Key, Expected: 0, Actual: uint64(v)}
-				continue
-			}
-			if errors.Is(err, pgx.ErrNoRows) {
-				continue
-			}
-		case err == nil:
-			if !op.Delete {
-				res[i].Version = uint64(v)
-			}
-			continue
-		case errors.Is(err, pgx.ErrNoRows):
-			conflicts = append(conflicts, i)
-			continue
-		}
+	failed := func(err error) ([]Result, error) {
 		_ = br.Close()
 		return nil, p.fail(ctx, "batch", err)
 	}
+	for _, i := range sent {
+		op := ops[i]
+		switch {
+		case op.Delete && op.Expected == 0:
+			v, found, err := scanVersion(br)
+			if err != nil {
+				return failed(err)
+			}
+			if found {
+				res[i].Err = &ConflictError{Key: op.Key, Expected: 0, Actual: uint64(v)}
+			}
+		case op.Expected == 0:
+			v, inserted, err := scanVersion(br)
+			if err != nil {
+				return failed(err)
+			}
+			actual, _, err := scanVersion(br)
+			if err != nil {
+				return failed(err)
+			}
+			if inserted {
+				res[i].Version = uint64(v)
+			} else {
+				res[i].Err = &ConflictError{Key: op.Key, Expected: 0, Actual: uint64(actual)}
+			}
+		default:
+			actual, _, err := scanVersion(br)
+			if err != nil {
+				return failed(err)
+			}
+			v, done, err := scanVersion(br)
+			if err != nil {
+				return failed(err)
+			}
+			switch {
+			case done && !op.Delete:
+				res[i].Version = uint64(v)
+			case done:
+			default:
+				res[i].Err = &ConflictError{Key: op.Key, Expected: op.Expected, Actual: uint64(actual)}
+			}
+		}
+	}
 	if err := br.Close(); err != nil {
 		return nil, p.fail(ctx, "batch", err)
-	}
-	if len(conflicts) > 0 {
-		cb := &pgx.Batch{}
-		for _, i := range conflicts {
-			k := ops[i].Key
-			cb.Queue(p.sqlVersion, k.Cluster, k.Kind, k.Identity)
-		}
-		br := tx.SendBatch(ctx, cb)
-		for _, i := range conflicts {
-			var v int64
-			if err := br.QueryRow().Scan(&v); err != nil && !errors.Is(err, pgx.ErrNoRows) {
-				_ = br.Close()
-				return nil, p.fail(ctx, "batch", err)
-			}
-			res[i].Err = &ConflictError{Key: ops[i].Key, Expected: ops[i].Expected, Actual: uint64(v)}
-		}
-		if err := br.Close(); err != nil {
-			return nil, p.fail(ctx, "batch", err)
-		}
 	}
 	if err := tx.Commit(ctx); err != nil {
 		return nil, p.fail(ctx, "commit", err)

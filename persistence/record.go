@@ -48,6 +48,15 @@ func encodeRecord(key string, version uint64, schema uint32, updated time.Time, 
 	return b
 }
 
+// checkStoredSize refuses a stored record whose value is over limit before
+// it is decoded (and copied).
+func checkStoredSize(enc string, b []byte, limit int) error {
+	if n := len(b) - recordHeader - recordTrailer; n > limit {
+		return tooLargeStored(enc, int64(n), limit)
+	}
+	return nil
+}
+
 // decodeRecord parses a stored record of key. It never panics, allocates at
 // most one copy of the value (no more than len(b)), and reports anything
 // malformed as ErrCorruptRecord. copyValue false returns a value aliasing b.

@@ -37,7 +37,10 @@ var (
 	// delete against a version that is no longer the record's.
 	ErrVersionConflict = errors.New("persistence: version conflict")
 	// ErrRecordTooLarge is a save whose value exceeds the store's maximum
-	// record size (WithMaxRecordSize; DefaultMaxRecordSize by default).
+	// record size (WithMaxRecordSize; DefaultMaxRecordSize by default), or
+	// a Load of a stored record larger than it (written under a larger
+	// limit): the value is not read, so a reader's allocation stays
+	// bounded by its own limit.
 	ErrRecordTooLarge = errors.New("persistence: record too large")
 	// ErrCorruptRecord is a stored record that fails its checksum or its
 	// decoding. Decoding never panics and never allocates more than the
@@ -348,6 +351,11 @@ func (c *config) checkOp(op Op) error {
 		return fmt.Errorf("%w: %s: %d bytes, at most %d", ErrRecordTooLarge, op.Key, len(op.Value), c.maxRecord)
 	}
 	return nil
+}
+
+// tooLargeStored is the ErrRecordTooLarge of a stored record over the limit.
+func tooLargeStored(enc string, size int64, limit int) error {
+	return fmt.Errorf("%w: stored record %s holds %d bytes, this store reads at most %d (WithMaxRecordSize)", ErrRecordTooLarge, enc, size, limit)
 }
 
 // notFound is the ErrNotFound that names key.
