@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/netip"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -185,4 +187,61 @@ func bindReason(err error) error {
 		return fmt.Errorf("not an address of this host: %w", err)
 	}
 	return err
+}
+
+// checkSeeds checks the provider's seeds before the member starts: each must
+// be HOST:PORT with a host other nodes can be dialled at (not a wildcard)
+// and of valid syntax, and at least one must resolve. A malformed seed is a
+// Malformed *AddressError (Which "seed"); when no seed resolves, the error
+// names the first one (not Malformed); a seed that does not resolve while
+// another does is only logged (a name may resolve later). The lookups run
+// together, bounded by ctx and CheckHost's own bound.
+func checkSeeds(ctx context.Context, logger *slog.Logger, seeds []string) error {
+	if len(seeds) == 0 {
+		return nil
+	}
+	for _, s := range seeds {
+		host, _, err := splitAddress("seed", s)
+		if err != nil {
+			return err
+		}
+		if err := CheckHost(ctx, host, false); err != nil && err.(*AddressError).Malformed {
+			ae := err.(*AddressError)
+			ae.Which, ae.Address = "seed", s
+			return ae
+		}
+	}
+	errs := make([]error, len(seeds))
+	var wg sync.WaitGroup
+	for i, s := range seeds {
+		wg.Go(func() {
+			host, _, _ := net.SplitHostPort(s)
+			if err := CheckHost(ctx, host, false); err != nil {
+				ae := err.(*AddressError)
+				ae.Which, ae.Address = "seed", s
+				errs[i] = ae
+			}
+		})
+	}
+	wg.Wait()
+	var bad []error
+	for _, err := range errs {
+		if err != nil {
+			bad = append(bad, err)
+		}
+	}
+	if len(bad) == len(seeds) {
+		if len(bad) == 1 {
+			return bad[0]
+		}
+		first := bad[0].(*AddressError)
+		return &AddressError{Which: "seed", Address: first.Address,
+			Reason: fmt.Errorf("%w (and no other seed resolves either)", first.Reason)}
+	}
+	for _, err := range bad {
+		if logger != nil {
+			logger.Warn("ringactor/cluster: a seed does not resolve; going on with the others", slog.Any("error", err))
+		}
+	}
+	return nil
 }

@@ -7,6 +7,7 @@ package cluster
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"net"
 	"strings"
 	"testing"
@@ -74,6 +75,69 @@ func TestStartBadAddresses(t *testing.T) {
 	if err := goleak.Find(leaks...); err != nil {
 		t.Errorf("a member that failed to start left goroutines: %v", err)
 	}
+}
+
+// TestStartBadSeeds: a seed that can never be dialled (a wildcard, an
+// invalid host, no port) fails Start with a Malformed seed *AddressError,
+// and seeds of which none resolves with one that is not Malformed, before
+// anything starts; a seed that does not resolve beside one that does is
+// logged, and the member starts.
+func TestStartBadSeeds(t *testing.T) {
+	leaks := startLeaks(t)
+	for _, c := range []struct {
+		name      string
+		seeds     []string
+		address   string
+		malformed bool
+		reason    string
+	}{
+		{"Wildcard", []string{"0.0.0.0:7000"}, "0.0.0.0:7000", true, "wildcard"},
+		{"WildcardEmptyHost", []string{":7000"}, ":7000", true, "wildcard"},
+		{"InvalidIPv4", []string{"127.0.0.1:7000", "256.0.0.1:7000"}, "256.0.0.1:7000", true, "not a valid IP address"},
+		{"NoPort", []string{"127.0.0.1"}, "127.0.0.1", true, "not HOST:PORT"},
+		{"Unresolvable", []string{"no-such-host.invalid:7000"}, "no-such-host.invalid:7000", false, "does not resolve"},
+		{"NoneResolves", []string{"a.invalid:7000", "b.invalid:7000"}, "a.invalid:7000", false, "no other seed resolves"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			start := time.Now()
+			m, err := Start(hangguard.Context(t), "bad", Peers(c.seeds), nil, WithLogger(actors.DiscardLogger()))
+			if err == nil {
+				_ = m.Close(context.Background())
+				t.Fatal("Start succeeded")
+			}
+			var ae *AddressError
+			if !errors.Is(err, ErrBadAddress) || !errors.As(err, &ae) {
+				t.Fatalf("got %v (%T), want an *AddressError matching ErrBadAddress", err, err)
+			}
+			if ae.Which != "seed" || ae.Address != c.address || ae.Malformed != c.malformed || !strings.Contains(err.Error(), c.reason) {
+				t.Fatalf("got %q (which %q, address %q, malformed %v), want seed %q, malformed %v, reason %q",
+					err, ae.Which, ae.Address, ae.Malformed, c.address, c.malformed, c.reason)
+			}
+			t.Logf("refused in %v", time.Since(start))
+		})
+	}
+	if err := goleak.Find(leaks...); err != nil {
+		t.Errorf("a member that failed to start left goroutines: %v", err)
+	}
+
+	t.Run("OneResolves", func(t *testing.T) {
+		logs := &testproc.Buffer{}
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		dead := l.Addr().String()
+		_ = l.Close()
+		m, err := Start(hangguard.Context(t), "bad", Peers([]string{"nowhere.invalid:7000", dead}), nil,
+			WithLogger(slog.New(slog.NewTextHandler(logs, nil))))
+		if err != nil {
+			t.Fatalf("Start with one seed that resolves: %v", err)
+		}
+		defer func() { _ = m.Close(context.Background()) }()
+		if got := logs.String(); !strings.Contains(got, "a seed does not resolve") || !strings.Contains(got, "nowhere.invalid:7000") {
+			t.Errorf("no warning naming the seed that does not resolve:\n%s", got)
+		}
+	})
 }
 
 // TestStartCleanupWhenRemoteCannotListen: when Proto.Actor's remote itself

@@ -218,6 +218,11 @@ func Start(ctx context.Context, name string, provider pcluster.ClusterProvider, 
 	if err := checkAddresses(ctx, cfg, host, port); err != nil {
 		return nil, err
 	}
+	if p, ok := provider.(interface{ seedList() []string }); ok {
+		if err := checkSeeds(ctx, cfg.logger, p.seedList()); err != nil {
+			return nil, err
+		}
+	}
 	advertised, port, err := advertise(cfg, host, port)
 	if err != nil {
 		return nil, err

@@ -164,6 +164,13 @@ func Peers(seeds []string, opts ...PeersOption) *PeersProvider {
 
 var _ pcluster.ClusterProvider = (*PeersProvider)(nil)
 
+// seedList returns the seeds given so far (Start checks them: checkSeeds).
+func (p *PeersProvider) seedList() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return slices.Clone(p.seeds)
+}
+
 // StartMember implements pcluster.ClusterProvider.
 func (p *PeersProvider) StartMember(c *pcluster.Cluster) error { return p.start(c, false) }
 

@@ -185,6 +185,23 @@ func (d *discoveryFlags) provider() (pcluster.ClusterProvider, error) {
 	return cluster.Peers(splitList(*d.peers)), nil
 }
 
+// nameFlag prefixes an error of cluster.Start about an address with the
+// flag that gave it (--peers for a seed, --bind, --advertise), so that the
+// one line on stderr says what to change.
+func nameFlag(err error) error {
+	var ae *cluster.AddressError
+	if !errors.As(err, &ae) {
+		return err
+	}
+	switch ae.Which {
+	case "seed":
+		return fmt.Errorf("--peers: %w", err)
+	case "bind", "advertise":
+		return fmt.Errorf("--%s: %w", ae.Which, err)
+	}
+	return err
+}
+
 // checkHostPort reports whether addr is HOST:PORT with a port number from 0
 // to 65535 (the host may be empty: every interface).
 func checkHostPort(addr string) error {
@@ -329,6 +346,7 @@ func runServeCommand(ctx context.Context, args []string, stdout, stderr io.Write
 	}
 	sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	m, err := cluster.Start(sctx, *disc.name, provider, kinds, opts...)
+	err = nameFlag(err)
 	if err == nil {
 		ops.member.Store(m)
 		if err = m.WaitReady(sctx); err != nil {
@@ -391,6 +409,9 @@ func runCallCommand(ctx context.Context, args []string, stdout, stderr io.Writer
 	}()
 	client, err := cluster.Start(cctx, *c.disc.name, provider, nil, append(tlsOpts, cluster.AsClient(), cluster.WithLogger(log), cluster.WithTelemetry(prov))...)
 	if err != nil {
+		if errors.Is(err, cluster.ErrBadAddress) {
+			return failure(stderr, "call", nameFlag(err))
+		}
 		return failure(stderr, "call", fmt.Errorf("joining the cluster: %w", err))
 	}
 	defer closeWithin(cctx, client)
