@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -54,6 +55,9 @@ type memberConfig struct {
 	systemOptions  []actor.ConfigOption
 	runtimeOptions []actors.Option
 	providers      *telemetry.Providers
+	// tls is WithTLS's configuration (nil: plaintext); the peers provider
+	// probes seeds with it, to name a refused handshake.
+	tls *tls.Config
 	// noBindCheck skips Start's check that the bind port is free (tests:
 	// the remote's own listen then fails).
 	noBindCheck bool
@@ -254,6 +258,9 @@ func Start(ctx context.Context, name string, provider pcluster.ClusterProvider, 
 	m.cluster = pcluster.New(sys, ccfg)
 	if p, ok := provider.(interface{ setLogger(*slog.Logger) }); ok {
 		p.setLogger(logger)
+	}
+	if p, ok := provider.(interface{ setTLS(*tls.Config) }); ok {
+		p.setTLS(cfg.tls)
 	}
 	defer func() {
 		if r := recover(); r != nil { // Proto.Actor panics when a member cannot start

@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -97,6 +98,10 @@ type PeersProvider struct {
 	// are heard but not answered, as when the node's heartbeats arrive
 	// too late at addr.
 	cut atomic.Pointer[func(addr string) bool]
+	// tlsCfg is the member's TLS configuration (WithTLS), nil for
+	// plaintext: a probe of an address then runs a TLS handshake, so that
+	// a refusal is named (tlsprobe.go).
+	tlsCfg atomic.Pointer[tls.Config]
 }
 
 // peer is what a node knows of another node's address.
@@ -108,6 +113,7 @@ type peer struct {
 	tried    bool      // answered, or found dead (nothing listens at its address)
 	acked    time.Time // when the last greeting that was answered was sent
 	dialErr  error     // why the last probe of its address failed; nil once it answers
+	tlsErr   error     // the *TLSError of the last probe's handshake, nil once one went through
 	refused  time.Time // when its address last refused a connection
 }
 
@@ -436,9 +442,16 @@ func (p *PeersProvider) greet(addr string, pr *peer) {
 			}
 			return
 		}
-		_ = conn.Close()
+		if cfg := p.tlsCfg.Load(); cfg != nil {
+			if err := probeTLS(conn, addr, cfg, p.greetTimeout()); err != nil {
+				p.tlsRefused(addr, pr, err)
+				return
+			}
+		} else {
+			_ = conn.Close()
+		}
 		p.mu.Lock()
-		pr.dialErr = nil
+		pr.dialErr, pr.tlsErr = nil, nil
 		p.mu.Unlock()
 	}
 	me := p.self.Load()
@@ -479,6 +492,36 @@ func (p *PeersProvider) greet(addr string, pr *peer) {
 		p.addPeer(a)
 	}
 }
+
+// tlsRefused records that the TLS handshake with addr was refused (err, a
+// *TLSError): the address is tried (it answered, and will not accept this
+// node as configured), and the refusal is why the node could not join
+// (joinError) or reach it (unreachable). It is logged once per address
+// once the node has joined; before that Start's readiness and the node's
+// requests report it.
+func (p *PeersProvider) tlsRefused(addr string, pr *peer, err error) {
+	p.mu.Lock()
+	pr.pinging = false
+	seen := pr.tlsErr != nil
+	pr.dialErr, pr.tlsErr = err, err
+	first := !pr.tried
+	pr.tried = true
+	p.mu.Unlock()
+	if first {
+		p.signal()
+	}
+	select {
+	case <-p.settledCh:
+		if !seen {
+			p.logger.Error("ringactor/cluster: TLS handshake refused; check the certificates (--tls-ca, --tls-cert, --tls-key)",
+				slog.String("address", addr), slog.Any("error", err))
+		}
+	default:
+	}
+}
+
+// setTLS sets the TLS configuration the probes use (nil: plaintext).
+func (p *PeersProvider) setTLS(cfg *tls.Config) { p.tlsCfg.Store(cfg) }
 
 // refuse records and logs (once per address) that the node at addr, which
 // info describes, belongs to another cluster.
@@ -552,27 +595,31 @@ func (p *PeersProvider) updateFence(now time.Time) {
 }
 
 // joinError returns why the node has no member to join: every address it
-// knows answered as a node of another cluster (nil otherwise).
+// knows answered as a node of another cluster, refused its TLS handshake
+// (a *TLSError) or was found dead, and not all were dead (nil otherwise).
+// The errors are sorted by address.
 func (p *PeersProvider) joinError() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if len(p.mismatch) == 0 {
-		return nil
-	}
 	now := time.Now()
-	var errs []error
+	var addrs []string
 	for addr, pr := range p.peers {
 		if p.alive(pr, now) {
 			return nil
 		}
-		err, ok := p.mismatch[addr]
-		if !ok {
-			if !pr.tried {
-				return nil // not answered yet
-			}
-			continue
+		if !pr.tried {
+			return nil // not answered yet
 		}
-		errs = append(errs, err)
+		addrs = append(addrs, addr)
+	}
+	slices.Sort(addrs)
+	var errs []error
+	for _, addr := range addrs {
+		if err, ok := p.mismatch[addr]; ok {
+			errs = append(errs, err)
+		} else if err := p.peers[addr].tlsErr; err != nil {
+			errs = append(errs, err)
+		}
 	}
 	return errors.Join(errs...)
 }
@@ -589,7 +636,9 @@ func (p *PeersProvider) unreachable() string {
 		if pr.dialErr == nil || p.alive(pr, now) {
 			continue
 		}
-		if errors.Is(pr.dialErr, syscall.ECONNREFUSED) {
+		if errors.Is(pr.dialErr, ErrTLSRefused) {
+			why = append(why, pr.dialErr.Error())
+		} else if errors.Is(pr.dialErr, syscall.ECONNREFUSED) {
 			why = append(why, addr+" refused the connection (nothing listens there)")
 		} else {
 			why = append(why, addr+" did not answer: "+pr.dialErr.Error())

@@ -11,11 +11,15 @@ import (
 // joined yet, the topology does not list its kinds yet, or it is leaving.
 var ErrNotReady = errors.New("ringactor/cluster: not ready")
 
-// Ready returns nil once the member serves: the cluster topology it sees
-// lists this member and every kind it hosts (for a client: any member).
-// Before that, and from the moment Close begins (the member is leaving), it
-// returns an error wrapping ErrNotReady that says why. It is what a
-// readiness probe asks.
+// Ready returns nil once the member serves: it has joined (its provider
+// has heard from, or given up on, every member it knows of), and the
+// cluster topology it sees lists this member and every kind it hosts (for
+// a client: any member). Before that, and from the moment Close begins
+// (the member is leaving), it returns an error wrapping ErrNotReady that
+// says why; when every node the provider reached refused this one (its
+// TLS handshake, a *TLSError matching ErrTLSRefused, or another cluster's
+// node, ErrClusterMismatch), the error wraps those refusals too. It is
+// what a readiness probe asks.
 func (m *Member) Ready() error {
 	select {
 	case <-m.closed:
@@ -24,6 +28,12 @@ func (m *Member) Ready() error {
 	}
 	if m.cluster == nil {
 		return fmt.Errorf("%w: not attached to a cluster", ErrNotReady)
+	}
+	if err := m.refusedJoin(); err != nil {
+		return err
+	}
+	if !m.client && !m.isReady() {
+		return fmt.Errorf("%w: still joining (waiting for the known members to answer)", ErrNotReady)
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -49,19 +59,63 @@ func (m *Member) Ready() error {
 	return nil
 }
 
+// refusedJoin returns, once the member's provider has settled, why no
+// node it reached accepted this one (refusedError), or nil.
+func (m *Member) refusedJoin() error {
+	m.mu.Lock()
+	settled := m.settled
+	m.mu.Unlock()
+	if settled == nil {
+		return nil
+	}
+	select {
+	case <-settled:
+	default:
+		return nil
+	}
+	if err := m.providerJoinError(); err != nil {
+		return &refusedError{err: err}
+	}
+	return nil
+}
+
+// refusedError is Ready's error when every node the provider reached
+// refused this one: final for WaitReady.
+type refusedError struct{ err error }
+
+func (e *refusedError) Error() string {
+	return ErrNotReady.Error() + ": no known member accepted this node: " + e.err.Error()
+}
+
+func (e *refusedError) Unwrap() []error { return []error{ErrNotReady, e.err} }
+
 // WaitReady waits until Ready returns nil (re-checking at each topology
-// change), or ctx ends; it returns Ready's last error joined with ctx's
-// then, or ErrClosed once the member is closing.
+// change and when the provider settles), or ctx ends; it returns Ready's
+// last error joined with ctx's then, or ErrClosed once the member is
+// closing. When every node the provider reached refused this one (a TLS
+// handshake refused, another cluster), it returns that error at once.
 func (m *Member) WaitReady(ctx context.Context) error {
 	for {
 		m.mu.Lock()
-		ch := m.topoCh
+		ch, settled := m.topoCh, m.settled
 		m.mu.Unlock()
 		err := m.Ready()
 		if err == nil {
 			return nil
 		}
+		var refused *refusedError
+		if errors.As(err, &refused) {
+			return err
+		}
+		if settled != nil {
+			select {
+			case <-settled:
+				settled = nil // a nil channel: waits on the others only
+			default:
+			}
+		}
 		select {
+		case <-settled:
 		case <-ch:
 		case <-m.closed:
 			return fmt.Errorf("%w: %w", ErrClosed, err)

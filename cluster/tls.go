@@ -39,6 +39,7 @@ func WithTLS(cfg *tls.Config) Option {
 		if cfg == nil {
 			return
 		}
+		c.tls = cfg.Clone()
 		server := credentials.NewTLS(cfg.Clone())
 		client := credentials.NewTLS(cfg.Clone())
 		c.remoteOptions = append(c.remoteOptions, func(rc *remote.Config) {
