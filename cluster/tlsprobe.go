@@ -56,7 +56,7 @@ func (e *TLSError) Error() string {
 	case e.Reason == TLSUnknownAuthority:
 		why = "this node does not trust the peer's certificate (signed by another CA?)"
 	case e.Reason == TLSNoClientCertificate:
-		why = "the peer requires a client certificate and this node sent none"
+		why = "the peer requires a client certificate and this node sent none it accepts: none, or one from a CA the peer does not list"
 	case e.Reason == TLSNameMismatch:
 		why = "the peer's certificate does not name the address dialled"
 	case e.Reason == TLSCertificateInvalid && e.ByPeer:
