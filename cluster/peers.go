@@ -447,8 +447,9 @@ func (p *PeersProvider) greet(addr string, pr *peer) {
 				p.tlsRefused(addr, pr, err)
 				return
 			}
-		} else {
-			_ = conn.Close()
+		} else if err := probePlaintext(conn, addr, p.greetTimeout()); err != nil {
+			p.tlsRefused(addr, pr, err)
+			return
 		}
 		p.mu.Lock()
 		pr.dialErr, pr.tlsErr = nil, nil

@@ -23,6 +23,7 @@ func TestTLSRefusalsNamed(t *testing.T) {
 	// A seed whose certificate does not name 127.0.0.1.
 	misnamed := startIsolatedMember(t, "tlsref2", cluster.Peers(nil), kinds(),
 		cluster.WithTLS(cluster.MutualTLS(ca.Pool(), ca.Issue(t, "misnamed", "seed.example").Cert)))
+	plain := startIsolatedMember(t, "tlsref3", cluster.Peers(nil), kinds())
 	intruder := other.Issue(t, "intruder")
 	for _, c := range []struct {
 		name, cluster, seed string
@@ -34,11 +35,17 @@ func TestTLSRefusalsNamed(t *testing.T) {
 		{"MemberCertFromOtherCA", "tlsref", seed.Address(), cluster.MutualTLS(other.Pool(), intruder.Cert), false, cluster.TLSUnknownAuthority, false},
 		{"MemberCertFromCANotListedByPeer", "tlsref", seed.Address(), &tls.Config{MinVersion: tls.VersionTLS13, RootCAs: ca.Pool(), Certificates: []tls.Certificate{intruder.Cert}}, false, cluster.TLSNoClientCertificate, true},
 		{"ClientWithoutCertificate", "tlsref", seed.Address(), &tls.Config{MinVersion: tls.VersionTLS13, RootCAs: ca.Pool()}, true, cluster.TLSNoClientCertificate, true},
+		{"PlaintextClient", "tlsref", seed.Address(), nil, true, cluster.TLSNotTLS, true},
+		{"PlaintextMember", "tlsref", seed.Address(), nil, false, cluster.TLSNotTLS, true},
+		{"MemberTLSToPlaintextSeed", "tlsref3", plain.Address(), cluster.MutualTLS(ca.Pool(), ca.Issue(t, "m3").Cert), false, cluster.TLSNotTLS, false},
 		{"MemberNameMismatch", "tlsref2", misnamed.Address(), cluster.MutualTLS(ca.Pool(), ca.Issue(t, "m").Cert), false, cluster.TLSNameMismatch, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			ctx := testCtx(t) // a hang guard: the refusal must end the wait, not a deadline
-			opts := []cluster.Option{cluster.WithTLS(c.cfg)}
+			var opts []cluster.Option
+			if c.cfg != nil {
+				opts = append(opts, cluster.WithTLS(c.cfg))
+			}
 			var ks []*cluster.Kind
 			if c.client {
 				opts = append(opts, cluster.AsClient())

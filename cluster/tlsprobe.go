@@ -106,6 +106,24 @@ func probeTLS(conn net.Conn, addr string, cfg *tls.Config, timeout time.Duration
 	return classifyTLS(addr, err)
 }
 
+// probePlaintext finds out whether the node at addr, which this plaintext
+// node is about to greet over conn (closed on return), requires TLS: it
+// offers a TLS handshake, which a plaintext peer drops at its first bytes
+// and a TLS peer answers. It returns a *TLSError (TLSNotTLS, by the peer)
+// when the peer answered, nil otherwise.
+func probePlaintext(conn net.Conn, addr string, timeout time.Duration) error {
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(timeout))
+	// Only whether the peer speaks TLS matters here; nothing is sent
+	// over this connection after the handshake.
+	tc := tls.Client(conn, &tls.Config{InsecureSkipVerify: true, NextProtos: []string{"h2"}, MinVersion: tls.VersionTLS12}) //nolint:gosec // a probe, no data
+	if err := tc.Handshake(); err != nil {
+		return nil
+	}
+	return &TLSError{Peer: addr, Reason: TLSNotTLS, ByPeer: true,
+		Err: errors.New("the peer answered a TLS handshake; this node has no TLS configured (WithTLS)")}
+}
+
 // classifyTLS returns the *TLSError that err, from a TLS client handshake
 // or its first read, is, or nil when err is no refusal (a timeout, a
 // connection closed without an alert).
