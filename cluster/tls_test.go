@@ -135,7 +135,7 @@ func TestTLS(t *testing.T) {
 						errs <- fmt.Errorf("%s: request from the intruder succeeded", id)
 					case !errors.Is(err, cluster.ErrTimeout) && !errors.Is(err, cluster.ErrMemberUnavailable):
 						errs <- fmt.Errorf("%s: got %w, want ErrTimeout or ErrMemberUnavailable", id, err)
-					case d > deadline+time.Second:
+					case d > deadline+30*time.Second: // a bound for a hang, not a speed: the machine may be busy
 						errs <- fmt.Errorf("%s: failed after %v, deadline %v", id, d, deadline)
 					default:
 						errs <- nil
