@@ -109,9 +109,11 @@ func (h *Kernel[Req, Resp]) ID() string { return h.k.def.id }
 func (h *Kernel[Req, Resp]) PID() *actor.PID { return h.k.pid() }
 
 // Request sends msg and waits for the reply of the kernel — of the last
-// kernel of the chain when the kernel routes downstream. A failed handler
-// gives a *gpu.ExecutionError; ctx bounds both the wait for room and the
-// wait for the reply.
+// kernel of the chain when the kernel routes downstream, whose reply type
+// must then be Resp (else a *WrongMessageTypeError of role RoleChainReply
+// naming both types; actors.Request takes any tail type). A failed handler
+// gives a *gpu.ExecutionError naming the stage that failed; ctx bounds both
+// the wait for room and the wait for the reply.
 func (h *Kernel[Req, Resp]) Request(ctx context.Context, msg Req) (Resp, error) {
 	if h.k.down == nil {
 		if h.rt.spans {
@@ -119,8 +121,21 @@ func (h *Kernel[Req, Resp]) Request(ctx context.Context, msg Req) (Resp, error) 
 		}
 		return h.k.request(ctx, msg)
 	}
-	var zero Resp
-	return zero, &WrongMessageTypeError{Kernel: h.k.def.id, Role: "reply", Want: h.k.term, Got: reflect.TypeFor[Resp]()}
+	if err := h.checkChainReply(); err != nil {
+		var zero Resp
+		return zero, err
+	}
+	return chainRequest[Resp](ctx, h.k, h.k.def.id, msg)
+}
+
+// checkChainReply returns a *WrongMessageTypeError (role "chain reply")
+// when the kernel routes downstream and its chain's last kernel does not
+// reply Resp.
+func (h *Kernel[Req, Resp]) checkChainReply() error {
+	if h.k.down == nil || h.k.term == reflect.TypeFor[Resp]() {
+		return nil
+	}
+	return &WrongMessageTypeError{Kernel: h.k.def.id, Role: RoleChainReply, Want: h.k.term, Got: reflect.TypeFor[Resp]()}
 }
 
 // RequestAsync admits msg and returns without waiting for its reply: done is called
@@ -130,10 +145,12 @@ func (h *Kernel[Req, Resp]) Request(ctx context.Context, msg Req) (Resp, error) 
 // returns an error the message was not admitted and done is not called.
 // Messages admitted by one goroutine are handled in the order they were
 // admitted, so RequestAsync pipelines many requests to one kernel without giving up
-// ordering. A kernel that routes downstream rejects RequestAsync like Request.
+// ordering. For a kernel that routes downstream, done gets the reply of the
+// chain's last kernel (from that kernel's loop), as Request does; a chain
+// whose last kernel does not reply Resp is refused like Request.
 func (h *Kernel[Req, Resp]) RequestAsync(ctx context.Context, msg Req, done func(Resp, error)) error {
-	if h.k.down != nil {
-		return &WrongMessageTypeError{Kernel: h.k.def.id, Role: "reply", Want: h.k.term, Got: reflect.TypeFor[Resp]()}
+	if err := h.checkChainReply(); err != nil {
+		return err
 	}
 	if done == nil {
 		return kernelErr(h.k.def.id, fmt.Errorf("%w: nil done callback", ErrNilMessage))
@@ -236,6 +253,37 @@ func chainRequest[Resp, Req any](ctx context.Context, in inbox[Req], id string, 
 		o = <-w.ch // the last kernel claimed the outcome first: it is on its way
 	}
 	return o.resp, o.err
+}
+
+// RequestAsync admits msg into the kernel with the given id and returns
+// without waiting: done is called exactly once with the reply of type Resp
+// (the reply of the last kernel of a chain) or the error, from the loop of
+// the kernel that answers, so it must not block. It is the asynchronous
+// Request, for any chain's tail type: messages admitted by one goroutine
+// keep their order through the chain. When it returns an error the message
+// was not admitted and done is not called.
+func RequestAsync[Resp, Req any](ctx context.Context, rt *Runtime, id string, msg Req, done func(Resp, error)) error {
+	ak, err := rt.lookup(id)
+	if err != nil {
+		return err
+	}
+	in, ok := ak.(inbox[Req])
+	if !ok {
+		return &WrongMessageTypeError{Kernel: id, Role: "message", Want: ak.messageType(), Got: reflect.TypeFor[Req]()}
+	}
+	if ak.terminalType() != reflect.TypeFor[Resp]() {
+		return &WrongMessageTypeError{Kernel: id, Role: "reply", Want: ak.terminalType(), Got: reflect.TypeFor[Resp]()}
+	}
+	if done == nil {
+		return kernelErr(id, fmt.Errorf("%w: nil done callback", ErrNilMessage))
+	}
+	if err := in.checkMessage(msg); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return kernelErr(id, err)
+	}
+	return in.forward(ctx, ctx, msg, nextID(), stampAtAdmission, nil, funcReplier[Resp](done))
 }
 
 // Send admits msg into the kernel with the given id without waiting for its

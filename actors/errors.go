@@ -79,13 +79,21 @@ func kernelErr(id string, err error) error { return &KernelError{Kernel: id, Err
 // WrongMessageTypeError says which type a kernel wanted and which it got.
 type WrongMessageTypeError struct {
 	Kernel string
-	Role   string // "message" or "reply"
+	Role   string // "message", "reply" or RoleChainReply
 	Want   reflect.Type
 	Got    reflect.Type
 }
 
+// RoleChainReply is the Role of a *WrongMessageTypeError from a typed
+// handle on the head of a chain whose last kernel replies another type
+// than the handle's.
+const RoleChainReply = "chain reply"
+
 // Error implements error.
 func (e *WrongMessageTypeError) Error() string {
+	if e.Role == RoleChainReply {
+		return fmt.Sprintf("ringactor: kernel %q routes downstream and its chain's last kernel replies %v, not the handle's %v (actors.Request[%v] or actors.RequestAsync[%v] take it)", e.Kernel, e.Want, e.Got, e.Want, e.Want)
+	}
 	return fmt.Sprintf("ringactor: kernel %q takes %s type %v, got %v", e.Kernel, e.Role, e.Want, e.Got)
 }
 

@@ -3,7 +3,6 @@ package actors
 import (
 	"context"
 	"fmt"
-	"reflect"
 )
 
 // RequestAsyncWithin is RequestAsync for a producer whose wait for room is
@@ -14,8 +13,8 @@ import (
 // the element. When it returns an error the message was not admitted and
 // done is not called.
 func (h *Kernel[Req, Resp]) RequestAsyncWithin(admit, hctx context.Context, msg Req, done func(Resp, error)) error {
-	if h.k.down != nil {
-		return &WrongMessageTypeError{Kernel: h.k.def.id, Role: "reply", Want: h.k.term, Got: reflect.TypeFor[Resp]()}
+	if err := h.checkChainReply(); err != nil {
+		return err
 	}
 	if done == nil {
 		return kernelErr(h.k.def.id, fmt.Errorf("%w: nil done callback", ErrNilMessage))
