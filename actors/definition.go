@@ -86,6 +86,10 @@ type KernelDef[Req, Resp any] struct {
 	onCapacity OnDeviceCapacity
 	pin        int // a device ring kernel's device (WithDevice), plus one; 0: none
 	mailboxCap int // a device ring kernel's mailbox ring capacity: WithCapacity's, 0 when not set
+	// newBody makes a stateful kernel's State and handler (NewStatefulKernel);
+	// nil for a kernel whose handler comes from newHandler.
+	newBody func() stateBody[Req, Resp]
+	store   *stateStore // WithStateStore; nil: none
 }
 
 // KernelOption configures a KernelDef.
@@ -102,6 +106,7 @@ type kernelOptions struct {
 	yields                     int
 	onCapacity                 OnDeviceCapacity
 	pin                        int
+	store                      *stateStore
 }
 
 // WithCapacity sets the input ring's capacity, a power of two (default
@@ -175,6 +180,7 @@ func NewKernel[Req, Resp any](id string, newHandler func() Handler[Req, Resp], o
 		id: id, newHandler: newHandler, capacity: o.capacity, overflow: o.overflow, outCap: o.outCap,
 		policy: o.policy, drain: o.drain, downstream: o.downstream, decider: o.decider, wait: o.wait,
 		yields: o.yields, onCapacity: o.onCapacity, pin: o.pin, mailboxCap: o.mailboxCapacity(),
+		store: o.store,
 	}
 }
 
@@ -201,8 +207,10 @@ func (d *KernelDef[Req, Resp]) validate() error {
 	switch {
 	case d.id == "":
 		return fmt.Errorf("%w: empty kernel id", ErrInvalidKernel)
-	case d.newHandler == nil:
+	case d.newHandler == nil && d.newBody == nil:
 		return fmt.Errorf("%w: kernel %q has no handler", ErrInvalidKernel, d.id)
+	case d.store != nil && d.newBody == nil:
+		return fmt.Errorf("%w: kernel %q: WithStateStore needs a kernel with a State (NewStatefulKernel)", ErrInvalidKernel, d.id)
 	case !ring.ValidCapacity(d.capacity):
 		return kernelErr(d.id, &ring.CapacityError{Capacity: d.capacity})
 	case d.overflow < 0 || d.outCap < 1:

@@ -147,6 +147,12 @@ type kernel[Req, Resp any] struct {
 	// firstDevice is the device mailbox launch opened for the first
 	// incarnation of a device ring kernel (nil: none, or it fell back).
 	firstDevice *deviceLaunch
+	// body is a stateful kernel's State and handler (NewStatefulKernel),
+	// persist its store (WithStateStore), stateBuf the outcomes of its
+	// batch (state_consumption.go); nil without.
+	body     stateBody[Req, Resp]
+	persist  *persister
+	stateBuf []stateOutcome[Req, Resp]
 	// offDevice is the device fault that moved the kernel to its fallback
 	// for good (it does not move to another device of the runtime).
 	offDevice error
@@ -170,6 +176,9 @@ func newKernel[Req, Resp any](rt *Runtime, def *KernelDef[Req, Resp]) *kernel[Re
 	k.term = reflect.TypeFor[Resp]()
 	if rt.tracing {
 		k.hist = newKernelHistograms()
+	}
+	if def.newBody != nil {
+		k.body = def.newBody()
 	}
 	switch reflect.TypeFor[Req]().Kind() {
 	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Func, reflect.Chan, reflect.Interface:
@@ -243,6 +252,18 @@ func (k *kernel[Req, Resp]) launch(ctx context.Context) error {
 			return kernelErr(k.def.id, err)
 		}
 	}
+	var persist *persister
+	if k.def.store != nil {
+		// The last durable State is restored now: a store that cannot be
+		// read, or a record that cannot be, is an error of Launch.
+		if persist, err = newPersister(k.def.id, k.def.store); err != nil {
+			return err
+		}
+		persist.body, persist.wake = k.body, k.wake.Notify
+		if err := persist.restore(ctx); err != nil {
+			return err
+		}
+	}
 	var dev *deviceLaunch
 	if k.def.prog != nil {
 		// The first incarnation's mailbox is opened now, so a device without
@@ -267,6 +288,7 @@ func (k *kernel[Req, Resp]) launch(ctx context.Context) error {
 		k.placement.Store(&where)
 	}
 	k.in, k.out, k.down, k.term, k.firstHandler, k.firstDevice = in, make(chan output[Resp], k.def.outCap), down, term, first, dev
+	k.persist = persist
 	k.setState(next)
 	// Spawning runs no code of this kernel's actor synchronously (Started is
 	// delivered on the actor's own goroutine), so it may happen under mu.
@@ -291,10 +313,19 @@ func (k *kernel[Req, Resp]) buildHandler() (h Handler[Req, Resp], err error) {
 			h, err = nil, fmt.Errorf("%w: the handler factory panicked: %v", ErrInvalidKernel, p)
 		}
 	}()
-	if h = k.def.newHandler(); h == nil {
+	if h = k.newHandler(); h == nil {
 		return nil, fmt.Errorf("%w: the handler factory returned a nil handler", ErrInvalidKernel)
 	}
 	return h, nil
+}
+
+// newHandler is the handler of a new incarnation: a stateful kernel's, on
+// a fresh State, or what the definition's factory returns.
+func (k *kernel[Req, Resp]) newHandler() Handler[Req, Resp] {
+	if k.body != nil {
+		return k.body.fresh()
+	}
+	return k.def.newHandler()
 }
 
 // props are the kernel actor's Proto.Actor properties: its producer and the

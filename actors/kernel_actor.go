@@ -129,13 +129,18 @@ func (k *kernel[Req, Resp]) startLoop(c actor.Context) {
 	}
 	h := k.firstHandler
 	k.firstHandler = nil
-	if h == nil {
-		h = k.def.newHandler()
+	restart := h == nil
+	if restart {
+		h = k.newHandler()
 	}
 	if h == nil {
 		// A factory that built a handler at launch returned nil at a restart:
 		// fail this incarnation; the supervisor decides what follows.
 		panic(fmt.Errorf("ringactor: kernel %q: %w: the handler factory returned a nil handler", k.def.id, ErrInvalidKernel))
+	}
+	if k.persist != nil {
+		k.startStateLoop(c, h, restart)
+		return
 	}
 	loop := &ring.Loop{
 		Control: k.cb, Wake: k.wake, Wait: k.def.wait,
@@ -213,7 +218,14 @@ func (k *kernel[Req, Resp]) onLoopEnd(c actor.Context, fault error) {
 	k.lastFault = fault
 	// Proto.Actor escalates to the orchestrator's supervisor strategy, which
 	// follows this kernel's own decider.
-	panic(&supervision.Directed{Err: fault, Directive: k.def.decider(fault)})
+	directive := k.def.decider(fault)
+	if errors.Is(fault, ErrStateConflict) {
+		// Another writer owns the State: a restart would only restore
+		// its State under this kernel's id. The kernel stops; its
+		// queued messages get the conflict.
+		directive = supervision.Stop
+	}
+	panic(&supervision.Directed{Err: fault, Directive: directive})
 }
 
 // drained reports whether nothing is left in the ring or the overflow.
