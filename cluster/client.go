@@ -231,6 +231,11 @@ func (m *Member) outcome(res any, err error, pid *actor.PID, kind, identity stri
 			// Not handled: the activation is moving. Look again.
 			m.cluster.PidCache.Remove(identity, kind)
 			return nil, nil, fmt.Errorf("%w: %s/%s is moving: %s", ErrMemberUnavailable, kind, identity, we.GetMessage())
+		case wireKindStale:
+			// Not applied: the activation found another one had saved
+			// the identity's state since it loaded, and passivated.
+			m.cluster.PidCache.Remove(identity, kind)
+			return nil, nil, fmt.Errorf("%w: %s/%s: %s", ErrStaleActivation, kind, identity, we.GetMessage())
 		case wireKindClusterMismatch:
 			return nil, fmt.Errorf("%w: %s (this node is in cluster %q, protocol %d)", ErrClusterMismatch, we.GetMessage(), m.name, ProtocolVersion), nil
 		}
