@@ -36,6 +36,9 @@ const lookupRetry = 20 * time.Millisecond
 func Request[Resp, Req any](ctx context.Context, m *Member, kind, identity string, msg Req) (Resp, error) {
 	var zero Resp
 	w, err := encodeRequest(m, msg)
+	if err == nil {
+		err = withKey(ctx, w)
+	}
 	if err != nil {
 		return zero, err
 	}
@@ -74,6 +77,9 @@ func replyError[Resp any](err error, kind string) error {
 // errors are those of Request before a reply is awaited.
 func Send[Req any](ctx context.Context, m *Member, kind, identity string, msg Req) error {
 	w, err := encodeRequest(m, msg)
+	if err == nil {
+		err = withKey(ctx, w)
+	}
 	if err != nil {
 		return err
 	}

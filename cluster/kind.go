@@ -347,6 +347,13 @@ func (g *grain[Req, Resp]) serve(k *actors.Kernel[Req, Resp], w *wire.WireEnvelo
 	r := &grainRequest[Req, Resp]{g: g, k: k, sender: sender, id: id}
 	if g.durable != nil {
 		r.ctx.val = r
+		if k := w.GetIdempotencyKey(); k != "" {
+			if err := CheckIdempotencyKey(k); err != nil {
+				refuse(wire.NewErrorOf(wire.KindDecode, err.Error(), id))
+				return
+			}
+			r.key = k
+		}
 	}
 	if _, err := wire.UnpackInto(w, g.member.maxPayload, &r.req); err != nil {
 		var mismatch *wire.TypeMismatchError

@@ -37,8 +37,9 @@ const MaxIdempotencyKeyLen = 256
 // MaxIdempotencyKeyLen or not valid UTF-8.
 var ErrInvalidIdempotencyKey = errors.New("ringactor/cluster: invalid idempotency key")
 
-// checkIdempotencyKey reports a key no request may carry.
-func checkIdempotencyKey(k string) error {
+// CheckIdempotencyKey reports, as ErrInvalidIdempotencyKey, a key that no
+// request may carry (WithIdempotencyKey).
+func CheckIdempotencyKey(k string) error {
 	switch {
 	case k == "":
 		return fmt.Errorf("%w: empty", ErrInvalidIdempotencyKey)
@@ -204,7 +205,7 @@ func decodeStateRecord(key persistence.Key, schema uint32, value []byte) ([]byte
 		kb := r.take(r.u16())
 		e := appliedEntry{key: string(kb)}
 		if r.err == nil {
-			if err := checkIdempotencyKey(e.key); err != nil {
+			if err := CheckIdempotencyKey(e.key); err != nil {
 				r.err = err
 			}
 		}

@@ -377,3 +377,60 @@ func TestStateStoreHandoff(t *testing.T) {
 		t.Fatalf("%d activations, %d loads since; want 2 and none", acts.Load(), store.Stats().Loads-loads)
 	}
 }
+
+// TestStateStoreIdempotencyKey: a request retried with its idempotency
+// key is answered from the record, not applied again, also by a new
+// member (a crash) and for a failed request; the record keeps the last
+// MaxIdempotencyKeys keys.
+func TestStateStoreIdempotencyKey(t *testing.T) {
+	ctx := hangguard.Context(t)
+	store := persistence.NewMemory()
+	var acts atomic.Int64
+	m, k := startDurable(t, store, &acts)
+	ref := k.Ref(m, "i")
+	kctx := WithIdempotencyKey(ctx, "deposit-1")
+	for range 2 {
+		got, err := ref.Request(kctx, tally{N: 5})
+		if err != nil || got.Total != 5 || got.Calls != 1 {
+			t.Fatalf("keyed request: %+v, %v; want total 5 after 1 call", got, err)
+		}
+	}
+	_, err := ref.Request(WithIdempotencyKey(ctx, "fail-1"), tally{N: 1, Fail: true})
+	if err == nil {
+		t.Fatal("the failing request succeeded")
+	}
+	_, err2 := ref.Request(WithIdempotencyKey(ctx, "fail-1"), tally{N: 1, Fail: true})
+	var re1, re2 *RemoteError
+	if !errors.As(err, &re1) || !errors.As(err2, &re2) || re1.Kind != re2.Kind || re1.Message != re2.Message {
+		t.Fatalf("retried failing request: %v, want the first outcome %v", err2, err)
+	}
+	closeMember(t, m)
+
+	m2, k2 := startDurable(t, store.Reopen(), &acts)
+	defer closeMember(t, m2)
+	ref = k2.Ref(m2, "i")
+	got, err := ref.Request(kctx, tally{N: 5})
+	if err != nil || got.Total != 5 || got.Calls != 1 {
+		t.Fatalf("keyed request after the restart: %+v, %v; want the recorded reply", got, err)
+	}
+	got, err = ref.Request(ctx, tally{N: 1})
+	if err != nil || got.Total != 7 || got.Calls != 3 {
+		t.Fatalf("unkeyed request: %+v, %v; want total 7 after 3 calls", got, err)
+	}
+	for i := range MaxIdempotencyKeys {
+		if _, err := ref.Request(WithIdempotencyKey(ctx, fmt.Sprintf("k%d", i)), tally{N: 0}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, _, entries := storedTally(t, store, "i"); len(entries) != MaxIdempotencyKeys || entries[0].key != "k0" {
+		t.Fatalf("record keeps %d keys, the oldest %q; want %d from k0", len(entries), entries[0].key, MaxIdempotencyKeys)
+	}
+	got, err = ref.Request(kctx, tally{N: 5}) // evicted: applied again
+	if err != nil || got.Total != 12 {
+		t.Fatalf("evicted key: %+v, %v; want it applied again (total 12)", got, err)
+	}
+	_, err = ref.Request(WithIdempotencyKey(ctx, ""), tally{N: 1})
+	if !errors.Is(err, ErrInvalidIdempotencyKey) {
+		t.Fatalf("empty key: got %v", err)
+	}
+}

@@ -61,7 +61,7 @@ in capitals, '-' as '_' (RINGACTOR_CLUSTER, RINGACTOR_BIND,
 RINGACTOR_ADVERTISE, RINGACTOR_PROVIDER, RINGACTOR_ADMIN, ...); a flag on
 the command line wins over its variable.
 `
-	callSynopsis    = "--cluster NAME (--peers HOST:PORT,... | --etcd ENDPOINTS | --provider k8s) --kind KIND --identity ID --data '{...}' [--timeout D]"
+	callSynopsis    = "--cluster NAME (--peers HOST:PORT,... | --etcd ENDPOINTS | --provider k8s) --kind KIND --identity ID --data '{...}' [--timeout D] [--idempotency-key K]"
 	callDescription = `Send one JSON request to the identity ID of kind KIND in the cluster NAME,
 as a cluster client, and print the reply as JSON on stdout. On failure it
 prints the typed error on stderr and exits 1 (unknown kind, timeout,
@@ -395,7 +395,11 @@ func runCallCommand(ctx context.Context, args []string, stdout, stderr io.Writer
 	}
 	defer closeWithin(cctx, client)
 	demo.Register() // the JSON forms of the demo kinds echo and add
-	out, err := cluster.RequestJSON(cctx, client, c.kind, c.identity, []byte(c.body))
+	rctx := cctx
+	if c.idemKey != "" {
+		rctx = cluster.WithIdempotencyKey(cctx, c.idemKey)
+	}
+	out, err := cluster.RequestJSON(rctx, client, c.kind, c.identity, []byte(c.body))
 	if err != nil {
 		return failure(stderr, "call", err)
 	}
@@ -436,6 +440,7 @@ type callConfig struct {
 	timeout        time.Duration
 	verbose        bool
 	logs           logFlags // --log-level, --log-format
+	idemKey        string   // --idempotency-key; "": none
 }
 
 // parseCall parses the call command's flags. --data is the request body;
@@ -451,6 +456,7 @@ func parseCall(args []string, stderr io.Writer) (c callConfig, code int, ok bool
 	legacy := fs.String("json", "", "deprecated: the old name of --data")
 	fs.DurationVar(&c.timeout, "timeout", 10*time.Second, "deadline of the call, joining the cluster included")
 	fs.BoolVar(&c.verbose, "v", false, "log at debug level")
+	fs.StringVar(&c.idemKey, "idempotency-key", "", "a `key` of your choice that makes the request applied at most once: a retry with the same key is answered from the identity's stored record (members with --state-store)")
 	if code, ok := parseFlags(fs, args); !ok {
 		return c, code, false
 	}
@@ -478,6 +484,10 @@ func parseCall(args []string, stderr io.Writer) (c callConfig, code int, ok bool
 		return c, usageError(fs, "--data must be a JSON value, got %s", quoteClip(c.body)), false
 	case c.timeout <= 0:
 		return c, usageError(fs, "--timeout must be positive"), false
+	case set["idempotency-key"]:
+		if err := cluster.CheckIdempotencyKey(c.idemKey); err != nil {
+			return c, usageError(fs, "--idempotency-key: %v", err), false
+		}
 	}
 	return c, exitOK, true
 }
