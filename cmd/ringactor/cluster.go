@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -21,12 +22,13 @@ import (
 	"github.com/ringactor/ringactor/gpu"
 	"github.com/ringactor/ringactor/internal/bench"
 	"github.com/ringactor/ringactor/internal/demo"
+	"github.com/ringactor/ringactor/persistence"
 	"github.com/ringactor/ringactor/telemetry"
 )
 
 // Help text of the serve and call commands.
 const (
-	serveSynopsis    = "--cluster NAME [--bind HOST:PORT] [--advertise HOST:PORT] (--peers HOST:PORT,... | --etcd ENDPOINTS | --provider k8s) [--sim-devices N] [--admin ADDR [--pprof]] [-v]"
+	serveSynopsis    = "--cluster NAME [--bind HOST:PORT] [--advertise HOST:PORT] (--peers HOST:PORT,... | --etcd ENDPOINTS | --provider k8s) [--sim-devices N] [--state-store URL] [--admin ADDR [--pprof]] [-v]"
 	serveDescription = `Run a member of the cluster NAME hosting the built-in kinds until SIGINT or
 SIGTERM: echo (replies with the JSON object it is sent), add
 ({"a":[...],"b":[...]} -> {"sum":[...]}) and counter ({} or {"by":N} ->
@@ -48,6 +50,13 @@ the pods labelled ringactor.io/cluster=NAME; see deploy/); nodes of another
 cluster name are refused (logged as an error). On a signal it leaves gracefully: passivates its identities (their
 kernels drain and answer what they hold; counter hands its count to the
 next owner), tells its peers and stops; the exit status is 0.
+
+State: --state-store URL keeps counter's count in a state store, saved
+before each reply (write-through), so that it survives a SIGKILL of its
+owner: file:///absolute/path.db for an embedded bbolt file (a cluster of
+one member: the file is locked by one process), postgres://USER@HOST/DB
+for a PostgreSQL table that every member shares. With it, call
+--idempotency-key makes a retried request answered, not applied again.
 
 Operations: --admin ADDR (PORT alone means 127.0.0.1:PORT) serves /metrics
 (Prometheus), /healthz, /readyz (503 until joined, 503 again while
@@ -230,6 +239,7 @@ type serveFlags struct {
 	bind, adv           *string
 	verbose, benchKinds *bool
 	simDevs             *int
+	stateStore          *string
 }
 
 // parseServe parses the serve command's flags, from args and then from the
@@ -245,6 +255,7 @@ func parseServe(args []string, stderr io.Writer, lookup func(string) (string, bo
 		verbose:    fs.Bool("v", false, "log at debug level"),
 		benchKinds: fs.Bool("bench-kinds", false, "also host the plain Proto.Actor echo kind that ringactor bench --cluster compares with"),
 		simDevs:    fs.Int("sim-devices", 0, "give the member N simulated CUDA devices (cuda:sim0, cuda:sim1, ...; for tests and demos without a GPU; a Linux build with cgo)"),
+		stateStore: fs.String("state-store", "", "keep the counter kind's state in a state store: `URL` file:///path (embedded, one member) or postgres://… (shared by the members)"),
 		adm:        addAdminFlags(fs)}
 	if code, ok := parseFlags(fs, args); !ok {
 		return s, code, false
@@ -257,6 +268,11 @@ func parseServe(args []string, stderr io.Writer, lookup func(string) (string, bo
 	}
 	if err := checkHostPort(*s.bind); err != nil {
 		return s, usageError(fs, "--bind: %v", err), false
+	}
+	if *s.stateStore != "" {
+		if err := checkStateStoreURL(*s.stateStore); err != nil {
+			return s, usageError(fs, "--state-store: %v", err), false
+		}
 	}
 	if *s.simDevs < 0 {
 		return s, usageError(fs, "--sim-devices %d: want 0 or more", *s.simDevs), false
@@ -321,6 +337,16 @@ func runServeCommand(ctx context.Context, args []string, stdout, stderr io.Write
 			defer func() { _ = b.Close() }() // after the member has closed
 		}
 		opts = append(opts, cluster.WithRuntimeOptions(actors.WithBackends(backends...)))
+	}
+	if *s.stateStore != "" {
+		octx, ocancel := context.WithTimeout(ctx, 30*time.Second)
+		store, err := persistence.OpenURL(octx, *s.stateStore, persistence.WithLogger(log))
+		ocancel()
+		if err != nil {
+			return failure(stderr, "serve", fmt.Errorf("--state-store: %w", err))
+		}
+		defer func() { _ = store.Close() }() // after the member has closed
+		opts = append(opts, cluster.WithStateStore(store))
 	}
 	if *benchKinds {
 		bk, echo := bench.ClusterKinds()
@@ -490,4 +516,23 @@ func parseCall(args []string, stderr io.Writer) (c callConfig, code int, ok bool
 		}
 	}
 	return c, exitOK, true
+}
+
+// checkStateStoreURL reports a --state-store URL that names no store
+// provider, before anything starts.
+func checkStateStoreURL(raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return err
+	}
+	switch strings.ToLower(u.Scheme) {
+	case "file":
+		if !strings.HasPrefix(u.Path, "/") {
+			return fmt.Errorf("%q: want file:///absolute/path", raw)
+		}
+	case "postgres", "postgresql", "mem", "memory":
+	default:
+		return fmt.Errorf("%q: want file:///path or postgres://…", raw)
+	}
+	return nil
 }
