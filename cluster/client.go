@@ -36,6 +36,9 @@ const lookupRetry = 20 * time.Millisecond
 func Request[Resp, Req any](ctx context.Context, m *Member, kind, identity string, msg Req) (Resp, error) {
 	var zero Resp
 	w, err := encodeRequest(m, msg)
+	if err == nil {
+		err = withKey(ctx, w)
+	}
 	if err != nil {
 		return zero, err
 	}
@@ -74,6 +77,9 @@ func replyError[Resp any](err error, kind string) error {
 // errors are those of Request before a reply is awaited.
 func Send[Req any](ctx context.Context, m *Member, kind, identity string, msg Req) error {
 	w, err := encodeRequest(m, msg)
+	if err == nil {
+		err = withKey(ctx, w)
+	}
 	if err != nil {
 		return err
 	}
@@ -231,6 +237,11 @@ func (m *Member) outcome(res any, err error, pid *actor.PID, kind, identity stri
 			// Not handled: the activation is moving. Look again.
 			m.cluster.PidCache.Remove(identity, kind)
 			return nil, nil, fmt.Errorf("%w: %s/%s is moving: %s", ErrMemberUnavailable, kind, identity, we.GetMessage())
+		case wireKindStale:
+			// Not applied: the activation found another one had saved
+			// the identity's state since it loaded, and passivated.
+			m.cluster.PidCache.Remove(identity, kind)
+			return nil, nil, fmt.Errorf("%w: %s/%s: %s", ErrStaleActivation, kind, identity, we.GetMessage())
 		case wireKindClusterMismatch:
 			return nil, fmt.Errorf("%w: %s (this node is in cluster %q, protocol %d)", ErrClusterMismatch, we.GetMessage(), m.name, ProtocolVersion), nil
 		}

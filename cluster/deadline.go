@@ -13,10 +13,13 @@ import (
 // has passed, and Done is then closed: the context.Context contract holds.
 type lazyDeadline struct {
 	deadline time.Time
-	mu       sync.Mutex
-	done     chan struct{}
-	timer    *time.Timer
-	err      error
+	// val is the request a durable activation's handler finds under
+	// grainRequestKey (statekind.go); nil: none.
+	val   any
+	mu    sync.Mutex
+	done  chan struct{}
+	timer *time.Timer
+	err   error
 }
 
 // newLazyDeadline returns a context that expires at deadline, and its
@@ -29,8 +32,14 @@ func newLazyDeadline(deadline time.Time) (*lazyDeadline, context.CancelFunc) {
 // Deadline implements context.Context.
 func (c *lazyDeadline) Deadline() (time.Time, bool) { return c.deadline, true }
 
-// Value implements context.Context: the context carries no values.
-func (c *lazyDeadline) Value(any) any { return nil }
+// Value implements context.Context: the context carries only the request
+// of a durable activation, for its handler.
+func (c *lazyDeadline) Value(key any) any {
+	if _, ok := key.(grainRequestKey); ok {
+		return c.val
+	}
+	return nil
+}
 
 // Done implements context.Context: the first call starts the timer.
 func (c *lazyDeadline) Done() <-chan struct{} {

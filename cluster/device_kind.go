@@ -27,8 +27,8 @@ func NewDeviceKind[Req, Resp any](name string, src actors.DeviceSource, newFallb
 	k.producer = func(m *Member, identity string, state []byte, in *inbox) actor.Producer {
 		return func() actor.Actor {
 			return &grain[Req, Resp]{kind: k, member: m, identity: identity, state: state, inbox: in,
-				start: func(string, []byte) (func() actors.Handler[Req, Resp], func() ([]byte, error), error) {
-					return nil, nil, nil
+				start: func(string, []byte) (started[Req, Resp], error) {
+					return started[Req, Resp]{}, nil
 				},
 				newDef: func(id string) (*actors.KernelDef[Req, Resp], error) {
 					return actors.NewDeviceRingKernel(id, src, newFallback, opts...)

@@ -36,8 +36,10 @@ var (
 // Is method names rather than by Kind.
 type RemoteError struct {
 	// Kind names what failed: "execution", "decode", "unregistered",
-	// "too_large", "unknown_kind", "unavailable", "timeout" or
-	// "overloaded" (the kinds of the cluster's wire protocol).
+	// "too_large", "unknown_kind", "unavailable", "timeout",
+	// "overloaded", "stale_activation", "state_unavailable",
+	// "state_corrupt" or "state_too_large" (the kinds of the cluster's
+	// wire protocol).
 	Kind      string
 	Message   string // the remote error's text
 	MessageID uint64 // the id of the request that failed; 0 = unknown
@@ -51,7 +53,10 @@ func (e *RemoteError) Error() string {
 // Is matches the sentinel of the error's kind: gpu.ErrExecution for
 // execution errors, ErrTimeout and context.DeadlineExceeded when the
 // request's deadline passed remotely, ErrOverloaded when the activation
-// refused it for being full, messages.ErrDecode, messages.ErrUnregistered,
+// refused it for being full, ErrStaleActivation for a stale activation,
+// ErrStateStore and the persistence sentinel (ErrStoreUnavailable,
+// ErrCorruptRecord, ErrRecordTooLarge) for a state store's failure,
+// messages.ErrDecode, messages.ErrUnregistered,
 // ErrUnknownKind and ErrMemberUnavailable for the others.
 func (e *RemoteError) Is(target error) bool {
 	switch e.Kind {
@@ -69,6 +74,11 @@ func (e *RemoteError) Is(target error) bool {
 		return target == ErrTimeout || target == context.DeadlineExceeded
 	case wireKindOverloaded:
 		return target == ErrOverloaded
+	case wireKindStale:
+		return target == ErrStaleActivation
+	}
+	if sentinel, ok := stateKindSentinel(e.Kind); ok {
+		return target == ErrStateStore || target == sentinel
 	}
 	return false
 }

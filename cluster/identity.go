@@ -11,8 +11,10 @@ import (
 // Version 2 added the cluster name to every message, placement by the
 // owner's own topology and the state hand-off; version 3 sends requests to
 // activations without a Proto.Actor sender, their replies going to the
-// ReplyTo of the request's envelope (a version 2 member would not answer).
-const ProtocolVersion = 3
+// ReplyTo of the request's envelope (a version 2 member would not answer);
+// version 4 adds the request's idempotency key (a version 3 member would
+// apply a retried request again) and the state store's error kinds.
+const ProtocolVersion = 4
 
 // ErrClusterMismatch: a node of another cluster (another name, or another
 // ProtocolVersion) was reached. The error names both clusters.

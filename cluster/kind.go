@@ -52,6 +52,9 @@ type Kind struct {
 	// its program there).
 	prepare func(m *Member) error
 	req     Requirement // which members may host it (Require; device_placement.go)
+	// stateful says the kind's activations have state a state store
+	// keeps (NewStatefulKind).
+	stateful bool
 }
 
 // NewKind declares a cluster kind named name whose activations run a ring
@@ -65,15 +68,24 @@ type Kind struct {
 // message and reply types at compile time. An activation's kernel parks at
 // once when idle unless opts set another actors.WithWaitStrategy.
 func NewKind[Req, Resp any](name string, newHandler func() actors.Handler[Req, Resp], opts ...actors.KernelOption) *Kind {
-	return newKind(name, func(string, []byte) (func() actors.Handler[Req, Resp], func() ([]byte, error), error) {
-		return newHandler, nil, nil
+	return newKind(name, func(string, []byte) (started[Req, Resp], error) {
+		return started[Req, Resp]{newHandler: newHandler}, nil
 	}, opts)
 }
 
-// startFunc starts one activation of an identity with its handed-off state:
-// it returns the kernel's handler factory and, for a stateful kind, the
-// function that returns the state when the activation ends.
-type startFunc[Req, Resp any] func(identity string, state []byte) (func() actors.Handler[Req, Resp], func() ([]byte, error), error)
+// started is what a startFunc returns: the kernel's handler factory and,
+// for a stateful kind, the function that returns the state when the
+// activation ends and (a Snapshotter) the one that returns it after each
+// message.
+type started[Req, Resp any] struct {
+	newHandler func() actors.Handler[Req, Resp]
+	passivate  func() ([]byte, error)
+	snapshot   func() ([]byte, error)
+}
+
+// startFunc starts one activation of an identity with its handed-off (or
+// loaded) state.
+type startFunc[Req, Resp any] func(identity string, state []byte) (started[Req, Resp], error)
 
 // newKind declares a kind whose activations start with start.
 func newKind[Req, Resp any](name string, start startFunc[Req, Resp], opts []actors.KernelOption) *Kind {
@@ -134,9 +146,15 @@ type grain[Req, Resp any] struct {
 	spanOpts []trace.SpanStartOption // of the activation's SpanHandle spans
 	kernel   *actors.Kernel[Req, Resp]
 	snapshot func() ([]byte, error) // a stateful kind's Passivate
+	durable  *durable               // the activation's state store record; nil: none
 	startErr error                  // why the kernel could not start, if it could not
-	out      []byte                 // the state Passivate returned
-	hasOut   bool
+	// startKind is the WireError kind of startErr (unavailable unless the
+	// state store failed).
+	startKind string
+	self      *actor.PID // the grain's own
+	stopping  bool       // told itself to passivate
+	out       []byte     // the state Passivate returned
+	hasOut    bool
 }
 
 // passivateGrain asks a grain to end its activation.
@@ -187,8 +205,10 @@ func (g *grain[Req, Resp]) activate(c actor.Context) {
 		return // made by Proto.Actor's identity lookup: see ClusterInit
 	}
 	g.kernelID = g.kind.name + "/" + g.identity
+	g.self = c.Self()
 	g.spanOpts = g.member.handleSpanOptions(g.kind.name, g.kernelID)
-	newHandler, snapshot, err := g.start(g.identity, g.state)
+	st, err := g.startDurable(c)
+	newHandler, snapshot := st.newHandler, st.passivate
 	if err == nil {
 		ctx, cancel := context.WithTimeout(context.Background(), g.member.activationTimeout)
 		defer cancel()
@@ -214,6 +234,10 @@ func (g *grain[Req, Resp]) activate(c actor.Context) {
 	}
 	if err != nil {
 		g.startErr = fmt.Errorf("%w: kernel %q: %w", ErrMemberUnavailable, g.kernelID, err)
+		if g.startKind == "" {
+			g.startKind = wire.KindUnavailable
+		}
+		g.durable = nil
 		g.member.logger.Warn("ringactor/cluster: activation failed", slog.String("kernel", g.kernelID), slog.Any("error", err))
 		// The handed-off state stays with the identity.
 		g.out, g.hasOut = g.state, g.state != nil
@@ -241,6 +265,10 @@ func (g *grain[Req, Resp]) passivate() {
 		g.member.logger.Warn("ringactor/cluster: kernel termination failed", slog.String("kernel", g.kernelID), slog.Any("error", err))
 	}
 	g.kernel = nil
+	if g.durable != nil {
+		g.passivateDurable()
+		return
+	}
 	if g.snapshot != nil {
 		st, err := g.snapshot()
 		if err != nil {
@@ -297,10 +325,36 @@ func (g *grain[Req, Resp]) serve(k *actors.Kernel[Req, Resp], w *wire.WireEnvelo
 		if g.startErr != nil {
 			msg = g.startErr.Error()
 		}
-		refuse(wire.NewErrorOf(wire.KindUnavailable, msg, id))
+		kind := wire.KindUnavailable
+		if g.startKind != "" {
+			kind = g.startKind
+		}
+		refuse(wire.NewErrorOf(kind, msg, id))
+		if kind != wire.KindUnavailable && !g.stopping {
+			// The state store failed the activation: the next request
+			// activates the identity again, loading it again.
+			g.stopping = true
+			g.member.sys.Root.Send(g.self, passivateGrain{})
+		}
+		return
+	}
+	if d := g.durable; d != nil && d.stale.Load() {
+		// Not handled: the activation is passivating, and its sender
+		// looks the identity up again.
+		refuse(wire.NewErrorOf(wireKindMoved, g.kernelID+" is stale and passivating", id))
 		return
 	}
 	r := &grainRequest[Req, Resp]{g: g, k: k, sender: sender, id: id}
+	if g.durable != nil {
+		r.ctx.val = r
+		if k := w.GetIdempotencyKey(); k != "" {
+			if err := CheckIdempotencyKey(k); err != nil {
+				refuse(wire.NewErrorOf(wire.KindDecode, err.Error(), id))
+				return
+			}
+			r.key = k
+		}
+	}
 	if _, err := wire.UnpackInto(w, g.member.maxPayload, &r.req); err != nil {
 		var mismatch *wire.TypeMismatchError
 		if errors.As(err, &mismatch) {
@@ -350,6 +404,17 @@ type grainRequest[Req, Resp any] struct {
 	ctx    lazyDeadline
 	req    Req
 	resp   Resp
+	// Of a durable activation (statekind.go): the request's idempotency
+	// key, the record after it (or why there is none), and, for a request
+	// with a key, its outcome (replayed: the reply comes from out).
+	key      string
+	record   []byte
+	recErr   error
+	replayed bool
+	out      appliedOutcome
+	// unhandled: the activation was stale when the kernel came to the
+	// request, which it did not handle.
+	unhandled bool
 }
 
 // done takes the request's outcome from the kernel and answers the sender.
@@ -359,6 +424,10 @@ func (r *grainRequest[Req, Resp]) done(resp Resp, err error) {
 	g := r.g
 	if g.inbox != nil {
 		g.inbox.answered()
+	}
+	if g.durable != nil {
+		g.doneDurable(r, resp, err)
+		return
 	}
 	switch {
 	case err == nil:

@@ -61,6 +61,9 @@ type memberConfig struct {
 	// noBindCheck skips Start's check that the bind port is free (tests:
 	// the remote's own listen then fails).
 	noBindCheck bool
+	// state is the state store of the member's stateful kinds
+	// (WithStateStore); nil: none.
+	state *stateConfig
 }
 
 // WithRuntimeOptions adds options to the member's ringactor runtime, e.g.
@@ -145,8 +148,9 @@ type Member struct {
 	maxPayload        int
 	sub               *eventstream.Subscription
 	provider          pcluster.ClusterProvider
-	owned             bool // the member started (and stops) the cluster and actor system
-	client            bool // started with AsClient
+	owned             bool         // the member started (and stops) the cluster and actor system
+	client            bool         // started with AsClient
+	state             *memberState // the state store (WithStateStore); nil: none
 
 	kinds          map[string]*Kind // the member's kinds, by name
 	activations    atomic.Int64     // live activations on this member
@@ -543,6 +547,9 @@ func newMember(sys *actor.ActorSystem, name string, kinds []*Kind, cfg memberCon
 		kinds: make(map[string]*Kind, len(kinds)), handoffTimeout: cfg.handoffTimeout, adEvery: cfg.adEvery,
 		ready: make(chan struct{}), pushTimeout: cfg.handoffTimeout, replies: newReplies(),
 	}
+	if cfg.state != nil {
+		m.state = newMemberState(cfg.state, m)
+	}
 	pkinds := make([]*pcluster.Kind, len(kinds))
 	for i, k := range kinds {
 		if k.prepare != nil {
@@ -805,6 +812,9 @@ func (m *Member) Close(ctx context.Context) error {
 		var errs []error
 		if err := m.passivateAll(ctx); err != nil {
 			errs = append(errs, err)
+		}
+		if m.state != nil {
+			m.state.commit.close() // after the activations' last saves
 		}
 		if l, ok := m.provider.(interface{ Leave(context.Context) error }); ok && m.owned {
 			if err := l.Leave(ctx); err != nil {

@@ -36,11 +36,17 @@ type Stateful[Req, Resp any] interface {
 // held is lost when it passivates or moves. Either way, an identity has at
 // most one activation at any time.
 func NewStatefulKind[Req, Resp any](name string, activate func(identity string, state []byte) (Stateful[Req, Resp], error), opts ...actors.KernelOption) *Kind {
-	return newKind(name, func(identity string, state []byte) (func() actors.Handler[Req, Resp], func() ([]byte, error), error) {
+	k := newKind(name, func(identity string, state []byte) (started[Req, Resp], error) {
 		s, err := activate(identity, state)
 		if err != nil {
-			return nil, nil, err
+			return started[Req, Resp]{}, err
 		}
-		return func() actors.Handler[Req, Resp] { return s.Handle }, s.Passivate, nil
+		st := started[Req, Resp]{newHandler: func() actors.Handler[Req, Resp] { return s.Handle }, passivate: s.Passivate}
+		if sn, ok := s.(Snapshotter); ok {
+			st.snapshot = sn.Snapshot
+		}
+		return st, nil
 	}, opts)
+	k.stateful = true
+	return k
 }

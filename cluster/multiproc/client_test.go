@@ -76,7 +76,7 @@ func runScenario(mode string) int {
 			fmt.Fprintln(os.Stderr, "close:", err)
 		}
 	}()
-	if err := cl.WaitMembers(ctx, 3); err != nil {
+	if err := cl.WaitMembers(ctx, envInt(membersEnv, 3)); err != nil {
 		fmt.Fprintln(os.Stderr, "waiting for members:", err)
 		return 1
 	}
@@ -86,6 +86,8 @@ func runScenario(mode string) int {
 		res = builtinScenario(ctx, cl)
 	case "failover":
 		res, err = failoverScenario(ctx, cl)
+	case "counter":
+		res, err = counterScenario(ctx, cl)
 	default:
 		err = fmt.Errorf("unknown scenario %q", mode)
 	}

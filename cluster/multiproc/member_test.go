@@ -25,6 +25,7 @@ import (
 	"github.com/ringactor/ringactor/internal/demo/demomsg"
 	"github.com/ringactor/ringactor/internal/testutil/testproc"
 	"github.com/ringactor/ringactor/messages"
+	"github.com/ringactor/ringactor/persistence"
 )
 
 // Who asks an activation of the whoami kind where it runs.
@@ -95,6 +96,12 @@ const (
 	// the churn test keeps its clients' records: for reading after a
 	// failed run. Unset, members log nothing.
 	logDirEnv = "RINGACTOR_MULTIPROC_LOGDIR"
+	// stateStoreEnv is the state store URL of a member
+	// (cluster.WithStateStore); unset: none.
+	stateStoreEnv = "RINGACTOR_MULTIPROC_STATE_STORE"
+	// membersEnv is how many members a client scenario waits for
+	// (default 3).
+	membersEnv = "RINGACTOR_MULTIPROC_MEMBERS"
 )
 
 // provider returns the provider the environment names: etcd at etcdEnv,
@@ -153,6 +160,15 @@ func runMember() int {
 		devs, closeDevs = simDevices(n)
 		defer closeDevs() // on an early return; closing twice is harmless
 		opts = append(opts, cluster.WithRuntimeOptions(actors.WithBackends(devs...)))
+	}
+	if u := os.Getenv(stateStoreEnv); u != "" {
+		store, err := persistence.OpenURL(ctx, u)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "state store:", err)
+			return 1
+		}
+		defer store.Close() // after the member has closed
+		opts = append(opts, cluster.WithStateStore(store))
 	}
 	m, err := cluster.Start(ctx, clusterName, p, testKinds(), opts...)
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -21,12 +22,13 @@ import (
 	"github.com/ringactor/ringactor/gpu"
 	"github.com/ringactor/ringactor/internal/bench"
 	"github.com/ringactor/ringactor/internal/demo"
+	"github.com/ringactor/ringactor/persistence"
 	"github.com/ringactor/ringactor/telemetry"
 )
 
 // Help text of the serve and call commands.
 const (
-	serveSynopsis    = "--cluster NAME [--bind HOST:PORT] [--advertise HOST:PORT] (--peers HOST:PORT,... | --etcd ENDPOINTS | --provider k8s) [--sim-devices N] [--admin ADDR [--pprof]] [-v]"
+	serveSynopsis    = "--cluster NAME [--bind HOST:PORT] [--advertise HOST:PORT] (--peers HOST:PORT,... | --etcd ENDPOINTS | --provider k8s) [--sim-devices N] [--state-store URL] [--admin ADDR [--pprof]] [-v]"
 	serveDescription = `Run a member of the cluster NAME hosting the built-in kinds until SIGINT or
 SIGTERM: echo (replies with the JSON object it is sent), add
 ({"a":[...],"b":[...]} -> {"sum":[...]}) and counter ({} or {"by":N} ->
@@ -49,6 +51,13 @@ cluster name are refused (logged as an error). On a signal it leaves gracefully:
 kernels drain and answer what they hold; counter hands its count to the
 next owner), tells its peers and stops; the exit status is 0.
 
+State: --state-store URL keeps counter's count in a state store, saved
+before each reply (write-through), so that it survives a SIGKILL of its
+owner: file:///absolute/path.db for an embedded bbolt file (a cluster of
+one member: the file is locked by one process), postgres://USER@HOST/DB
+for a PostgreSQL table that every member shares. With it, call
+--idempotency-key makes a retried request answered, not applied again.
+
 Operations: --admin ADDR (PORT alone means 127.0.0.1:PORT) serves /metrics
 (Prometheus), /healthz, /readyz (503 until joined, 503 again while
 leaving), /kernels (JSON) and, with --pprof, /debug/pprof/; the admin
@@ -61,7 +70,7 @@ in capitals, '-' as '_' (RINGACTOR_CLUSTER, RINGACTOR_BIND,
 RINGACTOR_ADVERTISE, RINGACTOR_PROVIDER, RINGACTOR_ADMIN, ...); a flag on
 the command line wins over its variable.
 `
-	callSynopsis    = "--cluster NAME (--peers HOST:PORT,... | --etcd ENDPOINTS | --provider k8s) --kind KIND --identity ID --data '{...}' [--timeout D]"
+	callSynopsis    = "--cluster NAME (--peers HOST:PORT,... | --etcd ENDPOINTS | --provider k8s) --kind KIND --identity ID --data '{...}' [--timeout D] [--idempotency-key K]"
 	callDescription = `Send one JSON request to the identity ID of kind KIND in the cluster NAME,
 as a cluster client, and print the reply as JSON on stdout. On failure it
 prints the typed error on stderr and exits 1 (unknown kind, timeout,
@@ -247,6 +256,7 @@ type serveFlags struct {
 	bind, adv           *string
 	verbose, benchKinds *bool
 	simDevs             *int
+	stateStore          *string
 }
 
 // parseServe parses the serve command's flags, from args and then from the
@@ -262,6 +272,7 @@ func parseServe(args []string, stderr io.Writer, lookup func(string) (string, bo
 		verbose:    fs.Bool("v", false, "log at debug level"),
 		benchKinds: fs.Bool("bench-kinds", false, "also host the plain Proto.Actor echo kind that ringactor bench --cluster compares with"),
 		simDevs:    fs.Int("sim-devices", 0, "give the member N simulated CUDA devices (cuda:sim0, cuda:sim1, ...; for tests and demos without a GPU; a Linux build with cgo)"),
+		stateStore: fs.String("state-store", "", "keep the counter kind's state in a state store: `URL` file:///path (embedded, one member) or postgres://… (shared by the members)"),
 		adm:        addAdminFlags(fs)}
 	if code, ok := parseFlags(fs, args); !ok {
 		return s, code, false
@@ -274,6 +285,11 @@ func parseServe(args []string, stderr io.Writer, lookup func(string) (string, bo
 	}
 	if err := checkHostPort(*s.bind); err != nil {
 		return s, usageError(fs, "--bind: %v", err), false
+	}
+	if *s.stateStore != "" {
+		if err := checkStateStoreURL(*s.stateStore); err != nil {
+			return s, usageError(fs, "--state-store: %v", err), false
+		}
 	}
 	if *s.simDevs < 0 {
 		return s, usageError(fs, "--sim-devices %d: want 0 or more", *s.simDevs), false
@@ -338,6 +354,16 @@ func runServeCommand(ctx context.Context, args []string, stdout, stderr io.Write
 			defer func() { _ = b.Close() }() // after the member has closed
 		}
 		opts = append(opts, cluster.WithRuntimeOptions(actors.WithBackends(backends...)))
+	}
+	if *s.stateStore != "" {
+		octx, ocancel := context.WithTimeout(ctx, 30*time.Second)
+		store, err := persistence.OpenURL(octx, *s.stateStore, persistence.WithLogger(log))
+		ocancel()
+		if err != nil {
+			return failure(stderr, "serve", fmt.Errorf("--state-store: %w", err))
+		}
+		defer func() { _ = store.Close() }() // after the member has closed
+		opts = append(opts, cluster.WithStateStore(store))
 	}
 	if *benchKinds {
 		bk, echo := bench.ClusterKinds()
@@ -416,7 +442,11 @@ func runCallCommand(ctx context.Context, args []string, stdout, stderr io.Writer
 	}
 	defer closeWithin(cctx, client)
 	demo.Register() // the JSON forms of the demo kinds echo and add
-	out, err := cluster.RequestJSON(cctx, client, c.kind, c.identity, []byte(c.body))
+	rctx := cctx
+	if c.idemKey != "" {
+		rctx = cluster.WithIdempotencyKey(cctx, c.idemKey)
+	}
+	out, err := cluster.RequestJSON(rctx, client, c.kind, c.identity, []byte(c.body))
 	if err != nil {
 		return failure(stderr, "call", err)
 	}
@@ -457,6 +487,7 @@ type callConfig struct {
 	timeout        time.Duration
 	verbose        bool
 	logs           logFlags // --log-level, --log-format
+	idemKey        string   // --idempotency-key; "": none
 }
 
 // parseCall parses the call command's flags. --data is the request body;
@@ -472,6 +503,7 @@ func parseCall(args []string, stderr io.Writer) (c callConfig, code int, ok bool
 	legacy := fs.String("json", "", "deprecated: the old name of --data")
 	fs.DurationVar(&c.timeout, "timeout", 10*time.Second, "deadline of the call, joining the cluster included")
 	fs.BoolVar(&c.verbose, "v", false, "log at debug level")
+	fs.StringVar(&c.idemKey, "idempotency-key", "", "a `key` of your choice that makes the request applied at most once: a retry with the same key is answered from the identity's stored record (members with --state-store)")
 	if code, ok := parseFlags(fs, args); !ok {
 		return c, code, false
 	}
@@ -499,6 +531,29 @@ func parseCall(args []string, stderr io.Writer) (c callConfig, code int, ok bool
 		return c, usageError(fs, "--data must be a JSON value, got %s", quoteClip(c.body)), false
 	case c.timeout <= 0:
 		return c, usageError(fs, "--timeout must be positive"), false
+	case set["idempotency-key"]:
+		if err := cluster.CheckIdempotencyKey(c.idemKey); err != nil {
+			return c, usageError(fs, "--idempotency-key: %v", err), false
+		}
 	}
 	return c, exitOK, true
+}
+
+// checkStateStoreURL reports a --state-store URL that names no store
+// provider, before anything starts.
+func checkStateStoreURL(raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return err
+	}
+	switch strings.ToLower(u.Scheme) {
+	case "file":
+		if !strings.HasPrefix(u.Path, "/") {
+			return fmt.Errorf("%q: want file:///absolute/path", raw)
+		}
+	case "postgres", "postgresql", "mem", "memory":
+	default:
+		return fmt.Errorf("%q: want file:///path or postgres://…", raw)
+	}
+	return nil
 }

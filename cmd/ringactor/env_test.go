@@ -29,6 +29,9 @@ func TestServeEnvironment(t *testing.T) {
 		// The Kubernetes provider outside a pod: a failure that says why.
 		{map[string]string{"RINGACTOR_CLUSTER": "c", "RINGACTOR_PROVIDER": "k8s"}, nil, exitFailure, "no namespace"},
 		{map[string]string{"RINGACTOR_CLUSTER": "c", "RINGACTOR_PROVIDER": "k8s", "RINGACTOR_PEERS": "127.0.0.1:1"}, nil, exitUsage, "--provider k8s takes neither --peers nor --etcd"},
+		// The state store URL, from the flag or its variable.
+		{map[string]string{"RINGACTOR_CLUSTER": "c", "RINGACTOR_PEERS": "", "RINGACTOR_STATE_STORE": "redis://x"}, nil, exitUsage, `--state-store: "redis://x": want file:///path or postgres://`},
+		{map[string]string{"RINGACTOR_CLUSTER": "c", "RINGACTOR_PEERS": ""}, []string{"--state-store", "file://relative.db"}, exitUsage, "want file:///absolute/path"},
 	} {
 		for k, v := range c.env {
 			t.Setenv(k, v)

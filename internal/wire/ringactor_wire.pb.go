@@ -60,10 +60,14 @@ type WireEnvelope struct {
 	// traceparent and tracestate are the W3C trace context of the request
 	// (https://www.w3.org/TR/trace-context/), so that a trace continues on
 	// the member that handles it; empty = none.
-	Traceparent   string `protobuf:"bytes,10,opt,name=traceparent,proto3" json:"traceparent,omitempty"`
-	Tracestate    string `protobuf:"bytes,11,opt,name=tracestate,proto3" json:"tracestate,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Traceparent string `protobuf:"bytes,10,opt,name=traceparent,proto3" json:"traceparent,omitempty"`
+	Tracestate  string `protobuf:"bytes,11,opt,name=tracestate,proto3" json:"tracestate,omitempty"`
+	// idempotency_key is the client-chosen key of a request that must be
+	// applied at most once: an identity with a state store that has applied
+	// a request with this key answers a retry from its record. Empty = none.
+	IdempotencyKey string `protobuf:"bytes,12,opt,name=idempotency_key,json=idempotencyKey,proto3" json:"idempotency_key,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *WireEnvelope) Reset() {
@@ -169,6 +173,13 @@ func (x *WireEnvelope) GetTraceparent() string {
 func (x *WireEnvelope) GetTracestate() string {
 	if x != nil {
 		return x.Tracestate
+	}
+	return ""
+}
+
+func (x *WireEnvelope) GetIdempotencyKey() string {
+	if x != nil {
+		return x.IdempotencyKey
 	}
 	return ""
 }
@@ -875,7 +886,7 @@ var File_ringactor_wire_proto protoreflect.FileDescriptor
 
 const file_ringactor_wire_proto_rawDesc = "" +
 	"\n" +
-	"\x14ringactor_wire.proto\x12\x15ringactor.messages.v1\"\xc6\x02\n" +
+	"\x14ringactor_wire.proto\x12\x15ringactor.messages.v1\"\xef\x02\n" +
 	"\fWireEnvelope\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x12%\n" +
 	"\x0ecorrelation_id\x18\x02 \x01(\x04R\rcorrelationId\x12\x1a\n" +
@@ -891,7 +902,8 @@ const file_ringactor_wire_proto_rawDesc = "" +
 	" \x01(\tR\vtraceparent\x12\x1e\n" +
 	"\n" +
 	"tracestate\x18\v \x01(\tR\n" +
-	"tracestate\"l\n" +
+	"tracestate\x12'\n" +
+	"\x0fidempotency_key\x18\f \x01(\tR\x0eidempotencyKey\"l\n" +
 	"\tWireError\x12\x12\n" +
 	"\x04code\x18\x01 \x01(\rR\x04code\x12\x12\n" +
 	"\x04kind\x18\x02 \x01(\tR\x04kind\x12\x18\n" +
