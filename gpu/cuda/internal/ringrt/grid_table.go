@@ -219,6 +219,6 @@ func (g *ringGrid) grow() error {
 		g.drain = nil
 		g.grows++
 		g.mu.Unlock()
-		return old.free(d)
+		return errors.Join(g.rewakeLanes(), old.free(d))
 	})
 }
