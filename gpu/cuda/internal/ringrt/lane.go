@@ -71,7 +71,7 @@ func (rt *Runtime) Link(up, down *Kernel, cfg LaneConfig) (*Lane, error) {
 		return nil, fmt.Errorf("cuda: a device lane from %s (%d-byte replies) to %s (%d-byte requests): %w",
 			up.grid.name, a, down.grid.name, b, gpu.ErrArgument)
 	}
-	slot := align16(int(unsafe.Sizeof(ring.LaneSlot{}) + unsafe.Sizeof(ring.SlotHeader{})) + up.grid.src.RespBytes)
+	slot := align16(int(unsafe.Sizeof(ring.LaneSlot{})+unsafe.Sizeof(ring.SlotHeader{})) + up.grid.src.RespBytes)
 	l := &Lane{d: rt.d, up: up, down: down, capacity: capacity, slot: slot, stage: cfg.Stage}
 	err := rt.d.Do(func() error {
 		switch {
