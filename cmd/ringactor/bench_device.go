@@ -56,6 +56,13 @@ func benchDevice(ctx context.Context, mode string, quick bool, log *slog.Logger)
 	if res.BudgetResult, err = bench.RunDeviceBudget(ctx, open, bcfg, log.Info); err != nil {
 		return nil, fmt.Errorf("device budget: %w", err)
 	}
+	lcfg := bench.FullLanes
+	if quick {
+		lcfg = bench.QuickLanes
+	}
+	if res.LaneResult, err = bench.RunDeviceLanes(ctx, open, lcfg, log.Info); err != nil {
+		return nil, fmt.Errorf("device lanes: %w", err)
+	}
 	return res, nil
 }
 
@@ -71,6 +78,13 @@ func deviceTable(b *strings.Builder, d *bench.DeviceResult) {
 	fmt.Fprintf(b, row, "Go heap per kernel (bytes)", count(d.HostBytesPerBox))
 	fmt.Fprintf(b, row, "pinned per mailbox (bytes)", count(d.PinnedBytesPerBx))
 	fmt.Fprintf(b, row, "State bytes over the host link per message", count(d.StateLinkBytes))
+	if l := d.LaneResult; l != nil {
+		fmt.Fprintf(b, row, "device lane hop p50 (ns)", count(float64(l.LaneHopP50)))
+		fmt.Fprintf(b, row, "host relay hop p50 (ns)", count(float64(l.HostRelayHopP50)))
+		fmt.Fprintf(b, row, "lane chain, pipelined (msg/s)", count(l.LaneChainRate))
+		fmt.Fprintf(b, row, "host-relayed chain, pipelined (msg/s)", count(l.HostRelayChainRate))
+		fmt.Fprintf(b, row, "lane fan-in (msg/s)", count(l.FanInRate))
+	}
 	if g := d.BudgetResult; g != nil {
 		fmt.Fprintf(b, row, "programs of 256-thread blocks placed", count(float64(g.ProgramsFit256)))
 		fmt.Fprintf(b, row, "quiet round trip p50, alone (ns)", count(float64(g.RTTQuietAlone)))

@@ -41,7 +41,8 @@ type MailboxEntry struct {
 	Out     uint64 // device address of its output ring
 	Queued  uint64 // 1 while a doorbell slot names this mailbox: the host stores 1 when it rings, the device 0 when it takes the slot
 	OutWait uint64 // 1 while the device waits for room in the output ring: the device stores 1, the host 0 when it rings after freeing a slot
-	_       [CacheLine - 48]byte
+	LaneOut uint64 // 0, or the device address of the lane (LaneHeader) the mailbox's replies go to instead of its output ring
+	LanesIn uint64 // 0, or the device address of the mailbox's LaneSet (pinned): the lanes it reads besides its input ring
 }
 
 // DoorbellSlot is one slot of a grid's doorbell queue (rc_doorbell_slot).
@@ -61,7 +62,9 @@ type GridWords struct {
 	Watcher   uint64 // 0, or 1 + the index of the block that watches the doorbell for the idle ones
 	ReadyHead uint64 // the next ready-queue position a block takes (a compare-and-swap once the slot's Seq says it is filled)
 	ReadyTail uint64 // the next ready-queue position a block fills (an atomic add claims it; the slot's Seq publishes it)
-	_         [CacheLine - 40]byte
+	Capacity  uint64 // the table's entries (written by the host): a lane's producer finds another grid's claims and ready queue from its words alone
+	ReadyCap  uint64 // the ready queue's slots (written by the host)
+	_         [CacheLine - 56]byte
 }
 
 // ReadySlot is one slot of a grid's ready queue (rc_ready_slot, device

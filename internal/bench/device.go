@@ -81,6 +81,8 @@ type DeviceResult struct {
 	Grids          int     `json:"device_sim_grids"`
 	// BudgetResult is the device budget's measures (RunDeviceBudget).
 	*BudgetResult
+	// LaneResult is the device lanes' measures (RunDeviceLanes).
+	*LaneResult
 }
 
 // RunDevice measures device ring kernels on b (a CUDA backend, e.g. the

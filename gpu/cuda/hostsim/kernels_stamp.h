@@ -1,1 +1,1 @@
-#define RC_KERNELS_SHA256 "a8ad945ee8c2b3867e813cdc28bf7acb9b7494f6fa3f570ce75a0cf5a1dabc5d"
+#define RC_KERNELS_SHA256 "e458da3a15f349cbd19cedfdc1ffd1f52d80d2b828e6c69000aaf64aa9f779c9"

@@ -39,6 +39,9 @@ func TestSharedStructLayouts(t *testing.T) {
 		"rc_doorbell_slot": reflect.TypeFor[ring.DoorbellSlot](),
 		"rc_grid_words":    reflect.TypeFor[ring.GridWords](),
 		"rc_ready_slot":    reflect.TypeFor[ring.ReadySlot](),
+		"rc_lane_header":   reflect.TypeFor[ring.LaneHeader](),
+		"rc_lane_slot":     reflect.TypeFor[ring.LaneSlot](),
+		"rc_lane_set":      reflect.TypeFor[ring.LaneSet](),
 	}
 	for name, typ := range types {
 		cl, ok := c[name]

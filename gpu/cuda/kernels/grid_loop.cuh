@@ -330,6 +330,139 @@ __device__ __forceinline__ uint32_t rc_grid_take(const rc_grid_view &g, rc_grid_
 	}
 }
 
+// Device lanes (gpu/ring/lane.go has the protocol): a mailbox's replies
+// go into a lane in device memory that another mailbox of this device
+// reads, and the producer wakes the consumer on the device.
+
+// rc_grid_wake wakes mailbox box of the grid whose words are at words
+// (this grid or another one of the device): claimed FREE -> OWNED and
+// handed to that grid's ready queue, or marked AGAIN for its owner.
+__device__ __forceinline__ void rc_grid_wake(uint64_t words, uint64_t box) {
+	rc_grid_words *w = (rc_grid_words *)(unsigned long long)words;
+	if (w == 0) {
+		return;
+	}
+	rc_grid_view g;
+	g.capacity = rc_dev_load64(&w->capacity);
+	if (box >= g.capacity) {
+		return;
+	}
+	g.claims = (uint32_t *)(w + 1);
+	g.seen = (uint64_t *)((unsigned char *)g.claims + rc_grid_claims_bytes(g.capacity));
+	g.dead = g.seen + g.capacity;
+	g.ready = (rc_ready_slot *)(g.dead + g.capacity);
+	g.ready_mask = rc_dev_load64(&w->ready_cap) - 1u;
+	if (rc_grid_claim(g, (uint32_t)box)) {
+		rc_grid_ready_put(g, w, (uint32_t)box);
+	}
+}
+
+__device__ __forceinline__ rc_lane_slot *rc_lane_at(rc_lane_header *l, uint64_t pos) {
+	return (rc_lane_slot *)((unsigned char *)(l + 1) + (pos & (l->capacity - 1u)) * l->slot_size);
+}
+
+// rc_lane_ready says whether lane l has a published message at its head.
+__device__ __forceinline__ bool rc_lane_ready(rc_lane_header *l) {
+	const uint64_t h = rc_dev_load64(&l->head);
+	return rc_dev_load_acquire64(&rc_lane_at(l, h)->seq) == h + 1u; // acquire: the slot's bytes
+}
+
+// rc_lane_handback hands the head slot of lane l back to its producer and
+// wakes the producer when it waits for room.
+__device__ __forceinline__ void rc_lane_handback(rc_lane_header *l) {
+	const uint64_t h = rc_dev_load64(&l->head);
+	rc_dev_store_release64(&rc_lane_at(l, h)->seq, h + l->capacity);
+	rc_dev_store64(&l->head, h + 1u);
+	rc_fence_device(); // the hand-back before the look at up_wait (the producer stores it, fences, looks again)
+	if (rc_dev_load64(&l->up_wait) != 0u) {
+		rc_dev_store64(&l->up_wait, 0u);
+		rc_grid_wake(rc_dev_load64(&l->up_words), rc_dev_load64(&l->up_box));
+	}
+}
+
+// rc_lane_close closes lane l for good (its consumer finishes): no message
+// is published after it returns; a producer that waits is woken (it then
+// sends to its host output ring). A producer that died while writing (a
+// simulated fault) is given up on after a second.
+__device__ __forceinline__ void rc_lane_close(rc_lane_header *l) {
+	const uint64_t t0 = rc_loop_now_ns();
+	for (;;) {
+		const uint64_t s = rc_dev_cas64(&l->state, RC_LANE_OPEN, RC_LANE_CLOSED);
+		if (s != RC_LANE_WRITING) {
+			break;
+		}
+		if (rc_loop_now_ns() - t0 > 1000000000ull) {
+			rc_dev_cas64(&l->state, RC_LANE_WRITING, RC_LANE_CLOSED);
+			break;
+		}
+		__nanosleep(64);
+	}
+	rc_fence_device();
+	if (rc_dev_load64(&l->up_wait) != 0u) {
+		rc_dev_store64(&l->up_wait, 0u);
+		rc_grid_wake(rc_dev_load64(&l->up_words), rc_dev_load64(&l->up_box));
+	}
+}
+
+// rc_lane_load reads the lanes a mailbox reads (its LaneSet, mapped).
+__device__ __forceinline__ uint32_t rc_lane_load(uint64_t set, rc_lane_header **lanes) {
+	if (set == 0) {
+		return 0;
+	}
+	rc_lane_set *ls = (rc_lane_set *)(unsigned long long)set;
+	uint64_t n = rc_sys_load_acquire(&ls->count);
+	if (n > RC_LANE_SLOTS_MAX) {
+		n = RC_LANE_SLOTS_MAX;
+	}
+	for (uint64_t j = 0; j < n; j++) {
+		lanes[j] = (rc_lane_header *)(unsigned long long)rc_sys_load_relaxed(&ls->lanes[j]);
+	}
+	return (uint32_t)n;
+}
+
+// rc_grid_publish is thread 0's end of a message: the reply rp (to lout
+// when the mailbox sends down a lane, else to its output ring) gets its
+// header and is published, the request rq's slot goes back (to lane src,
+// or to the input ring when src is 0), and the counters move. pass is the
+// upstream's error the request carried (RC_STATUS_OK: none).
+template <class Resp>
+__device__ __forceinline__ void rc_grid_publish(rc_control_block *cb, rc_ring_header *in, rc_ring_header *out,
+						rc_lane_header *lout, rc_lane_header *src, const rc_slot_header *rq,
+						rc_slot_header *rp, uint32_t status, uint32_t pass, rc_loop_tally *t) {
+	uint32_t origin = 0; // the stage whose error this is (0: this kernel's own)
+	if (src != 0 && pass != RC_STATUS_OK) {
+		origin = ((const rc_lane_slot *)rq - 1)->origin;
+	}
+	const uint64_t stamp = rq->timestamp_ns;
+	rp->type_id = rq->type_id;
+	rp->correlation_id = rq->correlation_id;
+	rp->length = status == RC_STATUS_OK ? (uint32_t)sizeof(Resp) : 0u;
+	rp->status = status;
+	const uint32_t flags = RC_FLAG_REPLY | (status != RC_STATUS_OK ? RC_FLAG_ERROR : 0u);
+	if (lout != 0) {
+		rc_lane_slot *ls = (rc_lane_slot *)rp - 1;
+		ls->origin = status == RC_STATUS_OK ? 0u : (origin != 0 ? origin : (uint32_t)rc_dev_load64(&lout->stage));
+		rp->flags = flags;
+		rp->timestamp_ns = rc_loop_now_ns(); // the next stage's latency counts from here
+		const uint64_t tl = rc_dev_load64(&lout->tail);
+		rc_dev_store_release64(&ls->seq, tl + 1u); // published: the bytes are written
+		rc_dev_store64(&lout->tail, tl + 1u);
+		rc_dev_cas64(&lout->state, RC_LANE_WRITING, RC_LANE_OPEN);
+		rc_fence_device();
+		rc_grid_wake(rc_dev_load64(&lout->dn_words), rc_dev_load64(&lout->dn_box));
+	} else {
+		rp->flags = flags | (origin << RC_FLAG_ORIGIN_SHIFT);
+		rp->timestamp_ns = stamp;
+		rc_sys_store_release(&out->tail.v, ++t->out_tail); // publish the reply
+	}
+	if (src == 0) {
+		rc_sys_store_release(&in->head.v, ++t->in_head); // hand the request slot back
+	} else {
+		rc_lane_handback(src);
+	}
+	rc_loop_count(cb, t, status, src == 0 ? stamp : 0u);
+}
+
 // rc_grid_loop_t is the loop of a device ring program's persistent grid.
 // gcb is the grid's own control block (terminate, ack; mapped), tab the
 // mailbox table (mapped), w the grid's device words, slab the State slots
@@ -374,6 +507,15 @@ __device__ void rc_grid_loop_t(rc_control_block *gcb, rc_grid_header *tab, rc_gr
 	uint32_t served = 0;
 	uint64_t since = 0;
 	bool handed = false;
+	// Device lanes of the mailbox in hand: the lane its replies go to (0:
+	// its output ring), the lanes it reads besides its input ring (the
+	// sources are taken round robin, the input ring as source nin), and
+	// the source of the message being handled.
+	rc_lane_header *lout = 0;
+	uint64_t lset = 0;
+	rc_lane_header *lin[RC_LANE_SLOTS_MAX];
+	uint32_t nin = 0, rr = 0, pick = 0;
+	bool lclosed = false;
 
 	// The idle blocks' watcher: at most one block at a time (the one whose
 	// index + 1 is in w->watcher, device memory) polls the host's words
@@ -459,6 +601,7 @@ __device__ void rc_grid_loop_t(rc_control_block *gcb, rc_grid_header *tab, rc_gr
 				const uint64_t g1 = rc_sys_load_acquire(&e->gen);
 				const uint64_t c = rc_sys_load_relaxed(&e->control), ip = rc_sys_load_relaxed(&e->in),
 					       op = rc_sys_load_relaxed(&e->out);
+				const uint64_t lo = rc_sys_load_relaxed(&e->lane_out), li = rc_sys_load_relaxed(&e->lanes_in);
 				const uint64_t g2 = rc_sys_load_acquire(&e->gen);
 				if (g1 == 0 || g1 != g2 || rc_dev_load64(&g.dead[i]) == g1) {
 					if (rc_grid_release(g, i)) {
@@ -472,6 +615,11 @@ __device__ void rc_grid_loop_t(rc_control_block *gcb, rc_grid_header *tab, rc_gr
 				in = (rc_ring_header *)(unsigned long long)ip;
 				out = (rc_ring_header *)(unsigned long long)op;
 				rc_loop_tally_load(&t, cb, in, out);
+				lout = (rc_lane_header *)(unsigned long long)lo;
+				lset = li;
+				nin = rc_lane_load(lset, lin);
+				rr = 0;
+				lclosed = false;
 				served = 0;
 				since = rc_loop_now_ns();
 				if (rc_dev_load64(&g.seen[i]) != gen) {
@@ -482,7 +630,24 @@ __device__ void rc_grid_loop_t(rc_control_block *gcb, rc_grid_header *tab, rc_gr
 			if (cmd == RC_GRID_IDLE && cur != RC_GRID_NONE) {
 				const uint64_t term = rc_sys_load_acquire(&cb->terminate.v);
 				const uint64_t gate = rc_sys_load_acquire(&cb->gate.v);
-				const bool pending = rc_sys_load_acquire(&in->tail.v) != t.in_head; // acquire: the slot's bytes
+				const bool host = rc_sys_load_acquire(&in->tail.v) != t.in_head; // acquire: the slot's bytes
+				if (term != RC_TERMINATE_NONE && !lclosed) {
+					// Finishing: close the lanes read before the last look at them,
+					// so that nothing is published after it.
+					for (uint32_t j = 0; j < nin; j++) {
+						rc_lane_close(lin[j]);
+					}
+					lclosed = true;
+				}
+				// The next source, round robin: the lanes, then the input ring (nin).
+				bool pending = false;
+				for (uint32_t k = 0; k <= nin && !pending; k++) {
+					const uint32_t j = (rr + k) % (nin + 1u);
+					if (j == nin ? host : rc_lane_ready(lin[j])) {
+						pick = j;
+						pending = true;
+					}
+				}
 				if (term == RC_TERMINATE_NOW || (term != RC_TERMINATE_NONE && !pending)) {
 					// Finished: record the dead generation, let go, then acknowledge.
 					rc_dev_store64(&g.dead[cur], gen);
@@ -492,17 +657,35 @@ __device__ void rc_grid_loop_t(rc_control_block *gcb, rc_grid_header *tab, rc_gr
 					rc_sys_store_release(&cb->terminated_ack.v, RC_TERMINATED);
 					cur = RC_GRID_NONE;
 				} else if (pending && (gate != 0 || term == RC_TERMINATE_DRAIN)) {
-					// Backpressure: no room in the output ring: ask the host to ring
-					// when it frees a slot, and let the mailbox go; never drop.
-					bool room = t.out_tail - rc_sys_load_acquire(&out->head.v) < out->capacity;
-					if (!room) {
-						rc_sys_store_relaxed(&g.entries[cur].out_wait, 1u);
-						__threadfence_system();
+					// Backpressure: no room where the reply goes (the output ring,
+					// or the lane): ask to be woken when a slot is freed, and let
+					// the mailbox go; never drop.
+					if (lout != 0 && rc_dev_load64(&lout->state) == RC_LANE_CLOSED) {
+						lout = 0; // the downstream finished: the host relays from now on
+					}
+					bool room, want = false;
+					if (lout != 0) {
+						const uint64_t tl = rc_dev_load64(&lout->tail);
+						room = rc_dev_load_acquire64(&rc_lane_at(lout, tl)->seq) == tl;
+						if (!room) {
+							rc_dev_store64(&lout->up_wait, 1u);
+							rc_fence_device();
+							room = rc_dev_load_acquire64(&rc_lane_at(lout, tl)->seq) == tl ||
+							       rc_dev_load64(&lout->state) == RC_LANE_CLOSED;
+						}
+					} else {
 						room = t.out_tail - rc_sys_load_acquire(&out->head.v) < out->capacity;
+						if (!room) {
+							rc_sys_store_relaxed(&g.entries[cur].out_wait, 1u);
+							__threadfence_system();
+							room = t.out_tail - rc_sys_load_acquire(&out->head.v) < out->capacity;
+						}
 					}
 					if (!room) {
 						if (rc_grid_release(g, cur)) {
 							cur = RC_GRID_NONE;
+						} else {
+							nin = rc_lane_load(lset, lin); // asked to look again: lanes may have been added
 						}
 					} else if (served >= RC_GRID_QUANTUM ||
 						   (served > 0 && rc_loop_now_ns() - since >= (uint64_t)RC_GRID_QUANTUM_NS)) {
@@ -515,22 +698,54 @@ __device__ void rc_grid_loop_t(rc_control_block *gcb, rc_grid_header *tab, rc_gr
 						} else {
 							served = 1;
 							since = rc_loop_now_ns();
-							cmd = RC_GRID_HANDLE;
+							want = true;
 						}
 					} else {
 						served++;
+						want = true;
+					}
+					if (want && lout != 0 && rc_dev_cas64(&lout->state, RC_LANE_OPEN, RC_LANE_WRITING) != RC_LANE_OPEN) {
+						lout = 0; // closed meanwhile: decide again, for the output ring
+						want = false;
+					}
+					if (want) {
+						const rc_slot_header *rq;
+						rc_slot_header *rp;
+						bool fits;
+						uint64_t pass = RC_STATUS_OK, seqno;
+						if (pick == nin) {
+							rq = rc_loop_slot(in, t.in_head);
+							fits = rq->length == sizeof(Req) && sizeof(rc_slot_header) + sizeof(Req) <= in->slot_size;
+							seqno = t.in_head;
+						} else {
+							rc_lane_header *l = lin[pick];
+							seqno = rc_dev_load64(&l->head);
+							rq = (const rc_slot_header *)(rc_lane_at(l, seqno) + 1);
+							pass = rq->status; // an upstream stage's error travels on
+							fits = rq->length == sizeof(Req) &&
+							       sizeof(rc_lane_slot) + sizeof(rc_slot_header) + sizeof(Req) <= l->slot_size;
+						}
+						if (lout != 0) {
+							rp = (rc_slot_header *)(rc_lane_at(lout, rc_dev_load64(&lout->tail)) + 1);
+							fits = fits && sizeof(rc_lane_slot) + sizeof(rc_slot_header) + sizeof(Resp) <= lout->slot_size;
+						} else {
+							rp = rc_loop_slot(out, t.out_tail);
+							fits = fits && sizeof(rc_slot_header) + sizeof(Resp) <= out->slot_size;
+						}
+						bc[1] = (uint64_t)(unsigned long long)rq;
+						bc[2] = (uint64_t)(unsigned long long)rp;
+						bc[4] = pass;
+						bc[5] = fits ? 1u : 0u;
+						bc[6] = seqno;
 						cmd = RC_GRID_HANDLE;
 					}
 				} else if (rc_grid_release(g, cur)) {
 					cur = RC_GRID_NONE; // no work (or gated): the host rings when that changes
+				} else {
+					nin = rc_lane_load(lset, lin); // asked to look again: lanes may have been added
 				}
 			}
 			bc[0] = cmd;
-			bc[1] = t.in_head;
-			bc[2] = t.out_tail;
-			bc[4] = (uint64_t)(unsigned long long)cb;
-			bc[5] = (uint64_t)(unsigned long long)in;
-			bc[6] = (uint64_t)(unsigned long long)out;
 			bc[7] = cur == RC_GRID_NONE ? 0u : (uint64_t)(unsigned long long)(slab + (uint64_t)cur * g.stride);
 			if (cmd == RC_GRID_IDLE && idle) {
 				// The watcher backs off between looks at mapped memory; the
@@ -557,13 +772,15 @@ __device__ void rc_grid_loop_t(rc_control_block *gcb, rc_grid_header *tab, rc_gr
 				rc_dev_store64(&g.seen[cur], gen);
 			}
 		} else if (cmd == RC_GRID_HANDLE) {
-			rc_control_block *bcb = (rc_control_block *)(unsigned long long)bc[4];
-			rc_ring_header *bin = (rc_ring_header *)(unsigned long long)bc[5];
-			rc_ring_header *bout = (rc_ring_header *)(unsigned long long)bc[6];
-			if (!rc_loop_serve_t<Req, Resp, State, Handler>(bcb, bin, bout, bc[1], bc[2], state, smem, bc, &t)) {
+			const rc_slot_header *rq = (const rc_slot_header *)(unsigned long long)bc[1];
+			rc_slot_header *rp = (rc_slot_header *)(unsigned long long)bc[2];
+			if (!rc_loop_call_t<Req, Resp, State, Handler>(rq, rp, bc[5] != 0, (uint32_t)bc[4], bc[6], state, smem, bc)) {
 				return; // the simulated device fault: the grid dies here, no ack, no reply
 			}
 			if (tid == 0) {
+				rc_grid_publish<Resp>(cb, in, out, lout, pick == nin ? 0 : lin[pick], rq, rp, (uint32_t)bc[3],
+						      (uint32_t)bc[4], &t);
+				rr = pick + 1u;
 				__threadfence_system(); // the head before the next look at the tail (see the top)
 			}
 		}

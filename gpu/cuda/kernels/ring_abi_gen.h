@@ -59,6 +59,12 @@ typedef unsigned long long uint64_t;
 #define RC_CLAIM_OWNED 1u // ring.ClaimOwned: one block serves it, or the ready queue holds it for the next block (the block that put it there handed its ownership over without touching the word).
 #define RC_CLAIM_AGAIN 2u // ring.ClaimAgain: one block serves it (or the ready queue holds it) and a doorbell for it was taken meanwhile: the owner looks at it once more before letting it go.
 
+#define RC_LANE_OPEN 0u // ring.LaneOpen: the producer may publish.
+#define RC_LANE_WRITING 1u // ring.LaneWriting: the producer is writing a slot (the consumer waits to close).
+#define RC_LANE_CLOSED 2u // ring.LaneClosed: the consumer finished; the producer's replies go to its host output ring.
+#define RC_LANE_SLOTS_MAX 16u // ring.LaneSlotsMax
+#define RC_FLAG_ORIGIN_SHIFT 16u // ring.FlagOriginShift
+
 // Word is a 64-bit atomic word alone on its cache line (rc_padded_u64 in
 // C). Every index and control word shared between a producer and a
 // consumer, on the host or across PCIe, is a Word.
@@ -187,7 +193,8 @@ typedef struct rc_mailbox_entry {
 	uint64_t out; // device address of its output ring
 	uint64_t queued; // 1 while a doorbell slot names this mailbox: the host stores 1 when it rings, the device 0 when it takes the slot
 	uint64_t out_wait; // 1 while the device waits for room in the output ring: the device stores 1, the host 0 when it rings after freeing a slot
-	uint8_t pad[16];
+	uint64_t lane_out; // 0, or the device address of the lane (LaneHeader) the mailbox's replies go to instead of its output ring
+	uint64_t lanes_in; // 0, or the device address of the mailbox's LaneSet (pinned): the lanes it reads besides its input ring
 } rc_mailbox_entry;
 RC_STATIC_ASSERT(sizeof(rc_mailbox_entry) == 64, "sizeof rc_mailbox_entry != Go's ring.MailboxEntry");
 RC_ASSERT_OFFSET(offsetof(rc_mailbox_entry, gen) == 0, "rc_mailbox_entry.gen: offset differs from Go's ring.MailboxEntry");
@@ -196,7 +203,8 @@ RC_ASSERT_OFFSET(offsetof(rc_mailbox_entry, in) == 16, "rc_mailbox_entry.in: off
 RC_ASSERT_OFFSET(offsetof(rc_mailbox_entry, out) == 24, "rc_mailbox_entry.out: offset differs from Go's ring.MailboxEntry");
 RC_ASSERT_OFFSET(offsetof(rc_mailbox_entry, queued) == 32, "rc_mailbox_entry.queued: offset differs from Go's ring.MailboxEntry");
 RC_ASSERT_OFFSET(offsetof(rc_mailbox_entry, out_wait) == 40, "rc_mailbox_entry.out_wait: offset differs from Go's ring.MailboxEntry");
-RC_ASSERT_OFFSET(offsetof(rc_mailbox_entry, pad) == 48, "rc_mailbox_entry.pad: offset differs from Go's ring.MailboxEntry");
+RC_ASSERT_OFFSET(offsetof(rc_mailbox_entry, lane_out) == 48, "rc_mailbox_entry.lane_out: offset differs from Go's ring.MailboxEntry");
+RC_ASSERT_OFFSET(offsetof(rc_mailbox_entry, lanes_in) == 56, "rc_mailbox_entry.lanes_in: offset differs from Go's ring.MailboxEntry");
 
 // DoorbellSlot is one slot of a grid's doorbell queue (rc_doorbell_slot).
 // Slot i of lap L is free for the host when Seq == i + L·BellCapacity,
@@ -221,7 +229,9 @@ typedef struct rc_grid_words {
 	uint64_t watcher; // 0, or 1 + the index of the block that watches the doorbell for the idle ones
 	uint64_t ready_head; // the next ready-queue position a block takes (a compare-and-swap once the slot's Seq says it is filled)
 	uint64_t ready_tail; // the next ready-queue position a block fills (an atomic add claims it; the slot's Seq publishes it)
-	uint8_t pad[24];
+	uint64_t capacity; // the table's entries (written by the host): a lane's producer finds another grid's claims and ready queue from its words alone
+	uint64_t ready_cap; // the ready queue's slots (written by the host)
+	uint8_t pad[8];
 } rc_grid_words;
 RC_STATIC_ASSERT(sizeof(rc_grid_words) == 64, "sizeof rc_grid_words != Go's ring.GridWords");
 RC_ASSERT_OFFSET(offsetof(rc_grid_words, bell_head) == 0, "rc_grid_words.bell_head: offset differs from Go's ring.GridWords");
@@ -229,7 +239,9 @@ RC_ASSERT_OFFSET(offsetof(rc_grid_words, exited) == 8, "rc_grid_words.exited: of
 RC_ASSERT_OFFSET(offsetof(rc_grid_words, watcher) == 16, "rc_grid_words.watcher: offset differs from Go's ring.GridWords");
 RC_ASSERT_OFFSET(offsetof(rc_grid_words, ready_head) == 24, "rc_grid_words.ready_head: offset differs from Go's ring.GridWords");
 RC_ASSERT_OFFSET(offsetof(rc_grid_words, ready_tail) == 32, "rc_grid_words.ready_tail: offset differs from Go's ring.GridWords");
-RC_ASSERT_OFFSET(offsetof(rc_grid_words, pad) == 40, "rc_grid_words.pad: offset differs from Go's ring.GridWords");
+RC_ASSERT_OFFSET(offsetof(rc_grid_words, capacity) == 40, "rc_grid_words.capacity: offset differs from Go's ring.GridWords");
+RC_ASSERT_OFFSET(offsetof(rc_grid_words, ready_cap) == 48, "rc_grid_words.ready_cap: offset differs from Go's ring.GridWords");
+RC_ASSERT_OFFSET(offsetof(rc_grid_words, pad) == 56, "rc_grid_words.pad: offset differs from Go's ring.GridWords");
 
 // ReadySlot is one slot of a grid's ready queue (rc_ready_slot, device
 // memory), a bounded queue of mailboxes whose block ended its quantum
@@ -249,6 +261,74 @@ RC_ASSERT_OFFSET(offsetof(rc_ready_slot, seq) == 0, "rc_ready_slot.seq: offset d
 RC_ASSERT_OFFSET(offsetof(rc_ready_slot, mailbox) == 8, "rc_ready_slot.mailbox: offset differs from Go's ring.ReadySlot");
 RC_ASSERT_OFFSET(offsetof(rc_ready_slot, pad) == 12, "rc_ready_slot.pad: offset differs from Go's ring.ReadySlot");
 
+// LaneHeader starts a lane's device memory (rc_lane_header). The host
+// writes it before the first message (a copy on the backend's stream)
+// and rewrites the wake targets in a device epoch when a grid's table
+// moves; the device updates Head, Tail, UpWait and State.
+// (ring.LaneHeader)
+typedef struct rc_lane_header {
+	uint64_t head; // the consumer's next position (the downstream's owning block; kept across hand-overs and parks)
+	uint8_t pad[56];
+	uint64_t tail; // the producer's next position (the upstream's owning block)
+	uint8_t pad1[56];
+	uint64_t up_wait; // 1 while the upstream waits for room: the producer stores 1, the consumer 0 when it wakes it
+	uint64_t state; // LaneOpen, LaneWriting or LaneClosed (device atomics)
+	uint8_t pad2[48];
+	uint64_t capacity; // slots, a power of two
+	uint64_t slot_size; // bytes per slot: LaneSlot, SlotHeader and the payload, a multiple of 16
+	uint64_t stage; // the upstream's stage number (from 1), carried by the errors it produces
+	uint64_t up_words; // device address of the upstream grid's GridWords (to wake it)
+	uint64_t up_box; // the upstream's mailbox index
+	uint64_t dn_words; // device address of the downstream grid's GridWords
+	uint64_t dn_box; // the downstream's mailbox index
+	uint64_t pad3;
+} rc_lane_header;
+RC_STATIC_ASSERT(sizeof(rc_lane_header) == 256, "sizeof rc_lane_header != Go's ring.LaneHeader");
+RC_ASSERT_OFFSET(offsetof(rc_lane_header, head) == 0, "rc_lane_header.head: offset differs from Go's ring.LaneHeader");
+RC_ASSERT_OFFSET(offsetof(rc_lane_header, pad) == 8, "rc_lane_header.pad: offset differs from Go's ring.LaneHeader");
+RC_ASSERT_OFFSET(offsetof(rc_lane_header, tail) == 64, "rc_lane_header.tail: offset differs from Go's ring.LaneHeader");
+RC_ASSERT_OFFSET(offsetof(rc_lane_header, pad1) == 72, "rc_lane_header.pad1: offset differs from Go's ring.LaneHeader");
+RC_ASSERT_OFFSET(offsetof(rc_lane_header, up_wait) == 128, "rc_lane_header.up_wait: offset differs from Go's ring.LaneHeader");
+RC_ASSERT_OFFSET(offsetof(rc_lane_header, state) == 136, "rc_lane_header.state: offset differs from Go's ring.LaneHeader");
+RC_ASSERT_OFFSET(offsetof(rc_lane_header, pad2) == 144, "rc_lane_header.pad2: offset differs from Go's ring.LaneHeader");
+RC_ASSERT_OFFSET(offsetof(rc_lane_header, capacity) == 192, "rc_lane_header.capacity: offset differs from Go's ring.LaneHeader");
+RC_ASSERT_OFFSET(offsetof(rc_lane_header, slot_size) == 200, "rc_lane_header.slot_size: offset differs from Go's ring.LaneHeader");
+RC_ASSERT_OFFSET(offsetof(rc_lane_header, stage) == 208, "rc_lane_header.stage: offset differs from Go's ring.LaneHeader");
+RC_ASSERT_OFFSET(offsetof(rc_lane_header, up_words) == 216, "rc_lane_header.up_words: offset differs from Go's ring.LaneHeader");
+RC_ASSERT_OFFSET(offsetof(rc_lane_header, up_box) == 224, "rc_lane_header.up_box: offset differs from Go's ring.LaneHeader");
+RC_ASSERT_OFFSET(offsetof(rc_lane_header, dn_words) == 232, "rc_lane_header.dn_words: offset differs from Go's ring.LaneHeader");
+RC_ASSERT_OFFSET(offsetof(rc_lane_header, dn_box) == 240, "rc_lane_header.dn_box: offset differs from Go's ring.LaneHeader");
+RC_ASSERT_OFFSET(offsetof(rc_lane_header, pad3) == 248, "rc_lane_header.pad3: offset differs from Go's ring.LaneHeader");
+
+// LaneSlot starts every slot of a lane (rc_lane_slot); a SlotHeader and
+// the payload follow it.
+// (ring.LaneSlot)
+typedef struct rc_lane_slot {
+	uint64_t seq; // the slot's sequence number (device release stores, acquire loads)
+	uint32_t origin; // the stage whose error the message carries (0: none)
+	uint32_t pad;
+} rc_lane_slot;
+RC_STATIC_ASSERT(sizeof(rc_lane_slot) == 16, "sizeof rc_lane_slot != Go's ring.LaneSlot");
+RC_ASSERT_OFFSET(offsetof(rc_lane_slot, seq) == 0, "rc_lane_slot.seq: offset differs from Go's ring.LaneSlot");
+RC_ASSERT_OFFSET(offsetof(rc_lane_slot, origin) == 8, "rc_lane_slot.origin: offset differs from Go's ring.LaneSlot");
+RC_ASSERT_OFFSET(offsetof(rc_lane_slot, pad) == 12, "rc_lane_slot.pad: offset differs from Go's ring.LaneSlot");
+
+// LaneSet is the lanes a mailbox reads (rc_lane_set, pinned mapped
+// memory, written by the host, read by the mailbox's block when it claims
+// the mailbox and when it is asked to look again): Count device addresses
+// of LaneHeaders. The host writes a lane's address, then Count (a
+// release store), then rings the mailbox.
+// (ring.LaneSet)
+typedef struct rc_lane_set {
+	uint64_t count;
+	uint64_t pad;
+	uint64_t lanes[16];
+} rc_lane_set;
+RC_STATIC_ASSERT(sizeof(rc_lane_set) == 144, "sizeof rc_lane_set != Go's ring.LaneSet");
+RC_ASSERT_OFFSET(offsetof(rc_lane_set, count) == 0, "rc_lane_set.count: offset differs from Go's ring.LaneSet");
+RC_ASSERT_OFFSET(offsetof(rc_lane_set, pad) == 8, "rc_lane_set.pad: offset differs from Go's ring.LaneSet");
+RC_ASSERT_OFFSET(offsetof(rc_lane_set, lanes) == 16, "rc_lane_set.lanes: offset differs from Go's ring.LaneSet");
+
 // RC_ABI_LAYOUT(S, F) lists every struct above for layout checks: S(struct, "GoType") and
 // F(struct, field, "GoField") for each named field (padding left out).
 #define RC_ABI_LAYOUT(S, F) \
@@ -257,9 +337,12 @@ RC_ASSERT_OFFSET(offsetof(rc_ready_slot, pad) == 12, "rc_ready_slot.pad: offset 
 	S(rc_ring_header, "RingHeader") F(rc_ring_header, head, "Head") F(rc_ring_header, tail, "Tail") F(rc_ring_header, capacity, "Capacity") F(rc_ring_header, slot_size, "SlotSize") \
 	S(rc_slot_header, "SlotHeader") F(rc_slot_header, type_id, "TypeID") F(rc_slot_header, flags, "Flags") F(rc_slot_header, correlation_id, "CorrelationID") F(rc_slot_header, length, "Length") F(rc_slot_header, status, "Status") F(rc_slot_header, timestamp_ns, "TimestampNS") \
 	S(rc_grid_header, "GridHeader") F(rc_grid_header, capacity, "Capacity") F(rc_grid_header, bell_capacity, "BellCapacity") F(rc_grid_header, state_stride, "StateStride") F(rc_grid_header, ready_capacity, "ReadyCapacity") \
-	S(rc_mailbox_entry, "MailboxEntry") F(rc_mailbox_entry, gen, "Gen") F(rc_mailbox_entry, control, "Control") F(rc_mailbox_entry, in, "In") F(rc_mailbox_entry, out, "Out") F(rc_mailbox_entry, queued, "Queued") F(rc_mailbox_entry, out_wait, "OutWait") \
+	S(rc_mailbox_entry, "MailboxEntry") F(rc_mailbox_entry, gen, "Gen") F(rc_mailbox_entry, control, "Control") F(rc_mailbox_entry, in, "In") F(rc_mailbox_entry, out, "Out") F(rc_mailbox_entry, queued, "Queued") F(rc_mailbox_entry, out_wait, "OutWait") F(rc_mailbox_entry, lane_out, "LaneOut") F(rc_mailbox_entry, lanes_in, "LanesIn") \
 	S(rc_doorbell_slot, "DoorbellSlot") F(rc_doorbell_slot, seq, "Seq") F(rc_doorbell_slot, mailbox, "Mailbox") \
-	S(rc_grid_words, "GridWords") F(rc_grid_words, bell_head, "BellHead") F(rc_grid_words, exited, "Exited") F(rc_grid_words, watcher, "Watcher") F(rc_grid_words, ready_head, "ReadyHead") F(rc_grid_words, ready_tail, "ReadyTail") \
-	S(rc_ready_slot, "ReadySlot") F(rc_ready_slot, seq, "Seq") F(rc_ready_slot, mailbox, "Mailbox")
+	S(rc_grid_words, "GridWords") F(rc_grid_words, bell_head, "BellHead") F(rc_grid_words, exited, "Exited") F(rc_grid_words, watcher, "Watcher") F(rc_grid_words, ready_head, "ReadyHead") F(rc_grid_words, ready_tail, "ReadyTail") F(rc_grid_words, capacity, "Capacity") F(rc_grid_words, ready_cap, "ReadyCap") \
+	S(rc_ready_slot, "ReadySlot") F(rc_ready_slot, seq, "Seq") F(rc_ready_slot, mailbox, "Mailbox") \
+	S(rc_lane_header, "LaneHeader") F(rc_lane_header, head, "Head") F(rc_lane_header, tail, "Tail") F(rc_lane_header, up_wait, "UpWait") F(rc_lane_header, state, "State") F(rc_lane_header, capacity, "Capacity") F(rc_lane_header, slot_size, "SlotSize") F(rc_lane_header, stage, "Stage") F(rc_lane_header, up_words, "UpWords") F(rc_lane_header, up_box, "UpBox") F(rc_lane_header, dn_words, "DnWords") F(rc_lane_header, dn_box, "DnBox") \
+	S(rc_lane_slot, "LaneSlot") F(rc_lane_slot, seq, "Seq") F(rc_lane_slot, origin, "Origin") \
+	S(rc_lane_set, "LaneSet") F(rc_lane_set, count, "Count") F(rc_lane_set, lanes, "Lanes")
 
 #endif

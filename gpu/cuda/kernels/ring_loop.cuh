@@ -213,27 +213,28 @@ __device__ __forceinline__ void rc_loop_tally_load(rc_loop_tally *t, rc_control_
 	t->lat_count = rc_sys_load_relaxed(&cb->latency_count.v);
 }
 
-// rc_loop_serve_t handles the message at in_index of in into the slot at
-// out_index of out (steps 2 to 6 at the top): every thread of the block
-// calls it; thread 0 publishes the reply, hands the request slot back and
-// updates t and cb's counters. It returns false when the simulated device
-// trapped in the handler (the loop then dies: no ack, no reply). bc is the
-// loop's shared words (bc[3] carries thread 0's status).
+// rc_loop_call_t runs the handler on one message (steps 2 to 5 at the
+// top): req is the request's slot header (its payload follows), rep the
+// reply's (its payload is written; thread 0 writes the header after).
+// fits says the request's length is sizeof(Req) and both messages fit
+// their slots (else RC_STATUS_BAD_LENGTH); pass, when not RC_STATUS_OK, is
+// an upstream stage's error the message carries (device lanes): the
+// handler is not called and pass is the status. Every thread of the block
+// calls it; the status is left in bc[3]. It returns false when the
+// simulated device trapped in the handler.
 template <class Req, class Resp, class State, uint32_t (*Handler)(const rc_ctx *, const Req *, Resp *, State *)>
-__device__ __forceinline__ bool rc_loop_serve_t(rc_control_block *cb, rc_ring_header *in, rc_ring_header *out,
-						uint64_t in_index, uint64_t out_index, State *state, unsigned char *smem,
-						volatile uint64_t *bc, rc_loop_tally *t) {
+__device__ __forceinline__ bool rc_loop_call_t(const rc_slot_header *req, rc_slot_header *rep, bool fits, uint32_t pass,
+					       uint64_t sequence, State *state, unsigned char *smem, volatile uint64_t *bc) {
 	constexpr bool staged = rc_loop_staged(sizeof(Req), sizeof(Resp));
 	const unsigned tid = threadIdx.x;
 	Req *sreq = (Req *)(smem + RC_LOOP_SMEM_HEADER);
 	Resp *sresp = (Resp *)(smem + RC_LOOP_SMEM_HEADER + rc_align16(sizeof(Req)));
-	const rc_slot_header *req = rc_loop_slot(in, in_index);
-	rc_slot_header *rep = rc_loop_slot(out, out_index);
 	const void *payload = (const void *)(req + 1);
 	void *reply = (void *)(rep + 1);
 	uint32_t status = RC_STATUS_BAD_LENGTH;
-	if (req->length == sizeof(Req) && sizeof(rc_slot_header) + sizeof(Req) <= in->slot_size &&
-	    sizeof(rc_slot_header) + sizeof(Resp) <= out->slot_size) {
+	if (pass != RC_STATUS_OK) {
+		status = pass; // an upstream stage failed: carried on, not handled
+	} else if (fits) {
 		const Req *r = (const Req *)payload;
 		Resp *w = (Resp *)reply;
 		if (staged) {
@@ -250,7 +251,7 @@ __device__ __forceinline__ bool rc_loop_serve_t(rc_control_block *cb, rc_ring_he
 		ctx.type_id = req->type_id;
 		ctx.reserved = 0;
 		ctx.correlation_id = req->correlation_id;
-		ctx.sequence = in_index;
+		ctx.sequence = sequence;
 		ctx.scratch = (double *)(smem + rc_loop_smem(sizeof(Req), sizeof(Resp)));
 		__syncthreads();
 		const uint32_t st = Handler(&ctx, r, w, state);
@@ -271,10 +272,58 @@ __device__ __forceinline__ bool rc_loop_serve_t(rc_control_block *cb, rc_ring_he
 		}
 	}
 	// Every thread's payload writes and request reads happen before
-	// thread 0's release stores below (bar.sync orders them at CTA scope;
-	// the system-scope release is cumulative).
+	// thread 0's release stores after (bar.sync orders them at CTA scope;
+	// the release is cumulative).
 	__syncthreads();
 	if (tid == 0) {
+		bc[3] = status;
+	}
+	return true;
+}
+
+// rc_loop_count updates thread 0's tally and the control block's counters
+// for one answered message (stamp: its admission time, 0 when untimed).
+__device__ __forceinline__ void rc_loop_count(rc_control_block *cb, rc_loop_tally *t, uint32_t status, uint64_t stamp) {
+	const uint64_t now = rc_loop_now_ns();
+	rc_sys_store_relaxed(&cb->processed.v, ++t->processed);
+	if (status != RC_STATUS_OK) {
+		rc_sys_store_relaxed(&cb->errors.v, ++t->errors);
+	}
+	if (stamp != 0 && now >= stamp) {
+		const uint64_t lat = now - stamp;
+		if (lat < t->lat_min) {
+			t->lat_min = lat;
+			rc_sys_store_relaxed(&cb->latency_min.v, t->lat_min);
+		}
+		if (lat > t->lat_max) {
+			t->lat_max = lat;
+			rc_sys_store_relaxed(&cb->latency_max.v, t->lat_max);
+		}
+		rc_sys_store_relaxed(&cb->latency_sum.v, t->lat_sum += lat);
+		rc_sys_store_relaxed(&cb->latency_count.v, ++t->lat_count);
+	}
+	rc_sys_store_relaxed(&cb->heartbeat.v, now);
+}
+
+// rc_loop_serve_t handles the message at in_index of in into the slot at
+// out_index of out (steps 2 to 6 at the top): every thread of the block
+// calls it; thread 0 publishes the reply, hands the request slot back and
+// updates t and cb's counters. It returns false when the simulated device
+// trapped in the handler (the loop then dies: no ack, no reply). bc is the
+// loop's shared words (bc[3] carries thread 0's status).
+template <class Req, class Resp, class State, uint32_t (*Handler)(const rc_ctx *, const Req *, Resp *, State *)>
+__device__ __forceinline__ bool rc_loop_serve_t(rc_control_block *cb, rc_ring_header *in, rc_ring_header *out,
+						uint64_t in_index, uint64_t out_index, State *state, unsigned char *smem,
+						volatile uint64_t *bc, rc_loop_tally *t) {
+	const rc_slot_header *req = rc_loop_slot(in, in_index);
+	rc_slot_header *rep = rc_loop_slot(out, out_index);
+	const bool fits = req->length == sizeof(Req) && sizeof(rc_slot_header) + sizeof(Req) <= in->slot_size &&
+			  sizeof(rc_slot_header) + sizeof(Resp) <= out->slot_size;
+	if (!rc_loop_call_t<Req, Resp, State, Handler>(req, rep, fits, RC_STATUS_OK, in_index, state, smem, bc)) {
+		return false;
+	}
+	if (threadIdx.x == 0) {
+		const uint32_t status = (uint32_t)bc[3];
 		const uint64_t stamp = req->timestamp_ns;
 		rep->type_id = req->type_id;
 		rep->flags = RC_FLAG_REPLY | (status != RC_STATUS_OK ? RC_FLAG_ERROR : 0u);
@@ -284,25 +333,7 @@ __device__ __forceinline__ bool rc_loop_serve_t(rc_control_block *cb, rc_ring_he
 		rep->timestamp_ns = stamp;
 		rc_sys_store_release(&out->tail.v, ++t->out_tail); // publish the reply
 		rc_sys_store_release(&in->head.v, ++t->in_head);   // hand the request slot back
-		const uint64_t now = rc_loop_now_ns();
-		rc_sys_store_relaxed(&cb->processed.v, ++t->processed);
-		if (status != RC_STATUS_OK) {
-			rc_sys_store_relaxed(&cb->errors.v, ++t->errors);
-		}
-		if (stamp != 0 && now >= stamp) {
-			const uint64_t lat = now - stamp;
-			if (lat < t->lat_min) {
-				t->lat_min = lat;
-				rc_sys_store_relaxed(&cb->latency_min.v, t->lat_min);
-			}
-			if (lat > t->lat_max) {
-				t->lat_max = lat;
-				rc_sys_store_relaxed(&cb->latency_max.v, t->lat_max);
-			}
-			rc_sys_store_relaxed(&cb->latency_sum.v, t->lat_sum += lat);
-			rc_sys_store_relaxed(&cb->latency_count.v, ++t->lat_count);
-		}
-		rc_sys_store_relaxed(&cb->heartbeat.v, now);
+		rc_loop_count(cb, t, status, stamp);
 	}
 	return true;
 }

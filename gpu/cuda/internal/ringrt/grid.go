@@ -398,6 +398,8 @@ func (g *ringGrid) add(k *Kernel, cb, in, out driverapi.DevicePtr) error {
 	atomic.StoreUint64(&e.In, uint64(in))
 	atomic.StoreUint64(&e.Out, uint64(out))
 	atomic.StoreUint64(&e.OutWait, 0)
+	atomic.StoreUint64(&e.LaneOut, 0)
+	atomic.StoreUint64(&e.LanesIn, 0)
 	atomic.StoreUint64(&e.Gen, g.gen)
 	k.grid, k.box = g, i
 	g.boxes[i] = k
@@ -418,6 +420,8 @@ func (g *ringGrid) remove(k *Kernel) {
 	atomic.StoreUint64(&e.Control, 0)
 	atomic.StoreUint64(&e.In, 0)
 	atomic.StoreUint64(&e.Out, 0)
+	atomic.StoreUint64(&e.LaneOut, 0)
+	atomic.StoreUint64(&e.LanesIn, 0)
 	g.drain = append(g.drain, k.box)
 }
 

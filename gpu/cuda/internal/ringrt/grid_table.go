@@ -90,6 +90,8 @@ func newGridTable(d *devcore.Device, capacity int, stride uintptr, old *gridTabl
 	}
 	staging := unsafe.Add(mem, zeroOff)
 	initReady(staging, capacity)
+	gw := (*ring.GridWords)(staging)
+	gw.Capacity, gw.ReadyCap = uint64(capacity), uint64(readyCapacity(capacity))
 	if old != nil {
 		if err := carryWords(d, old, staging, capacity); err != nil {
 			return nil, err
@@ -99,6 +101,7 @@ func newGridTable(d *devcore.Device, capacity int, stride uintptr, old *gridTabl
 			e.Gen, e.Control, e.In, e.Out = atomic.LoadUint64(&o.Gen), atomic.LoadUint64(&o.Control),
 				atomic.LoadUint64(&o.In), atomic.LoadUint64(&o.Out)
 			e.OutWait = atomic.LoadUint64(&o.OutWait)
+			e.LaneOut, e.LanesIn = atomic.LoadUint64(&o.LaneOut), atomic.LoadUint64(&o.LanesIn)
 		}
 	}
 	// Device memory from the stream-ordered pool on the backend's stream,
@@ -216,6 +219,6 @@ func (g *ringGrid) grow() error {
 		g.drain = nil
 		g.grows++
 		g.mu.Unlock()
-		return old.free(d)
+		return errors.Join(g.rewakeLanes(), old.free(d))
 	})
 }

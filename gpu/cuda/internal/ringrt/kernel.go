@@ -59,6 +59,11 @@ type Kernel struct {
 	claim   *devcore.Claim // the launch's blocks in the device's budget (budget.go); nil for a mailbox
 	pinned  int            // a mailbox's bytes in its runtime's pinned bound
 	probe   faultProbe     // the launch's fault query, shared by a grid's mailboxes (fault.go)
+
+	laneOut     *Lane               // the device lane the mailbox's replies go to (lane.go)
+	lanesIn     []*Lane             // the device lanes it reads
+	laneSet     *ring.LaneSet       // their addresses (pinned), which its block reads
+	laneSetBase driverapi.DevicePtr // laneSet's device address
 }
 
 type ringReply struct {
@@ -279,6 +284,7 @@ func (k *Kernel) release() error {
 	}
 	if k.grid != nil {
 		k.grid.remove(k)
+		errs = append(errs, k.releaseLanes())
 		k.grid.rt.pinned -= k.pinned
 		k.pinned = 0
 	}

@@ -43,6 +43,9 @@ var structs = []struct {
 	{"rc_doorbell_slot", reflect.TypeFor[ring.DoorbellSlot]()},
 	{"rc_grid_words", reflect.TypeFor[ring.GridWords]()},
 	{"rc_ready_slot", reflect.TypeFor[ring.ReadySlot]()},
+	{"rc_lane_header", reflect.TypeFor[ring.LaneHeader]()},
+	{"rc_lane_slot", reflect.TypeFor[ring.LaneSlot]()},
+	{"rc_lane_set", reflect.TypeFor[ring.LaneSet]()},
 }
 
 // constant is one generated macro: its C name, the Go constant it mirrors
@@ -76,6 +79,13 @@ var constants = [][]constant{
 		{"RC_CLAIM_FREE", "ClaimFree", uint64(ring.ClaimFree)},
 		{"RC_CLAIM_OWNED", "ClaimOwned", uint64(ring.ClaimOwned)},
 		{"RC_CLAIM_AGAIN", "ClaimAgain", uint64(ring.ClaimAgain)},
+	},
+	{
+		{"RC_LANE_OPEN", "LaneOpen", ring.LaneOpen},
+		{"RC_LANE_WRITING", "LaneWriting", ring.LaneWriting},
+		{"RC_LANE_CLOSED", "LaneClosed", ring.LaneClosed},
+		{"RC_LANE_SLOTS_MAX", "LaneSlotsMax", ring.LaneSlotsMax},
+		{"RC_FLAG_ORIGIN_SHIFT", "FlagOriginShift", ring.FlagOriginShift},
 	},
 }
 

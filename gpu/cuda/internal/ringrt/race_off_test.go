@@ -1,0 +1,5 @@
+//go:build !race
+
+package ringrt
+
+const raceEnabled = false
