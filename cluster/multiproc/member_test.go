@@ -72,7 +72,7 @@ func testKinds() []*cluster.Kind {
 	if err != nil {
 		panic(err)
 	}
-	return append(demo.Kinds(self), cluster.NewKind("whoami", whoami), devpref)
+	return append(demo.Kinds(self), cluster.NewKind("whoami", whoami), devpref, trackedKind())
 }
 
 const (
@@ -83,6 +83,9 @@ const (
 	seedsEnv = "RINGACTOR_MULTIPROC_SEEDS"
 	// bindEnv is the address a member binds (default: loopback, any port).
 	bindEnv = "RINGACTOR_MULTIPROC_BIND"
+	// advertiseEnv, when set, is the address a member advertises
+	// (WithAdvertise): a proxy in front of its bind address.
+	advertiseEnv = "RINGACTOR_MULTIPROC_ADVERTISE"
 	// etcdEnv is the etcd endpoint of a node that uses the etcd provider.
 	etcdEnv = "RINGACTOR_MULTIPROC_ETCD"
 	// leakEnv makes a member check, after closing, that it left no
@@ -146,6 +149,9 @@ func runMember() int {
 	opts := []cluster.Option{cluster.WithLogger(memberLogger())}
 	if b := os.Getenv(bindEnv); b != "" {
 		opts = append(opts, cluster.WithAddress(b))
+	}
+	if a := os.Getenv(advertiseEnv); a != "" {
+		opts = append(opts, cluster.WithAdvertise(a))
 	}
 	closeDevs := noDevices
 	var devs []gpu.Backend
