@@ -153,6 +153,16 @@ func runMember() int {
 	if a := os.Getenv(advertiseEnv); a != "" {
 		opts = append(opts, cluster.WithAdvertise(a))
 	}
+	if a := os.Getenv(proxyEnv); a != "" {
+		px, err := startDelayProxy(a, os.Getenv(bindEnv))
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "delay proxy:", err)
+			return 1
+		}
+		memberProxy = px
+		defer px.close() // after the member closed; closing twice is harmless
+		opts = append(opts, cluster.WithAdvertise(a))
+	}
 	closeDevs := noDevices
 	var devs []gpu.Backend
 	if n := envInt(simDevicesEnv, 0); n > 0 {
@@ -186,6 +196,9 @@ func runMember() int {
 		return 1
 	}
 	closeDevs() // after the member, before the leak check
+	if memberProxy != nil {
+		memberProxy.close()
+	}
 	if os.Getenv(leakEnv) != "" {
 		signal.Stop(sig)
 		if err := goleak.Find(protoActorLeaks...); err != nil {
@@ -202,15 +215,29 @@ func runMember() int {
 var protoActorLeaks = append(testproc.ProtoActorThrottles(),
 	goleak.IgnoreAnyFunction("github.com/ringactor/ringactor/cluster/multiproc.runMember.func1"))
 
+// memberProxy is the member's delay proxy (proxyEnv), or nil.
+var memberProxy *delayProxy
+
 // faults reads the test's lines from in until it ends: "fault NAME" (a
 // simulated device's name, or "all") marks those devices failed, as a
 // device ring kernel does when its launch faults; the member then
 // advertises fewer devices. Once the member has advertised the change
 // (and, when no device is left, passivated every device identity it
-// hosted) it prints "FAULTED NAME".
+// hosted) it prints "FAULTED NAME". "delay D" (a duration) sets the delay
+// of the member's delay proxy and prints "DELAYED D".
 func faults(m *cluster.Member, devs []gpu.Backend, in io.Reader) {
 	sc := bufio.NewScanner(in)
 	for sc.Scan() {
+		if arg, ok := strings.CutPrefix(strings.TrimSpace(sc.Text()), "delay "); ok {
+			d, err := time.ParseDuration(arg)
+			if err != nil || memberProxy == nil {
+				fmt.Fprintf(os.Stderr, "delay %q: %v (proxy %v)\n", arg, err, memberProxy != nil)
+				continue
+			}
+			memberProxy.setDelay(d)
+			fmt.Printf("DELAYED %s\n", arg)
+			continue
+		}
 		name, ok := strings.CutPrefix(strings.TrimSpace(sc.Text()), "fault ")
 		if !ok {
 			continue

@@ -113,7 +113,13 @@ func runNetClient() int {
 	p, err := provider()
 	if err == nil {
 		var cl *cluster.Member
-		cl, err = cluster.Start(ctx, clusterName, p, nil, cluster.AsClient(), cluster.WithLogger(memberLogger()))
+		opts := []cluster.Option{cluster.AsClient(), cluster.WithLogger(memberLogger())}
+		if b := os.Getenv(bindEnv); b != "" {
+			// In a network namespace: loopback, the default, is not
+			// reachable from the members' namespaces.
+			opts = append(opts, cluster.WithAddress(b))
+		}
+		cl, err = cluster.Start(ctx, clusterName, p, nil, opts...)
 		if err == nil {
 			defer func() {
 				cctx, ccancel := context.WithTimeout(context.Background(), 10*time.Second)

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -96,58 +97,98 @@ func (l *netlab) add(name string) *netnode {
 // nft loads an nftables script in n's namespace.
 func (l *netlab) nft(n *netnode, script string) {
 	l.t.Helper()
-	if out, err := runIn(n.ns, strings.NewReader(script), "nft", "-f", "-"); err != nil {
-		l.t.Fatalf("nft in %s: %v: %s\n%s", n.name, err, out, script)
+	l.load(map[*netnode]string{n: script})
+}
+
+// load loads each node's nftables script in its namespace, all at once
+// (one nft process per node, in parallel): a fault is in place, or
+// healed, within one process start rather than one per rule.
+func (l *netlab) load(scripts map[*netnode]string) {
+	l.t.Helper()
+	errs := make(chan error, len(scripts))
+	var wg sync.WaitGroup
+	for n, script := range scripts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if out, err := runIn(n.ns, strings.NewReader(script), "nft", "-f", "-"); err != nil {
+				errs <- fmt.Errorf("nft in %s: %v: %s\n%s", n.name, err, out, script)
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		l.t.Fatal(err)
 	}
 }
 
+// rules collects drop rules by node, to load at once.
+type rules map[*netnode]string
+
 // drop makes to's namespace drop every packet from each of from: a one-way
 // cut (to no longer hears them; they still hear it).
+func (r rules) drop(to *netnode, from ...*netnode) rules {
+	for _, f := range from {
+		r[to] += fmt.Sprintf("add rule inet netfault input ip saddr %s drop\n", f.ip)
+	}
+	return r
+}
+
+// cut drops every packet between n and each of others, both ways.
+func (r rules) cut(n *netnode, others ...*netnode) rules {
+	r.drop(n, others...)
+	for _, o := range others {
+		r.drop(o, n)
+	}
+	return r
+}
+
+// drop makes to's namespace drop every packet from each of from.
 func (l *netlab) drop(to *netnode, from ...*netnode) {
 	l.t.Helper()
-	var b strings.Builder
-	for _, f := range from {
-		fmt.Fprintf(&b, "add rule inet netfault input ip saddr %s drop\n", f.ip)
-	}
-	l.nft(to, b.String())
+	l.load(rules{}.drop(to, from...))
 }
 
 // cut drops every packet between n and each of others, both ways.
 func (l *netlab) cut(n *netnode, others ...*netnode) {
 	l.t.Helper()
-	l.drop(n, others...)
-	for _, o := range others {
-		l.drop(o, n)
-	}
+	l.load(rules{}.cut(n, others...))
 }
 
 // partition cuts every node of each group from every node of the others.
 func (l *netlab) partition(groups ...[]*netnode) {
 	l.t.Helper()
+	r := rules{}
 	for i, g := range groups {
 		for _, h := range groups[i+1:] {
 			for _, n := range g {
-				l.cut(n, h...)
+				r.cut(n, h...)
 			}
 		}
 	}
+	l.load(r)
 }
 
 // loss makes each of nodes drop pct percent of the packets it receives
 // from the bridge, at random.
 func (l *netlab) loss(pct int, nodes ...*netnode) {
 	l.t.Helper()
+	r := rules{}
 	for _, n := range nodes {
-		l.nft(n, fmt.Sprintf("add rule inet netfault input iifname \"eth0\" numgen random mod 100 < %d drop\n", pct))
+		r[n] = fmt.Sprintf("add rule inet netfault input iifname \"eth0\" numgen random mod 100 < %d drop\n", pct)
 	}
+	l.load(r)
 }
 
 // heal removes every drop rule.
 func (l *netlab) heal() {
 	l.t.Helper()
+	r := rules{}
 	for _, n := range l.nodes {
-		l.nft(n, "flush chain inet netfault input\n")
+		r[n] = "flush chain inet netfault input\n"
 	}
+	l.load(r)
 }
 
 // close removes every namespace of the lab (with them their veth pairs and
@@ -177,9 +218,9 @@ func (l *netlab) must(name string, args ...string) {
 func (l *netlab) startEtcd(n *netnode) string {
 	t := l.t
 	t.Helper()
-	bin, err := exec.LookPath("etcd")
+	bin, err := exec.LookPath("etcd") // startNetCluster skips without it
 	if err != nil {
-		t.Fatalf("etcd not found in PATH (Debian: apt-get install etcd-server): %v", err)
+		t.Fatal(err)
 	}
 	client := n.ip + ":2379"
 	peer := "http://127.0.0.1:2380"
