@@ -56,6 +56,10 @@ func runScenario(mode string) int {
 		return runChurnClient()
 	case "devices":
 		return runDevicesClient()
+	case "netfault":
+		return runNetClient()
+	case "netwait":
+		return runNetWait()
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()

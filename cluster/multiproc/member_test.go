@@ -73,7 +73,7 @@ func testKinds() []*cluster.Kind {
 	if err != nil {
 		panic(err)
 	}
-	return append(demo.Kinds(self), cluster.NewKind("whoami", whoami), devpref)
+	return append(demo.Kinds(self), cluster.NewKind("whoami", whoami), devpref, trackedKind())
 }
 
 const (
@@ -84,6 +84,9 @@ const (
 	seedsEnv = "RINGACTOR_MULTIPROC_SEEDS"
 	// bindEnv is the address a member binds (default: loopback, any port).
 	bindEnv = "RINGACTOR_MULTIPROC_BIND"
+	// advertiseEnv, when set, is the address a member advertises
+	// (WithAdvertise): a proxy in front of its bind address.
+	advertiseEnv = "RINGACTOR_MULTIPROC_ADVERTISE"
 	// etcdEnv is the etcd endpoint of a node that uses the etcd provider.
 	etcdEnv = "RINGACTOR_MULTIPROC_ETCD"
 	// leakEnv makes a member check, after closing, that it left no
@@ -154,6 +157,19 @@ func runMember() int {
 	if b := os.Getenv(bindEnv); b != "" {
 		opts = append(opts, cluster.WithAddress(b))
 	}
+	if a := os.Getenv(advertiseEnv); a != "" {
+		opts = append(opts, cluster.WithAdvertise(a))
+	}
+	if a := os.Getenv(proxyEnv); a != "" {
+		px, err := startDelayProxy(a, os.Getenv(bindEnv))
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "delay proxy:", err)
+			return 1
+		}
+		memberProxy = px
+		defer px.close() // after the member closed; closing twice is harmless
+		opts = append(opts, cluster.WithAdvertise(a))
+	}
 	closeDevs := noDevices
 	var devs []gpu.Backend
 	if n := envInt(simDevicesEnv, 0); n > 0 {
@@ -196,6 +212,9 @@ func runMember() int {
 		return 1
 	}
 	closeDevs() // after the member, before the leak check
+	if memberProxy != nil {
+		memberProxy.close()
+	}
 	if os.Getenv(leakEnv) != "" {
 		signal.Stop(sig)
 		if err := goleak.Find(protoActorLeaks...); err != nil {
@@ -212,15 +231,29 @@ func runMember() int {
 var protoActorLeaks = append(testproc.ProtoActorThrottles(),
 	goleak.IgnoreAnyFunction("github.com/ringactor/ringactor/cluster/multiproc.runMember.func1"))
 
+// memberProxy is the member's delay proxy (proxyEnv), or nil.
+var memberProxy *delayProxy
+
 // faults reads the test's lines from in until it ends: "fault NAME" (a
 // simulated device's name, or "all") marks those devices failed, as a
 // device ring kernel does when its launch faults; the member then
 // advertises fewer devices. Once the member has advertised the change
 // (and, when no device is left, passivated every device identity it
-// hosted) it prints "FAULTED NAME".
+// hosted) it prints "FAULTED NAME". "delay D" (a duration) sets the delay
+// of the member's delay proxy and prints "DELAYED D".
 func faults(m *cluster.Member, devs []gpu.Backend, in io.Reader) {
 	sc := bufio.NewScanner(in)
 	for sc.Scan() {
+		if arg, ok := strings.CutPrefix(strings.TrimSpace(sc.Text()), "delay "); ok {
+			d, err := time.ParseDuration(arg)
+			if err != nil || memberProxy == nil {
+				fmt.Fprintf(os.Stderr, "delay %q: %v (proxy %v)\n", arg, err, memberProxy != nil)
+				continue
+			}
+			memberProxy.setDelay(d)
+			fmt.Printf("DELAYED %s\n", arg)
+			continue
+		}
 		name, ok := strings.CutPrefix(strings.TrimSpace(sc.Text()), "fault ")
 		if !ok {
 			continue

@@ -47,11 +47,22 @@ type proc struct {
 // seeds; it is stopped (SIGTERM) and checked at the end of the test.
 func startProc(t *testing.T, mode string, seeds []string, env ...string) *proc {
 	t.Helper()
+	return startProcIn(t, "", mode, seeds, env...)
+}
+
+// startProcIn is startProc in the network namespace netns (through `ip
+// netns exec`, which execs the child: its pid is the child's); "" is this
+// process's own namespace.
+func startProcIn(t *testing.T, netns, mode string, seeds []string, env ...string) *proc {
+	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(exe, "-test.run=^$")
+	if netns != "" {
+		cmd = exec.Command("ip", "netns", "exec", netns, exe, "-test.run=^$")
+	}
 	// A race report does not change the child's exit status; stop reads
 	// the reports (racecheck.DependencyOnly).
 	cmd.Env = append(os.Environ(), childEnv+"="+mode, seedsEnv+"="+strings.Join(seeds, ","), "GORACE=exitcode=0")
