@@ -144,12 +144,6 @@ func (r rules) cut(n *netnode, others ...*netnode) rules {
 	return r
 }
 
-// drop makes to's namespace drop every packet from each of from.
-func (l *netlab) drop(to *netnode, from ...*netnode) {
-	l.t.Helper()
-	l.load(rules{}.drop(to, from...))
-}
-
 // cut drops every packet between n and each of others, both ways.
 func (l *netlab) cut(n *netnode, others ...*netnode) {
 	l.t.Helper()
