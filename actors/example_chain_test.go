@@ -30,7 +30,11 @@ func ExampleRequestAsync() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer func() { _ = rt.Close(ctx) }()
+	defer func() {
+		if err := rt.Close(ctx); err != nil {
+			log.Fatal(err)
+		}
+	}()
 	convert := actors.NewStatelessKernel("convert", func(_ context.Context, c Celsius) (Fahrenheit, error) {
 		return Fahrenheit{F: c.C*9/5 + 32}, nil
 	})
