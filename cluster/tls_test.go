@@ -17,6 +17,7 @@ import (
 
 	"github.com/ringactor/ringactor/actors"
 	"github.com/ringactor/ringactor/cluster"
+	"github.com/ringactor/ringactor/internal/testutil/testcerts"
 )
 
 // startIsolatedMember starts a member of the cluster name with provider,
@@ -61,17 +62,17 @@ func requestSpread(t *testing.T, ctx context.Context, m *cluster.Member, prefix 
 }
 
 func TestTLS(t *testing.T) {
-	ca := newTestCA(t, "ringactor cluster CA")
-	certA, _, _ := ca.issue(t, "member-a")
-	_, certPEMB, keyPEMB := ca.issue(t, "member-b")
-	files := writeFiles(t, map[string][]byte{"ca.pem": ca.pem, "b.pem": certPEMB, "b-key.pem": keyPEMB})
+	ca := testcerts.NewCA(t, "ringactor cluster CA")
+	certA := ca.Issue(t, "member-a").Cert
+	issuedB := ca.Issue(t, "member-b")
+	files := writeFiles(t, map[string][]byte{"ca.pem": ca.PEM, "b.pem": issuedB.CertPEM, "b-key.pem": issuedB.KeyPEM})
 	cfgB, err := cluster.LoadMutualTLS(files["ca.pem"], files["b.pem"], files["b-key.pem"])
 	if err != nil {
 		t.Fatal(err)
 	}
 
 	agent := ptest.NewInMemAgent()
-	a := startIsolatedMember(t, "tls", ptest.NewTestProvider(agent), kinds(), cluster.WithTLS(cluster.MutualTLS(ca.pool(), certA)))
+	a := startIsolatedMember(t, "tls", ptest.NewTestProvider(agent), kinds(), cluster.WithTLS(cluster.MutualTLS(ca.Pool(), certA)))
 	b := startIsolatedMember(t, "tls", ptest.NewTestProvider(agent), kinds(), cluster.WithTLS(cfgB))
 	ctx, cancel := context.WithCancel(testCtx(t)) // a hang guard, not a speed bound
 	defer cancel()
@@ -91,8 +92,8 @@ func TestTLS(t *testing.T) {
 		}
 	})
 
-	otherCA := newTestCA(t, "another CA")
-	otherCert, _, _ := otherCA.issue(t, "intruder")
+	otherCA := testcerts.NewCA(t, "another CA")
+	otherCert := otherCA.Issue(t, "intruder").Cert
 	intruders := []struct {
 		name string
 		opt  cluster.Option
@@ -100,11 +101,11 @@ func TestTLS(t *testing.T) {
 		// Trusts the cluster's CA, so it accepts the members' certificates,
 		// but presents one from another CA: the members reject it.
 		{"CertificateFromOtherCA", cluster.WithTLS(&tls.Config{
-			MinVersion: tls.VersionTLS13, Certificates: []tls.Certificate{otherCert}, RootCAs: ca.pool(),
-			ClientCAs: otherCA.pool(), ClientAuth: tls.RequireAndVerifyClientCert,
+			MinVersion: tls.VersionTLS13, Certificates: []tls.Certificate{otherCert}, RootCAs: ca.Pool(),
+			ClientCAs: otherCA.Pool(), ClientAuth: tls.RequireAndVerifyClientCert,
 		})},
 		// Presents no certificate at all.
-		{"TLSWithoutCertificate", cluster.WithTLS(&tls.Config{MinVersion: tls.VersionTLS13, RootCAs: ca.pool()})},
+		{"TLSWithoutCertificate", cluster.WithTLS(&tls.Config{MinVersion: tls.VersionTLS13, RootCAs: ca.Pool()})},
 		// Plaintext gRPC.
 		{"NoTLS", cluster.WithLogger(actors.DiscardLogger())},
 	}
@@ -164,9 +165,9 @@ func TestTLS(t *testing.T) {
 }
 
 func TestLoadMutualTLSErrors(t *testing.T) {
-	ca := newTestCA(t, "ca")
-	_, certPEM, keyPEM := ca.issue(t, "m")
-	files := writeFiles(t, map[string][]byte{"ca.pem": ca.pem, "m.pem": certPEM, "m-key.pem": keyPEM, "junk.pem": []byte("not a certificate")})
+	ca := testcerts.NewCA(t, "ca")
+	m := ca.Issue(t, "m")
+	files := writeFiles(t, map[string][]byte{"ca.pem": ca.PEM, "m.pem": m.CertPEM, "m-key.pem": m.KeyPEM, "junk.pem": []byte("not a certificate")})
 	cases := []struct{ name, ca, cert, key string }{
 		{"missing CA", files["ca.pem"] + ".missing", files["m.pem"], files["m-key.pem"]},
 		{"CA without certificate", files["junk.pem"], files["m.pem"], files["m-key.pem"]},

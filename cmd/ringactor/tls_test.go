@@ -2,27 +2,19 @@ package main
 
 import (
 	"bytes"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/ringactor/ringactor/internal/testutil/testcerts"
 )
 
-// tlsFlags writes a CA's certificate and one it issued to dir and returns
-// the --tls-* flags that use them.
-func tlsFlags(t *testing.T, dir, name string, ca *testcerts.CA) []string {
+// tlsFlags has ca issue a certificate named name and returns the --tls-*
+// flags that use it.
+func tlsFlags(t *testing.T, name string, ca *testcerts.CA) []string {
 	t.Helper()
-	cert := ca.Issue(t, name)
-	files := map[string][]byte{name + "-ca.pem": ca.PEM, name + ".pem": cert.CertPEM, name + ".key": cert.KeyPEM}
-	for f, b := range files {
-		if err := os.WriteFile(filepath.Join(dir, f), b, 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return []string{"--tls-ca", filepath.Join(dir, name+"-ca.pem"), "--tls-cert", filepath.Join(dir, name+".pem"), "--tls-key", filepath.Join(dir, name+".key")}
+	caFile, certFile, keyFile := ca.Files(t, ca.Issue(t, name))
+	return []string{"--tls-ca", caFile, "--tls-cert", certFile, "--tls-key", keyFile}
 }
 
 // TestServeCallTLSRefused: against a member with mutual TLS, a call with
@@ -31,16 +23,15 @@ func tlsFlags(t *testing.T, dir, name string, ca *testcerts.CA) []string {
 // the refused handshake and its reason, exit status 1 — not after its
 // timeout, and a refused member does not announce itself.
 func TestServeCallTLSRefused(t *testing.T) {
-	dir := t.TempDir()
 	ca, other := testcerts.NewCA(t, "cluster CA"), testcerts.NewCA(t, "another CA")
-	good := tlsFlags(t, dir, "good", ca)
+	good := tlsFlags(t, "good", ca)
 	a := startServe(t, append([]string{"--cluster", "tlscli", "--peers", ""}, good...)...)
 	base := []string{"--cluster", "tlscli", "--peers", a, "--kind", "echo", "--identity", "x", "--data", `{"n":1}`, "--timeout", "60s"}
 
-	if out, errs, code := call(t, append(base, tlsFlags(t, dir, "client", ca)...)...); code != 0 || strings.TrimSpace(out) != `{"n":1}` {
+	if out, errs, code := call(t, append(base, tlsFlags(t, "client", ca)...)...); code != 0 || strings.TrimSpace(out) != `{"n":1}` {
 		t.Fatalf("call with the cluster's CA: exit %d, stdout %q, stderr %s", code, out, errs)
 	}
-	intruder := tlsFlags(t, dir, "intruder", other)
+	intruder := tlsFlags(t, "intruder", other)
 	for _, c := range []struct {
 		name   string
 		flags  []string
