@@ -64,6 +64,7 @@ func Steps() []Step {
 		epochStep,
 		wakeStep,
 		scaleStep,
+		lanesStep,
 		faultStep,
 	}
 	if os.Getenv(HangStepEnv) == "1" {
